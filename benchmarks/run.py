@@ -1,0 +1,289 @@
+"""The benchmark harness: every model × reduction, each run in a fresh process, medians of N runs.
+
+    python benchmarks/run.py [--models PATH ...] [--reductions none,...] [--repeat 3] [--json OUT]
+                             [--counter K,L ...] [--search dfs|bfs] [--max-states N] [--time-limit S]
+
+Each run is ``python -c`` in a new process that imports movers, compiles the model with a one-state run,
+reads its resident set size (``/proc/self/statm``), runs the real search, and reads its peak RSS
+(``ru_maxrss``); so peak memory and bytes per state belong to that one run. See ``benchmarks/README.md``
+for the columns. Results go to ``benchmarks/results/latest.json`` and, with ``--json``, to OUT too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+COUNTER = EXAMPLES / "counter_bench.py"
+RESULTS = Path(__file__).resolve().parent / "results"
+DEFAULT_COUNTER = ["3,4", "4,4"]  # about 7,000 and 90,000 states with --reduction none
+MIN_GROWTH_MB = 1.0  # below this RSS growth, bytes/state is noise: the table shows "-" (the JSON keeps it)
+MARKER = "@@MOVERS-BENCH@@"  # prefixes the child's result line, whatever else it prints
+
+# The child process. argv: model path, reduction, search, max_states or "-", time_limit or "-".
+CHILD = r"""
+import json, os, resource, sys, time
+model, reduction, search, max_states, time_limit = sys.argv[1:6]
+import movers
+kw = {"reduction": reduction, "search": search}
+if max_states != "-":
+    kw["max_states"] = int(max_states)
+if time_limit != "-":
+    kw["time_limit"] = float(time_limit)
+movers.check(model, reduction=reduction, search=search, max_states=1)  # import and compile: not measured
+with open("/proc/self/statm") as f:
+    rss_before = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+t0 = time.perf_counter()
+r = movers.check(model, **kw)
+wall = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KB on Linux
+out = r.to_json()
+out["measure"] = {"rss_before_bytes": rss_before, "peak_rss_bytes": peak, "wall_seconds": wall}
+print(MARKER + json.dumps(out), flush=True)
+""".replace("MARKER", repr(MARKER))
+
+
+# -- models ------------------------------------------------------------------------------------------------
+
+
+def parse_counter(spec: str) -> tuple[int, int]:
+    try:
+        k, n = (int(v) for v in spec.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--counter wants K,L (two integers), got {spec!r}") from None
+    return k, n
+
+
+def counter_variant(k: int, n: int, template: Path = COUNTER, out_dir: Path = RESULTS / "models") -> Path:
+    """Write ``counter_bench.py`` with its module-level lines ``K = …`` and ``L = …`` replaced."""
+    src = template.read_text()
+    for name, value in (("K", k), ("L", n)):
+        src, count = re.subn(rf"^{name}\s*=\s*\d+\s*$", f"{name} = {value}", src, count=1, flags=re.M)
+        if count != 1:
+            raise SystemExit(f"{template}: no module-level line '{name} = <int>' to replace")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"counter_bench_K{k}_L{n}.py"
+    path.write_text(src)
+    return path
+
+
+def model_name(path: Path) -> str:
+    m = re.fullmatch(r"counter_bench_K(\d+)_L(\d+)", path.stem)
+    return f"counter_bench(K={m[1]},L={m[2]})" if m else path.stem
+
+
+def collect_models(paths: list[Path] | None, counters: list[tuple[int, int]] | None) -> list[Path]:
+    """The models to run: ``paths`` (directories contribute their ``*.py``), or by default every
+    ``examples/*.py`` but ``counter_bench.py``; then the counter variants (by default DEFAULT_COUNTER, but
+    only when no ``--models`` were given)."""
+    out: list[Path] = []
+    if paths:
+        for p in paths:
+            out += sorted(p.glob("*.py")) if p.is_dir() else [p]
+    else:
+        out += [p for p in sorted(EXAMPLES.glob("*.py")) if p != COUNTER]
+    if counters is None and not paths:
+        counters = [parse_counter(s) for s in DEFAULT_COUNTER]
+    for k, n in counters or []:
+        if not COUNTER.exists():
+            print(f"warning: {COUNTER} does not exist: no counter variants", file=sys.stderr)
+            break
+        out.append(counter_variant(k, n))
+    return out
+
+
+# -- running -----------------------------------------------------------------------------------------------
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a run: this working tree's ``src`` first on PYTHONPATH."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "src"), env.get("PYTHONPATH")) if p)
+    return env
+
+
+def run_once(
+    model: Path, reduction: str, search: str, max_states: int | None, time_limit: float | None, timeout: float
+) -> dict[str, Any]:
+    """One run in a fresh process: the ``Result.to_json()`` object plus ``measure``, or ``{"crash": msg}``."""
+    argv = [
+        sys.executable,
+        "-c",
+        CHILD,
+        str(model),
+        reduction,
+        search,
+        "-" if max_states is None else str(max_states),
+        "-" if time_limit is None else str(time_limit),
+    ]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=child_env())
+    except subprocess.TimeoutExpired:
+        return {"crash": f"timed out after {timeout:g}s"}
+    for line in proc.stdout.splitlines():
+        if line.startswith(MARKER):
+            return json.loads(line[len(MARKER) :])
+    tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+    return {"crash": f"exit {proc.returncode}: {tail}"}
+
+
+def summarise(model: Path, reduction: str, search: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One table row from the runs of one model × reduction: the run of median seconds gives verdict,
+    states and transitions; memory figures are medians of their own."""
+    row: dict[str, Any] = {
+        "model": model_name(model),
+        "path": str(model),
+        "reduction": reduction,
+        "search": search,
+        "repeat": len(runs),
+    }
+    crashes = [r["crash"] for r in runs if "crash" in r]
+    good = [r for r in runs if "crash" not in r]
+    if not good:
+        return row | {"verdict": "crash", "error": crashes[0]}
+    good.sort(key=lambda r: r["stats"]["seconds"])
+    mid = good[len(good) // 2]
+    stats = mid["stats"]
+    verdicts = sorted({r["verdict"] for r in good})
+    states = stats["states"]
+    peaks = [r["measure"]["peak_rss_bytes"] for r in good]
+    per_state = [
+        max(0, r["measure"]["peak_rss_bytes"] - r["measure"]["rss_before_bytes"]) / r["stats"]["states"]
+        for r in good
+        if r["stats"]["states"] > 0
+    ]
+    growth = statistics.median(max(0, r["measure"]["peak_rss_bytes"] - r["measure"]["rss_before_bytes"]) for r in good)
+    seconds = statistics.median(r["stats"]["seconds"] for r in good)
+    row |= {
+        "verdict": mid["verdict"] if len(verdicts) == 1 else "mixed:" + "/".join(verdicts),
+        "kinds": sorted({v["kind"] for v in mid["violations"]}),
+        "states": states,
+        "transitions": stats["transitions"],
+        "max_depth": stats.get("max_depth", 0),
+        "seconds": seconds,
+        "seconds_all": [r["stats"]["seconds"] for r in good],
+        "states_per_second": states / seconds if seconds > 0 else None,
+        "peak_mb": statistics.median(peaks) / 2**20,
+        "rss_growth_mb": growth / 2**20,
+        "bytes_per_state": statistics.median(per_state) if per_state else None,
+        "checker_peak_memory_mb": stats.get("peak_memory_mb"),
+        "error": mid.get("error") or (crashes[0] if crashes else None),
+    }
+    return row
+
+
+def add_ratios(rows: list[dict[str, Any]]) -> None:
+    """``ratio_to_none``: states / the states of ``none`` on the same model, when ``none`` ran."""
+
+    def states(r: dict[str, Any]) -> int | None:
+        return r.get("states") if r["verdict"] not in ("error", "crash") else None
+
+    base = {r["model"]: states(r) for r in rows if r["reduction"] == "none"}
+    for r in rows:
+        b, s = base.get(r["model"]), states(r)
+        r["ratio_to_none"] = s / b if b and s is not None else None
+
+
+# -- output ------------------------------------------------------------------------------------------------
+
+
+def _num(v: float | None, fmt: str) -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def print_table(rows: list[dict[str, Any]], repeat: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"movers benchmarks (median of {repeat} runs, each in a fresh process)")
+    for col in ("model", "reduction", "verdict"):
+        table.add_column(col)
+    for col in ("states", "transitions", "seconds", "states/s", "peak MB", "bytes/state", "vs none"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(
+            r["model"],
+            r["reduction"],
+            r["verdict"] + (f" ({', '.join(r['kinds'])})" if r.get("kinds") else ""),
+            _num(r.get("states"), ","),
+            _num(r.get("transitions"), ","),
+            _num(r.get("seconds"), ".3f"),
+            _num(r.get("states_per_second"), ",.0f"),
+            _num(r.get("peak_mb"), ".1f"),
+            _num(r.get("bytes_per_state") if (r.get("rss_growth_mb") or 0) >= MIN_GROWTH_MB else None, ",.0f"),
+            _num(r.get("ratio_to_none"), ".3f"),
+        )
+    console = Console()
+    if not console.is_terminal:  # piped or redirected: do not squeeze the table into 80 columns
+        console = Console(width=200)
+    console.print(table)
+    for r in rows:
+        if r.get("error"):
+            console.print(f"[red]{r['model']} / {r['reduction']}: {r['error']}[/red]")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--models",
+        nargs="+",
+        type=Path,
+        metavar="PATH",
+        help="model files or directories (default: examples/*.py and the counter variants)",
+    )
+    ap.add_argument("--reductions", default="none", help="comma-separated reduction names (default: none)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per model and reduction (default: 3)")
+    ap.add_argument("--json", type=Path, metavar="OUT", help="also write the rows to OUT")
+    ap.add_argument(
+        "--counter",
+        action="append",
+        type=parse_counter,
+        metavar="K,L",
+        help=f"a size of examples/counter_bench.py; repeatable (default: {' '.join(DEFAULT_COUNTER)})",
+    )
+    ap.add_argument("--search", default="dfs", choices=["dfs", "bfs"])
+    ap.add_argument("--max-states", type=int, help="passed to movers.check")
+    ap.add_argument("--time-limit", type=float, help="passed to movers.check (seconds)")
+    ap.add_argument("--timeout", type=float, default=1800, help="kill a run after this many seconds")
+    args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
+    reductions = [r.strip() for r in args.reductions.split(",") if r.strip()]
+    missing = [str(p) for p in args.models or [] if not p.exists()]
+    if missing:
+        ap.error(f"no such model: {', '.join(missing)}")
+
+    from rich.console import Console
+
+    progress = Console(stderr=True)
+    rows: list[dict[str, Any]] = []
+    for model in collect_models(args.models, args.counter):
+        for reduction in reductions:
+            runs = []
+            for i in range(args.repeat):
+                progress.print(f"[dim]{model_name(model)} / {reduction}: run {i + 1}/{args.repeat}[/dim]")
+                runs.append(run_once(model, reduction, args.search, args.max_states, args.time_limit, args.timeout))
+            rows.append(summarise(model, reduction, args.search, runs))
+    add_ratios(rows)
+    print_table(rows, args.repeat)
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(rows, indent=2) + "\n"
+    (RESULTS / "latest.json").write_text(text)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(text)
+    return 1 if any(r["verdict"] == "crash" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

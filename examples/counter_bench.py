@@ -1,0 +1,37 @@
+# Source: the scalable benchmark of this project (throughput, states per second): a lock-protected
+#         counter, as in Flanagan & Qadeer's counter (papers/004, section 2) and the lock-based
+#         reductions of Stoller & Cohen (papers/000). K workers each do L increments under the lock m;
+#         a checker thread joins them all and asserts count == K * L.
+#         The benchmark harness makes variants by replacing the lines `K = 3` and `L = 4`: keep them.
+# Expected: ok
+# Smoke test: yes
+from movers.lang import *
+
+K = 3
+L = 4
+
+m = Lock()
+count = 0
+guarded_by(count, m)
+
+
+def worker():
+    global count
+    for i in range(L):
+        with m:
+            count += 1
+
+
+def checker():
+    for k in range(K):
+        workers[k].join()
+    with m:
+        assert count == K * L, "lost update"
+
+
+workers = [None] * K
+for k in range(K):
+    workers[k] = Thread(target=worker)
+for k in range(K):
+    workers[k].start()
+Thread(target=checker).start()

@@ -1,0 +1,134 @@
+"""The command line: ``movers check MODEL.py`` and ``movers compare MODEL.py``.
+
+Exit codes: 0 verified, 1 violation, 2 the model or the command line is wrong, 3 incomplete (a limit was
+hit, or Ctrl-C), with the statistics so far.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from movers.checker import check
+from movers.reduce import REDUCTIONS
+from movers.report.result import Result, Stats
+from movers.report.text import print_compare, print_result
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="movers", description="Model checker for multithreaded Python models.")
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("check", help="explore every interleaving of a model")
+    c.add_argument("model", help="the model file (.py)")
+    c.add_argument("--reduction", default="none", help=f"one of: {', '.join(REDUCTIONS)} (default none)")
+    c.add_argument("--search", choices=("dfs", "bfs"), default="dfs",
+                   help="depth-first (default) or breadth-first (shortest counterexample)")
+    c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    c.add_argument("--max-states", type=int, metavar="N", help="stop after storing N states")
+    c.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop after this many seconds")
+    c.add_argument("--max-depth", type=int, metavar="N", help="do not explore paths longer than N moves")
+    c.add_argument("--atomicity", choices=("commit", "reduction"), help="check 'with atomic():' blocks")
+    c.add_argument("--quiet", action="store_true", help="no progress line")
+    k = sub.add_parser("compare", help="one row per reduction on the same model")
+    k.add_argument("model")
+    k.add_argument("--reductions", default=",".join(REDUCTIONS), help="comma-separated reduction names")
+    k.add_argument("--search", choices=("dfs", "bfs"), default="dfs")
+    k.add_argument("--max-states", type=int, metavar="N")
+    k.add_argument("--time-limit", type=float, metavar="SECONDS")
+    k.add_argument("--json", action="store_true")
+    return p
+
+
+def _progress(console: Console, enabled: bool) -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
+    """A live progress line that appears once a run has lasted a second."""
+    if not enabled:
+        return None, lambda: None
+    start = time.perf_counter()
+    live: list[Live] = []
+
+    def update(s: Stats) -> None:
+        if time.perf_counter() - start < 1.0:
+            return
+        rate = s.states / s.seconds if s.seconds else 0
+        line = Text(f"exploring: {s.states:,} states, {s.transitions:,} transitions, depth {s.max_depth}, "
+                    f"{s.seconds:.0f} s, {rate:,.0f} states/s  (Ctrl-C stops and keeps the statistics)")
+        if not live:
+            live.append(Live(line, console=console, transient=True, auto_refresh=False))
+            live[0].start()
+        live[0].update(line, refresh=True)
+
+    def stop() -> None:
+        if live:
+            live[0].stop()
+
+    return update, stop
+
+
+def _bad(message: str) -> int:
+    print(f"movers: error: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    for name in ("max_states", "time_limit", "max_depth"):
+        v = getattr(args, name, None)
+        if v is not None and v <= 0:
+            return _bad(f"--{name.replace('_', '-')} must be positive")
+    # Piped output is not cut to 80 columns: counterexample tables stay readable in logs.
+    out = Console() if sys.stdout.isatty() else Console(width=160)
+    err = Console(stderr=True)
+    if args.command == "check":
+        if args.reduction not in REDUCTIONS:
+            return _bad(f"unknown reduction '{args.reduction}' (known: {', '.join(REDUCTIONS)})")
+        if args.atomicity:
+            return _bad("--atomicity is not implemented yet (atomic blocks are parsed and recorded only)")
+        show = not args.quiet and not args.json and sys.stdout.isatty()
+        progress, stop = _progress(out, show)
+        try:
+            r = check(args.model, reduction=args.reduction, search=args.search, max_states=args.max_states,
+                      time_limit=args.time_limit, max_depth=args.max_depth, progress=progress)
+        finally:
+            stop()
+        if args.json:
+            print(json.dumps(r.to_json()))
+        elif r.verdict == "error":
+            err.print(Text(r.error or "error"), soft_wrap=True, highlight=False)
+        else:
+            print_result(r, out, args.model)
+        return r.exit_code
+    names = [n.strip() for n in args.reductions.split(",") if n.strip()]
+    unknown = [n for n in names if n not in REDUCTIONS]
+    if unknown:
+        return _bad(f"unknown reduction '{unknown[0]}' (known: {', '.join(REDUCTIONS)})")
+    rows: list[Result] = []
+    for n in names:
+        r = check(args.model, reduction=n, search=args.search, max_states=args.max_states,
+                  time_limit=args.time_limit)
+        if r.verdict == "error":
+            if args.json:
+                print(json.dumps({"error": r.error}))
+            else:
+                err.print(Text(r.error or "error"), soft_wrap=True, highlight=False)
+            return 2
+        rows.append(r)
+    if args.json:
+        base = next((r for r in rows if r.reduction == "none"), None)
+        print(json.dumps([
+            dict(r.to_json(), ratio=(r.stats.states / base.stats.states if base and base.stats.states else None))
+            for r in rows
+        ]))
+    else:
+        print_compare(rows, out, args.model)
+    return max((r.exit_code for r in rows), default=0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""Properties checked on every run, as an instrumentation of the transition system.
+
+``Checked`` wraps a transition system and is one itself: every explorer and reduction works on it unchanged.
+It adds two kinds of violations to the plain semantics (which already reports assertion failures, runtime
+errors and, through the search, deadlocks):
+
+- ``invariant``: an ``@invariant`` function is false (or fails) in a reached state;
+- ``discipline``: a step accesses a location declared with ``exclusive``/``guarded_by``/``thread_local``
+  while the accessing thread's exclusive access predicate is false in the state before the step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from movers.ir.machine import show
+from movers.ir.program import LIST, Exclusive, Program, Ref
+from movers.semantics.state import State
+from movers.semantics.system import RUNTIME_ERRORS, Outcome, TransitionSystem, _runtime_message
+
+
+def _loc_name(program: Program, state: State, loc: Any) -> str:
+    if type(loc) is int:
+        return program.globals[loc]
+    r, idx = loc
+    obj = state[1][r.i]
+    for slot, v in enumerate(state[0]):
+        if v is r and obj[0] is LIST:
+            return f"{program.globals[slot]}[{idx - 2}]"
+    if obj[0] is LIST:
+        return f"<list #{r.i}>[{idx - 2}]"
+    cls = obj[0]
+    name = cls.fields[idx - 2] if idx - 2 < len(cls.fields) else str(idx)
+    return f"{cls.name}.{name}"
+
+
+def declarations_at(program: Program, state: State) -> tuple[dict[Any, list[Exclusive]], list[Exclusive]]:
+    """Concrete locations governed by declared predicates in ``state``, and the field declarations."""
+    by_loc: dict[Any, list[Exclusive]] = {}
+    fields: list[Exclusive] = []
+    g, heap = state[0], state[1]
+    for d in program.exclusives:
+        kind = d.target[0]
+        if kind == "field":
+            fields.append(d)
+            continue
+        slot = program.globals.index(d.target[1])
+        v = g[slot]
+        if kind == "name":
+            by_loc.setdefault(slot, []).append(d)
+            if type(v) is Ref and heap[v.i][0] is LIST:
+                for idx in range(2, len(heap[v.i])):
+                    by_loc.setdefault((v, idx), []).append(d)
+        elif type(v) is Ref and heap[v.i][0] is LIST:
+            by_loc.setdefault((v, d.target[2] + 2), []).append(d)
+    return by_loc, fields
+
+
+def discipline_violation(
+    ts: TransitionSystem,
+    state: State,
+    t: int,
+    locs: list[Any],
+    decls: tuple[dict[Any, list[Exclusive]], list[Exclusive]] | None = None,
+) -> str | None:
+    """The message for the first access in ``locs`` that thread ``t`` makes without its predicate."""
+    program = ts.program
+    by_loc, fields = decls if decls is not None else declarations_at(program, state)
+    heap = state[1]
+    seen: set[Any] = set()
+    for loc in locs:
+        if loc in seen:
+            continue
+        seen.add(loc)
+        decls = list(by_loc.get(loc, ()))
+        obj = None
+        if type(loc) is tuple and fields:
+            r, idx = loc
+            if r.i < len(heap):
+                cls = heap[r.i][0]
+                for d in fields:
+                    c, f = d.target[1], d.target[2]
+                    if cls.is_subclass_of(c) and c.field_index[f] == idx:
+                        decls.append(d)
+                        obj = r
+        for d in decls:
+            try:
+                ok = ts.evaluate_predicate(state, d.pred, t, obj)
+            except RUNTIME_ERRORS as e:
+                return f"the exclusive access predicate of line {d.line} fails: {_runtime_message(e)}"
+            if not ok:
+                return (f"thread {t} accesses {_loc_name(program, state, loc)} without exclusive access "
+                        f"({d.text}, line {d.line})")
+    return None
+
+
+class Checked:
+    """A transition system with invariants and declared disciplines checked."""
+
+    def __init__(self, inner: TransitionSystem) -> None:
+        self.inner = inner
+        self.program = inner.program
+        self.invariants = inner.program.invariants
+        self.disciplines = bool(inner.program.exclusives)
+        if self.disciplines:
+            inner.track = True
+        self.track = inner.track
+        # The questions reductions ask most go straight to the plain system.
+        self.enabled = inner.enabled
+        self.deadlock = inner.deadlock
+        self.initial = inner.initial
+        self.next_node = inner.next_node
+        self._decl_state: Any = None
+        self._decls: Any = None
+
+    def _declarations(self, state: State) -> Any:
+        # All threads' steps from one state share its concrete declarations.
+        if state is not self._decl_state:
+            self._decl_state = state
+            self._decls = declarations_at(self.program, state)
+        return self._decls
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def check_state(self, state: State) -> tuple[str, str] | None:
+        for name, code in self.invariants:
+            try:
+                ok = self.inner.call(state, code)
+            except RUNTIME_ERRORS as e:
+                return ("invariant", f"invariant {name}() fails: {_runtime_message(e)}")
+            if not ok:
+                return ("invariant", f"invariant {name}() is false")
+        return None
+
+    def execute(self, state: State, t: int, track: bool | None = None) -> list[Outcome]:
+        outs = self.inner.execute(state, t, track)
+        if self.disciplines:
+            for o in outs:
+                if o.violation is None and o.effect is not None and (o.effect.reads or o.effect.writes):
+                    msg = discipline_violation(self.inner, state, t, o.effect.reads + o.effect.writes,
+                                               self._declarations(state))
+                    if msg is not None:
+                        o.violation = ("discipline", msg)
+                        o.state = None
+        return outs
+
+    def execute_choice(self, state: State, t: int, choices: tuple[int, ...], track: bool = True) -> Outcome:
+        o = self.inner.execute_choice(state, t, choices, True)
+        if self.disciplines and o.violation is None and o.effect is not None:
+            msg = discipline_violation(self.inner, state, t, o.effect.reads + o.effect.writes)
+            if msg is not None:
+                o.violation = ("discipline", msg)
+                o.state = None
+        return o
+
+
+def instrument(ts: TransitionSystem) -> TransitionSystem | Checked:
+    """Wrap ``ts`` only when the program declares something to check, keeping the plain path fast."""
+    p = ts.program
+    if p.invariants or p.exclusives:
+        return Checked(ts)
+    return ts
+
+
+__all__ = ["Checked", "instrument", "discipline_violation", "show"]

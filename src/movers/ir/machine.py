@@ -1,0 +1,189 @@
+"""The abstract machine that compiled nodes run on.
+
+A ``Ctx`` holds, during one step of one thread, the parts of the state the step may change: the globals
+(a tuple, replaced on write), the heap (a tuple, turned into a list on the first write), the thread's stack
+(the top frame exploded into ``code``, ``pc`` and the list ``loc``), the threads it starts, and the step's
+Effect (locations read and written, locks acquired and released, objects allocated, threads started).
+Everything here is deliberately plain: the compiled closures index slots and never look names up.
+
+Locations in an Effect are an ``int`` (a global's slot) or a pair ``(ref, index)`` (a heap object's field or
+element, ``index`` into the object tuple).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from movers.ir.program import CLS, FIELDS, MON, ClassInfo, Code, Ref, ref
+
+
+class ModelError(Exception):
+    """A runtime error in the model (index out of range, attribute of None, releasing a lock not held…)."""
+
+
+class AssertionFailed(Exception):
+    """A model ``assert`` failed."""
+
+
+class Pruned(Exception):
+    """An ``assume`` failed: the path is dropped."""
+
+
+class Ctx:
+    """One step's working state. See the module docstring."""
+
+    __slots__ = (
+        "g", "heap", "threads", "tid", "frames", "code", "pc", "loc", "new_threads", "dirty", "track",
+        "reads", "writes", "acquired", "released", "allocated", "started", "choices", "made", "arities",
+        "retval", "atomic",
+    )
+
+    def __init__(self, g: tuple, heap: tuple | list, threads: tuple, tid: int, track: bool = False) -> None:
+        self.g = g
+        self.heap = heap
+        self.threads = threads
+        self.tid = tid
+        self.frames: list[tuple] = []
+        self.code: Code | None = None
+        self.pc = 0
+        self.loc: list[Any] = []
+        self.new_threads: list[tuple] = []
+        self.dirty = False
+        self.track = track
+        if track:
+            self.reads: list[Any] = []
+            self.writes: list[Any] = []
+            self.acquired: list[Ref] = []
+            self.released: list[Ref] = []
+            self.allocated: list[Ref] = []
+            self.started: list[int] = []
+        self.choices: tuple[int, ...] = ()
+        self.made: list[int] | None = None
+        self.arities: list[int] | None = None
+        self.retval: Any = None
+        self.atomic = 0
+
+    # -- frames -------------------------------------------------------------------------------------------
+
+    def load_thread(self, frames: tuple) -> None:
+        """Make the thread's stack current: the top frame is exploded, the rest kept as tuples."""
+        top = frames[-1]
+        self.frames = list(frames[:-1])
+        self.code = top[0]
+        self.pc = top[1]
+        self.loc = list(top[2:])
+
+    def thread_state(self) -> tuple:
+        if self.code is None:
+            return ()
+        return (*self.frames, (self.code, self.pc, *self.loc))
+
+    def push(self, code: Code, args: list[Any], ret_pc: int) -> None:
+        """Call ``code``: the caller resumes at ``ret_pc`` (a continuation node) when it returns."""
+        if len(self.frames) > 200:
+            raise ModelError("recursion too deep (more than 200 frames)")
+        self.frames.append((self.code, ret_pc, *self.loc))
+        loc = args + [None] * (code.nlocals - len(args))
+        self.code = code
+        self.loc = loc
+        self.pc = code.entry
+        for v in args:
+            if type(v) is Ref or type(v) is tuple:
+                self.dirty = True
+                break
+
+    def ret(self, value: Any) -> None:
+        """Return ``value`` from the current frame; the thread terminates when its last frame returns."""
+        self.retval = value
+        for v in self.loc:
+            if type(v) is Ref or type(v) is tuple:
+                self.dirty = True
+                break
+        if self.frames:
+            top = self.frames.pop()
+            self.code = top[0]
+            self.pc = top[1]
+            self.loc = list(top[2:])
+        else:
+            self.code = None
+
+    # -- globals and heap ---------------------------------------------------------------------------------
+
+    def set_global(self, slot: int, v: Any) -> None:
+        g = self.g
+        old = g[slot]
+        if type(v) is Ref or type(old) is Ref or type(v) is tuple or type(old) is tuple:
+            self.dirty = True
+        self.g = g[:slot] + (v,) + g[slot + 1:]
+        if self.track:
+            self.writes.append(slot)
+
+    def obj(self, r: Any) -> tuple:
+        if type(r) is not Ref:
+            raise ModelError(f"expected an object, got {show(r)}")
+        return self.heap[r.i]
+
+    def set_field(self, r: Ref, idx: int, v: Any) -> None:
+        heap = self.heap
+        if type(heap) is tuple:
+            heap = self.heap = list(heap)
+        o = heap[r.i]
+        old = o[idx]
+        if type(v) is Ref or type(old) is Ref or type(v) is tuple or type(old) is tuple:
+            self.dirty = True
+        heap[r.i] = o[:idx] + (v,) + o[idx + 1:]
+        if self.track:
+            self.writes.append((r, idx))
+
+    def put_object(self, r: Ref, o: tuple) -> None:
+        """Replace a whole object (used by synchronisation operations on lock objects)."""
+        heap = self.heap
+        if type(heap) is tuple:
+            heap = self.heap = list(heap)
+        heap[r.i] = o
+
+    def alloc(self, o: tuple) -> Ref:
+        heap = self.heap
+        if type(heap) is tuple:
+            heap = self.heap = list(heap)
+        r = ref(len(heap))
+        heap.append(o)
+        self.dirty = True
+        if self.track:
+            self.allocated.append(r)
+        return r
+
+    # -- nondeterminism -----------------------------------------------------------------------------------
+
+    def choose(self, n: int) -> int:
+        """Index of the alternative taken at this choice point; the executor enumerates all of them."""
+        if n <= 0:
+            raise ModelError("choose() with no alternatives")
+        if self.made is None:
+            self.made = []
+            self.arities = []
+        pos = len(self.made)
+        k = self.choices[pos] if pos < len(self.choices) else 0
+        self.made.append(k)
+        self.arities.append(n)  # type: ignore[union-attr]
+        return k
+
+
+def show(v: Any) -> str:
+    """A value as users see it in messages and traces."""
+    if v is None or type(v) in (int, bool):
+        return repr(v)
+    if type(v) is Ref:
+        return f"<object #{v.i}>"
+    if type(v) is tuple:
+        inner = ", ".join(show(x) for x in v)
+        return f"({inner},)" if len(v) == 1 else f"({inner})"
+    return repr(v)
+
+
+def new_object(cls: ClassInfo, nfields: int | None = None) -> tuple:
+    n = len(cls.fields) if nfields is None else nfields
+    return (cls, None) + (None,) * n
+
+
+__all__ = ["CLS", "MON", "FIELDS", "Ctx", "ModelError", "AssertionFailed", "Pruned", "show", "new_object"]

@@ -1,0 +1,203 @@
+"""The program IR: what the compiler produces and the semantics runs.
+
+A program is its globals, its classes and its code objects (one per function, method and the module's
+initialisation). A code object is a control-flow graph of *nodes*: each node is a compiled closure over
+integer slots plus the static facts a reduction asks about (line, source, the globals it may read and write,
+whether it is a synchronisation operation). A node is *costly* when execution must stop before it: the
+thread's program counter only ever rests on costly nodes, and one atomic step runs from one costly node up to
+the next (LANGUAGE.md section 6). Free nodes are the glue between: jumps, the continuation of a statement
+after a call returns, falling off the end of a function.
+
+Runtime values that are not plain Python data are interned objects compared by identity, so that states stay
+hashable tuples whose equality is exact: ``Ref`` (a heap reference), ``Func`` (a function value),
+``ClassInfo`` (an object's class, its first slot on the heap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Ref:
+    """A reference to heap object number ``i``. Interned: ``ref(i) is ref(i)``, so identity is equality."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i: int) -> None:
+        self.i = i
+
+    def __repr__(self) -> str:
+        return f"@{self.i}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ref, (self.i,))
+
+
+_REFS: list[Ref] = []
+
+
+def ref(i: int) -> Ref:
+    """The interned reference to heap slot ``i``."""
+    while len(_REFS) <= i:
+        _REFS.append(Ref(len(_REFS)))
+    return _REFS[i]
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    """A class of heap objects. Builtin ones (list, Lock, …) have ``builtin`` set."""
+
+    name: str
+    fields: list[str] = field(default_factory=list)
+    methods: dict[str, Code] = field(default_factory=dict)
+    base: ClassInfo | None = None
+    builtin: str = ""
+    is_thread: bool = False
+
+    def __post_init__(self) -> None:
+        self.field_index: dict[str, int] = {}
+        self.synchronized: set[str] = set()
+
+    def finish(self) -> None:
+        """Compute field slots: object layout is (class, monitor, *fields)."""
+        self.field_index = {f: i + 2 for i, f in enumerate(self.fields)}
+
+    def lookup(self, name: str) -> Code | None:
+        c: ClassInfo | None = self
+        while c is not None:
+            if name in c.methods:
+                return c.methods[name]
+            c = c.base
+        return None
+
+    def is_subclass_of(self, other: ClassInfo) -> bool:
+        c: ClassInfo | None = self
+        while c is not None:
+            if c is other:
+                return True
+            c = c.base
+        return False
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+# Object layout on the heap: obj[0] is its ClassInfo, obj[1] its intrinsic monitor (None when free and nobody
+# waits, else (owner, count, waiters)), obj[2:] its fields or, for lists, its elements.
+CLS, MON, FIELDS = 0, 1, 2
+
+LIST = ClassInfo("list", builtin="list")
+LOCK = ClassInfo("Lock", ["owner"], builtin="Lock")
+RLOCK = ClassInfo("RLock", ["owner", "count"], builtin="RLock")
+SEMAPHORE = ClassInfo("Semaphore", ["value"], builtin="Semaphore")
+CONDITION = ClassInfo("Condition", ["lock", "waiters"], builtin="Condition")
+THREAD = ClassInfo("Thread", ["_tid", "_target", "_args"], builtin="Thread", is_thread=True)
+for _c in (LIST, LOCK, RLOCK, SEMAPHORE, CONDITION, THREAD):
+    _c.finish()
+LOCK_CLASSES = (LOCK, RLOCK)
+
+
+@dataclass(eq=False)
+class Func:
+    """A model function as a value (for ``Thread(target=f)``)."""
+
+    name: str
+    code: Code | None = None
+
+    def __repr__(self) -> str:
+        return f"<function {self.name}>"
+
+
+@dataclass(eq=False)
+class Node:
+    """One node of a code object's control-flow graph.
+
+    ``run(ctx)`` executes it and sets ``ctx.pc`` (or pushes/pops frames). ``guard(ctx)``, when present, says
+    whether the node may execute now; a node without a guard is always enabled.
+    """
+
+    run: Callable[[Any], None]
+    costly: bool
+    line: int
+    col: int = 0
+    source: str = ""
+    guard: Callable[[Any], bool] | None = None
+    # Static facts, for reductions and for deadlock messages.
+    kind: str = "stmt"  # stmt, acquire, release, wait, reacquire, notify, start, join, wait_until, ...
+    reads: frozenset[str] = frozenset()  # global names it may read
+    writes: frozenset[str] = frozenset()  # global names it may write
+    fields_read: frozenset[str] = frozenset()
+    fields_written: frozenset[str] = frozenset()
+    calls: bool = False
+    allocates: bool = False
+    atomic_block: int = -1  # the `with atomic():` block it is in, or -1
+    commit: bool = False  # `commit()` marks this node as the commit point
+    blocked_on: Callable[[Any], str] | None = None  # describes what a disabled node waits for
+
+    @property
+    def is_sync(self) -> bool:
+        return self.kind != "stmt"
+
+
+@dataclass(eq=False)
+class Code:
+    """A function, method or the module's initialisation, as nodes over a frame of local slots."""
+
+    name: str
+    params: list[str]
+    locals: list[str]  # slot names, params first; hidden temporaries start with '$'
+    nodes: list[Node] = field(default_factory=list)
+    entry: int = 0
+    line: int = 0
+    synchronized: bool = False
+    owner: ClassInfo | None = None
+
+    @property
+    def nlocals(self) -> int:
+        return len(self.locals)
+
+    def __repr__(self) -> str:
+        return f"<code {self.name}>"
+
+
+@dataclass(eq=False)
+class Exclusive:
+    """An exclusive access predicate declared with ``exclusive``, ``guarded_by`` or ``thread_local``.
+
+    ``target`` is ("global", name), ("element", name, index), ("array", name) or ("field", class, field).
+    ``pred(ctx, t, obj)`` evaluates the predicate for thread ``t`` (and object ``obj`` for fields).
+    """
+
+    target: tuple[Any, ...]
+    pred: Callable[[Any, int, Any], bool]
+    line: int
+    text: str
+
+
+@dataclass(eq=False)
+class AtomicBlock:
+    ident: int
+    line: int
+    code: str
+
+
+@dataclass(eq=False)
+class Program:
+    filename: str
+    source: str
+    globals: list[str]
+    classes: dict[str, ClassInfo]
+    functions: dict[str, Code]
+    init: Code
+    invariants: list[tuple[str, Code]] = field(default_factory=list)
+    exclusives: list[Exclusive] = field(default_factory=list)
+    atomic_blocks: list[AtomicBlock] = field(default_factory=list)
+
+    def global_slot(self, name: str) -> int:
+        return self.globals.index(name)
+
+    def source_line(self, line: int) -> str:
+        lines = self.source.splitlines()
+        return lines[line - 1].strip() if 0 < line <= len(lines) else ""

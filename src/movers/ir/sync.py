@@ -1,0 +1,282 @@
+"""The machine's synchronisation instructions: locks, re-entrant locks, semaphores, conditions, monitors,
+thread start and join.
+
+Each blocking instruction comes as a pair: a guard (may the thread do it now?) and the operation. Lock
+state lives on the heap, so that locks can be fields of objects and two states with the same owners are the
+same state:
+
+- ``Lock``: ``(LOCK, mon, owner)``; ``RLock``: ``(RLOCK, mon, owner, count)``;
+- ``Semaphore``: ``(SEMAPHORE, mon, value)``; ``Condition``: ``(CONDITION, mon, lock, waiters)``;
+- every object's intrinsic monitor (Java's ``synchronized``) is its slot ``mon``: ``None`` when free and
+  nobody waits, else ``(owner, count, waiters)``.
+
+``waiters`` is a sorted tuple of thread ids; ``notify`` wakes any one of them (a choice point), which is
+what Java promises and more than CPython's FIFO order, so every real schedule is covered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from movers.ir.machine import Ctx, ModelError, new_object, show
+from movers.ir.program import CONDITION, LOCK, MON, RLOCK, SEMAPHORE, Ref
+
+
+def _obj(ctx: Ctx, r: Any, what: str) -> tuple:
+    if type(r) is not Ref:
+        raise ModelError(f"{what}: expected a lock or object, got {show(r)}")
+    return ctx.heap[r.i]
+
+
+# -- Lock, RLock, Semaphore, Condition (as its lock) ----------------------------------------------------------
+
+
+def lock_of(ctx: Ctx, r: Any) -> tuple[Ref, tuple]:
+    """The lock object behind ``r`` (a Condition stands for its lock)."""
+    o = _obj(ctx, r, "acquire")
+    if o[0] is CONDITION:
+        r = o[2]
+        o = ctx.heap[r.i]
+    return r, o
+
+
+def can_acquire(ctx: Ctx, r: Any) -> bool:
+    if type(r) is not Ref:
+        return True  # the operation reports the error
+    o = ctx.heap[r.i]
+    if o[0] is LOCK:  # the common case first
+        return o[2] is None
+    r, o = lock_of(ctx, r)
+    c = o[0]
+    if c is LOCK:
+        return o[2] is None
+    if c is RLOCK:
+        return o[2] is None or o[2] == ctx.tid
+    if c is SEMAPHORE:
+        return o[2] > 0
+    return True
+
+
+def acquire(ctx: Ctx, r: Any) -> None:
+    if type(r) is Ref:
+        o = ctx.heap[r.i]
+        if o[0] is LOCK:  # the common case first
+            ctx.put_object(r, (LOCK, o[1], ctx.tid))
+            if ctx.track:
+                ctx.acquired.append(r)
+            return
+    r, o = lock_of(ctx, r)
+    c = o[0]
+    if c is LOCK:
+        ctx.put_object(r, (c, o[1], ctx.tid))
+    elif c is RLOCK:
+        ctx.put_object(r, (c, o[1], ctx.tid, o[3] + 1))
+    elif c is SEMAPHORE:
+        ctx.put_object(r, (c, o[1], o[2] - 1))
+    else:
+        raise ModelError(f"acquire on {c.name} object, which is not a lock")
+    if ctx.track:
+        ctx.acquired.append(r)
+
+
+def release(ctx: Ctx, r: Any) -> None:
+    if type(r) is Ref:
+        o = ctx.heap[r.i]
+        if o[0] is LOCK and o[2] == ctx.tid:  # the common case first
+            ctx.put_object(r, (LOCK, o[1], None))
+            if ctx.track:
+                ctx.released.append(r)
+            return
+    r, o = lock_of(ctx, r)
+    c = o[0]
+    if c is LOCK:
+        if o[2] != ctx.tid:
+            raise ModelError(f"thread {ctx.tid} releases a lock it does not hold (owner: {show(o[2])})")
+        ctx.put_object(r, (c, o[1], None))
+    elif c is RLOCK:
+        if o[2] != ctx.tid:
+            raise ModelError(f"thread {ctx.tid} releases an RLock it does not hold (owner: {show(o[2])})")
+        n = o[3] - 1
+        ctx.put_object(r, (c, o[1], ctx.tid if n else None, n))
+    elif c is SEMAPHORE:
+        ctx.put_object(r, (c, o[1], o[2] + 1))
+    else:
+        raise ModelError(f"release on {c.name} object, which is not a lock")
+    if ctx.track:
+        ctx.released.append(r)
+
+
+def owner(ctx: Ctx, r: Any) -> Any:
+    """``m.owner``: the holder of a lock, of a condition's lock, or of an object's monitor."""
+    o = _obj(ctx, r, ".owner")
+    c = o[0]
+    if c is LOCK or c is RLOCK:
+        return o[2]
+    if c is CONDITION:
+        return owner(ctx, o[2])
+    mon = o[MON]
+    return mon[0] if mon else None
+
+
+def lock_holder_text(ctx: Ctx, r: Any) -> str:
+    if type(r) is not Ref:
+        return ""
+    o = ctx.heap[r.i]
+    if o[0] is SEMAPHORE:
+        return "(value 0)"
+    own = owner(ctx, r)
+    return "" if own is None else f"(held by thread {own})"
+
+
+# -- Intrinsic monitors (synchronized) -----------------------------------------------------------------------
+
+
+def can_enter(ctx: Ctx, r: Any) -> bool:
+    if type(r) is not Ref:
+        return True
+    mon = ctx.heap[r.i][MON]
+    return mon is None or mon[0] is None or mon[0] == ctx.tid
+
+
+def enter(ctx: Ctx, r: Any) -> None:
+    o = _obj(ctx, r, "synchronized")
+    mon = o[MON]
+    if mon is None:
+        mon = (ctx.tid, 1, ())
+    else:
+        mon = (ctx.tid, mon[1] + 1, mon[2])
+    ctx.put_object(r, (o[0], mon, *o[2:]))
+    if ctx.track:
+        ctx.acquired.append(r)
+
+
+def exit_(ctx: Ctx, r: Any) -> None:
+    o = _obj(ctx, r, "synchronized")
+    mon = o[MON]
+    if mon is None or mon[0] != ctx.tid:
+        raise ModelError(f"thread {ctx.tid} leaves a monitor it does not hold")
+    n = mon[1] - 1
+    new = (ctx.tid, n, mon[2]) if n else ((None, 0, mon[2]) if mon[2] else None)
+    ctx.put_object(r, (o[0], new, *o[2:]))
+    if ctx.track:
+        ctx.released.append(r)
+
+
+# -- wait / notify ------------------------------------------------------------------------------------------
+
+
+def wait(ctx: Ctx, r: Any, monitor: bool) -> int:
+    """Release the lock (all of a re-entrant one) and join the wait set; returns the count to restore."""
+    o = _obj(ctx, r, "wait")
+    t = ctx.tid
+    if monitor:
+        mon = o[MON]
+        if mon is None or mon[0] != t:
+            raise ModelError(f"thread {t} calls wait() without holding the object's monitor")
+        ctx.put_object(r, (o[0], (None, 0, tuple(sorted((*mon[2], t)))), *o[2:]))
+        if ctx.track:
+            ctx.released.append(r)
+        return mon[1]
+    if o[0] is not CONDITION:
+        raise ModelError(f"wait() on a {o[0].name}: use a Condition, or wait(obj) for a monitor")
+    lr = o[2]
+    lo = ctx.heap[lr.i]
+    if lo[2] != t:
+        raise ModelError(f"thread {t} calls wait() without holding the condition's lock")
+    count = lo[3] if lo[0] is RLOCK else 1
+    if lo[0] is RLOCK:
+        ctx.put_object(lr, (lo[0], lo[1], None, 0))
+    else:
+        ctx.put_object(lr, (lo[0], lo[1], None))
+    if ctx.track:
+        ctx.released.append(lr)
+    ctx.put_object(r, (o[0], o[1], lr, tuple(sorted((*o[3], t)))))
+    return count
+
+
+def can_reacquire(ctx: Ctx, r: Any, monitor: bool) -> bool:
+    o = ctx.heap[r.i]
+    t = ctx.tid
+    if monitor:
+        mon = o[MON]
+        return mon is None or (t not in mon[2] and mon[0] is None)
+    if t in o[3]:
+        return False
+    return ctx.heap[o[2].i][2] is None
+
+
+def reacquire(ctx: Ctx, r: Any, monitor: bool, count: int) -> None:
+    o = ctx.heap[r.i]
+    t = ctx.tid
+    if monitor:
+        mon = o[MON]
+        ctx.put_object(r, (o[0], (t, count, mon[2] if mon else ()), *o[2:]))
+        if ctx.track:
+            ctx.acquired.append(r)
+        return
+    lr = o[2]
+    lo = ctx.heap[lr.i]
+    if lo[0] is RLOCK:
+        ctx.put_object(lr, (lo[0], lo[1], t, count))
+    else:
+        ctx.put_object(lr, (lo[0], lo[1], t))
+    if ctx.track:
+        ctx.acquired.append(lr)
+
+
+def notify(ctx: Ctx, r: Any, monitor: bool, everyone: bool) -> None:
+    o = _obj(ctx, r, "notify")
+    t = ctx.tid
+    if monitor:
+        mon = o[MON]
+        if mon is None or mon[0] != t:
+            raise ModelError(f"thread {t} calls notify() without holding the object's monitor")
+        waiters = mon[2]
+    else:
+        if o[0] is not CONDITION:
+            raise ModelError(f"notify() on a {o[0].name}: use a Condition, or notify(obj) for a monitor")
+        if owner(ctx, r) != t:
+            raise ModelError(f"thread {t} calls notify() without holding the condition's lock")
+        waiters = o[3]
+    if not waiters:
+        return
+    if everyone:
+        rest: tuple = ()
+    else:
+        k = ctx.choose(len(waiters))
+        rest = waiters[:k] + waiters[k + 1:]
+    if monitor:
+        ctx.put_object(r, (o[0], (mon[0], mon[1], rest), *o[2:]))
+    else:
+        ctx.put_object(r, (o[0], o[1], o[2], rest))
+
+
+# -- constructors -------------------------------------------------------------------------------------------
+
+
+def new_lock(ctx: Ctx) -> Ref:
+    return ctx.alloc((LOCK, None, None))
+
+
+def new_rlock(ctx: Ctx) -> Ref:
+    return ctx.alloc((RLOCK, None, None, 0))
+
+
+def new_semaphore(ctx: Ctx, value: int = 1) -> Ref:
+    if type(value) is not int or value < 0:
+        raise ModelError(f"Semaphore value must be a non-negative int, got {show(value)}")
+    return ctx.alloc((SEMAPHORE, None, value))
+
+
+def new_condition(ctx: Ctx, lock: Any = None) -> Ref:
+    if lock is None:
+        lock = new_rlock(ctx)
+    elif type(lock) is not Ref or ctx.heap[lock.i][0] not in (LOCK, RLOCK):
+        raise ModelError("Condition(lock): lock must be a Lock or an RLock")
+    return ctx.alloc((CONDITION, None, lock, ()))
+
+
+__all__ = [
+    "acquire", "can_acquire", "release", "owner", "can_enter", "enter", "exit_", "wait", "can_reacquire",
+    "reacquire", "notify", "new_lock", "new_rlock", "new_semaphore", "new_condition", "new_object",
+]

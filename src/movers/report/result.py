@@ -1,0 +1,86 @@
+"""The result of a check: verdict, statistics and violations, with the fields of the ``--json`` contract.
+
+``Result.to_json()`` gives exactly the object that DESIGN.md fixes; the dataclasses are what the Python API
+(``movers.check``) returns, so tests and notebooks can inspect a run without parsing text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+VERDICTS = ("ok", "violation", "incomplete", "error")
+KINDS = ("assertion", "deadlock", "invariant", "discipline", "atomicity", "runtime-error")
+
+
+@dataclass
+class TraceStep:
+    """One atomic step of a counterexample: who moved, where, and what it changed."""
+
+    thread: int
+    line: int
+    source: str
+    changes: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"thread": self.thread, "line": self.line, "source": self.source, "changes": self.changes}
+
+
+@dataclass
+class Violation:
+    kind: str
+    message: str
+    trace: list[TraceStep] = field(default_factory=list)
+    line: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "message": self.message, "trace": [s.to_json() for s in self.trace]}
+
+
+@dataclass
+class Stats:
+    states: int = 0
+    transitions: int = 0
+    max_depth: int = 0
+    seconds: float = 0.0
+    peak_memory_mb: float = 0.0
+    # Moves explored (a move of k steps counts once); equals transitions for --reduction none.
+    moves: int = 0
+
+    @property
+    def states_per_second(self) -> float:
+        return self.states / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        del d["moves"]
+        return d
+
+
+@dataclass
+class Result:
+    verdict: str
+    reduction: str
+    stats: Stats = field(default_factory=Stats)
+    violations: list[Violation] = field(default_factory=list)
+    error: str | None = None
+    # Why a search is incomplete: "max-states", "time-limit", "max-depth" or "interrupted".
+    limit: str | None = None
+    model: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "ok"
+
+    @property
+    def exit_code(self) -> int:
+        return {"ok": 0, "violation": 1, "error": 2, "incomplete": 3}[self.verdict]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "reduction": self.reduction,
+            "stats": self.stats.to_json(),
+            "violations": [v.to_json() for v in self.violations],
+            "error": self.error,
+        }

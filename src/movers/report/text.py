@@ -1,0 +1,73 @@
+"""Text output for people: the verdict, the statistics, and a counterexample as a table of steps."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from movers.report.result import Result
+
+VERDICT_STYLE = {"ok": "bold green", "violation": "bold red", "incomplete": "bold yellow", "error": "bold red"}
+LIMIT_TEXT = {
+    "max-states": "the state limit (--max-states) was reached",
+    "time-limit": "the time limit (--time-limit) was reached",
+    "max-depth": "the depth limit (--max-depth) cut some paths",
+    "interrupted": "interrupted",
+}
+
+
+def stats_line(result: Result) -> str:
+    s = result.stats
+    rate = f"{s.states_per_second:,.0f}" if s.seconds > 0 else "-"
+    return (f"{s.states:,} states, {s.transitions:,} transitions, max depth {s.max_depth}, "
+            f"{s.seconds:.2f} s ({rate} states/s), peak memory {s.peak_memory_mb:.1f} MB")
+
+
+def print_result(result: Result, console: Console, model: str = "") -> None:
+    if result.verdict == "error":
+        console.print(Text(f"error: {result.error}", style="red"), soft_wrap=True)
+        return
+    head = {
+        "ok": "verified: no violation in any interleaving",
+        "violation": "violation found",
+        "incomplete": "incomplete: " + LIMIT_TEXT.get(result.limit or "", "search stopped early"),
+    }[result.verdict]
+    console.print(Text(head, style=VERDICT_STYLE[result.verdict]) + Text(f"  ({result.reduction} reduction)"))
+    console.print(stats_line(result), soft_wrap=True)
+    for v in result.violations:
+        console.print()
+        console.print(Text(f"{v.kind}: ", style="bold red") + Text(v.message), soft_wrap=True)
+        if not v.trace:
+            continue
+        where = f" in {model}" if model else ""
+        table = Table(title=f"counterexample: {len(v.trace)} steps{where}", title_justify="left",
+                      show_edge=False)
+        table.add_column("step", justify="right")
+        table.add_column("thread", justify="right")
+        table.add_column("line", no_wrap=True)
+        table.add_column("source", overflow="fold")
+        table.add_column("changes", overflow="fold")
+        for i, st in enumerate(v.trace, 1):
+            ch = ", ".join(f"{k} = {val}" if val not in ("started", "terminated") else f"{k} {val}"
+                           for k, val in st.changes.items())
+            table.add_row(str(i), str(st.thread), str(st.line), st.source, ch)
+        console.print(table)
+
+
+def print_compare(rows: list[Result], console: Console, model: str) -> None:
+    table = Table(title=f"movers compare {model}", title_justify="left")
+    for col in ("reduction", "verdict", "states", "transitions", "seconds", "states/s", "peak MB", "states vs none"):
+        table.add_column(col, justify="left" if col in ("reduction", "verdict") else "right")
+    base = next((r for r in rows if r.reduction == "none" and r.verdict != "error"), None)
+    for r in rows:
+        s = r.stats
+        ratio = ""
+        if base is not None and base.stats.states and r.verdict != "error":
+            ratio = f"{s.states / base.stats.states:.2f}"
+        verdict = r.verdict if r.verdict != "violation" else f"violation ({r.violations[0].kind})"
+        if r.verdict == "error":
+            verdict = f"error: {r.error}"
+        table.add_row(r.reduction, verdict, f"{s.states:,}", f"{s.transitions:,}", f"{s.seconds:.3f}",
+                      f"{s.states_per_second:,.0f}", f"{s.peak_memory_mb:.1f}", ratio)
+    console.print(table)

@@ -1,0 +1,251 @@
+"""The explorers: depth-first (the default, with the search stack) and breadth-first (shortest
+counterexamples), over an exact visited set of states.
+
+The search knows nothing of reductions: it asks the reduction for the moves from a state and whether a state
+must be stored, and it keeps, for a violation, the moves that reach it (their steps become the trace).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from movers.reduce.base import Move, Reduction
+from movers.report.result import Stats
+from movers.semantics.state import State
+
+Step = tuple[int, tuple[int, ...]]
+
+
+@dataclass
+class Limits:
+    max_states: int | None = None
+    time_limit: float | None = None
+    max_depth: int | None = None
+
+
+@dataclass
+class Found:
+    """A violation and the steps from the initial state that reach it."""
+
+    kind: str
+    message: str
+    steps: list[Step] = field(default_factory=list)
+    state: State | None = None  # the state in which it shows (deadlocks, invariants)
+
+
+@dataclass
+class Outcome:
+    found: Found | None
+    stats: Stats
+    limit: str | None  # why the search stopped early, if it did
+
+
+class _Stop(Exception):
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+class Search:
+    """One run of an explorer. ``progress(stats)`` is called about twice a second on long runs."""
+
+    CHECK_EVERY = 512  # expansions between looks at the clock
+    PROGRESS_EVERY = 0.5  # seconds between progress reports
+
+    def __init__(
+        self,
+        ts: Any,
+        reduction: Reduction,
+        limits: Limits | None = None,
+        progress: Callable[[Stats], None] | None = None,
+    ) -> None:
+        self.ts = ts
+        self.red = reduction
+        self.limits = limits or Limits()
+        self.progress = progress
+        self.stats = Stats()
+        self.truncated = False
+        self._start = 0.0
+        self._last_progress = 0.0
+
+    def _tick(self, stored: int) -> None:
+        now = time.perf_counter()
+        self.stats.seconds = now - self._start
+        self.stats.states = stored
+        lim = self.limits
+        if lim.time_limit is not None and now - self._start >= lim.time_limit:
+            raise _Stop("time-limit")
+        if self.progress is not None and now - self._last_progress >= self.PROGRESS_EVERY:
+            self._last_progress = now
+            self.progress(self.stats)
+
+    def run(self, strategy: str = "dfs") -> Outcome:
+        self._start = self._last_progress = time.perf_counter()
+        self._store: Any = ()
+        # States are acyclic tuples: the cyclic garbage collector would only rescan the growing visited set
+        # over and over (a third of the run time on large searches), so it is off while we search.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            found = self._dfs() if strategy == "dfs" else self._bfs()
+            limit = None
+        except _Stop as s:
+            found, limit = None, s.why
+        except KeyboardInterrupt:
+            found, limit = None, "interrupted"
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        self.stats.seconds = time.perf_counter() - self._start
+        self.stats.states = len(self._store)
+        if found is None and limit is None and self.truncated:
+            limit = "max-depth"
+        return Outcome(found, self.stats, limit)
+
+    def _initial(self) -> tuple[State, Found | None]:
+        init = self.ts.initial()
+        v = self.ts.check_state(init)
+        return init, (Found(v[0], v[1], [], init) if v else None)
+
+    def _dead(self, state: State, moves: list[Move]) -> str | None:
+        return self.ts.deadlock(state) if not moves else None
+
+    # -- depth-first ------------------------------------------------------------------------------------------
+
+    def _dfs(self) -> Found | None:
+        ts, red, stats = self.ts, self.red, self.stats
+        max_states = self.limits.max_states
+        max_depth = self.limits.max_depth
+        init, bad = self._initial()
+        visited: set[State] = set()
+        self._store = visited
+        if red.store(init):
+            visited.add(init)
+        stats.states = len(visited)
+        if bad:
+            return bad
+        # The stack holds, per state on the current path, its moves and the index of the next to try.
+        moves0 = red.moves(init)
+        dead = self._dead(init, moves0)
+        if dead:
+            return Found("deadlock", dead, [], init)
+        stack: list[list[Any]] = [[init, moves0, 0, None]]
+        expanded = 0
+        while stack:
+            top = stack[-1]
+            moves = top[1]
+            i = top[2]
+            if i >= len(moves):
+                stack.pop()
+                continue
+            top[2] = i + 1
+            m = moves[i]
+            stats.transitions += len(m.steps)
+            stats.moves += 1
+            if m.violation is not None:
+                return Found(m.violation[0], m.violation[1], self._path(stack) + list(m.steps))
+            s = m.state
+            if s is None or s in visited:
+                continue
+            if red.store(s):
+                visited.add(s)
+                if max_states is not None and len(visited) >= max_states:
+                    stats.states = len(visited)
+                    raise _Stop("max-states")
+            depth = len(stack)
+            if depth > stats.max_depth:
+                stats.max_depth = depth
+            v = ts.check_state(s)
+            if v is not None:
+                return Found(v[0], v[1], self._path(stack) + list(m.steps), s)
+            if max_depth is not None and depth >= max_depth:
+                if red.moves(s):
+                    self.truncated = True
+                continue
+            succ = red.moves(s)
+            if not succ:
+                dead = ts.deadlock(s)
+                if dead:
+                    return Found("deadlock", dead, self._path(stack) + list(m.steps), s)
+                continue
+            stack.append([s, succ, 0, m])
+            expanded += 1
+            if expanded % self.CHECK_EVERY == 0:
+                self._tick(len(visited))
+        stats.states = len(visited)
+        return None
+
+    @staticmethod
+    def _path(stack: list[list[Any]]) -> list[Step]:
+        steps: list[Step] = []
+        for entry in stack:
+            m = entry[3]
+            if m is not None:
+                steps.extend(m.steps)
+        return steps
+
+    # -- breadth-first ----------------------------------------------------------------------------------------
+
+    def _bfs(self) -> Found | None:
+        ts, red, stats = self.ts, self.red, self.stats
+        max_states = self.limits.max_states
+        max_depth = self.limits.max_depth
+        init, bad = self._initial()
+        # parent[s] = (predecessor, move): the BFS tree, for shortest counterexamples.
+        parent: dict[State, tuple[State | None, Move | None]] = {init: (None, None)}
+        self._store = parent
+        stats.states = 1
+        if bad:
+            return bad
+        queue: deque[tuple[State, int]] = deque([(init, 0)])
+        expanded = 0
+        while queue:
+            s, depth = queue.popleft()
+            if max_depth is not None and depth >= max_depth:
+                if red.moves(s):
+                    self.truncated = True
+                continue
+            moves = red.moves(s)
+            if not moves:
+                dead = ts.deadlock(s)
+                if dead:
+                    return Found("deadlock", dead, self._bfs_path(parent, s), s)
+            for m in moves:
+                stats.transitions += len(m.steps)
+                stats.moves += 1
+                if m.violation is not None:
+                    return Found(m.violation[0], m.violation[1], self._bfs_path(parent, s) + list(m.steps))
+                n = m.state
+                if n is None or n in parent:
+                    continue
+                parent[n] = (s, m)
+                if depth + 1 > stats.max_depth:
+                    stats.max_depth = depth + 1
+                if max_states is not None and len(parent) >= max_states:
+                    stats.states = len(parent)
+                    raise _Stop("max-states")
+                v = ts.check_state(n)
+                if v is not None:
+                    stats.states = len(parent)
+                    return Found(v[0], v[1], self._bfs_path(parent, n), n)
+                queue.append((n, depth + 1))
+            expanded += 1
+            if expanded % self.CHECK_EVERY == 0:
+                self._tick(len(parent))
+        stats.states = len(parent)
+        return None
+
+    @staticmethod
+    def _bfs_path(parent: dict[State, tuple[State | None, Move | None]], s: State) -> list[Step]:
+        chunks: list[tuple[Step, ...]] = []
+        cur: State | None = s
+        while cur is not None:
+            prev, m = parent[cur]
+            if m is not None:
+                chunks.append(m.steps)
+            cur = prev
+        return [st for chunk in reversed(chunks) for st in chunk]

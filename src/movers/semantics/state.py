@@ -1,0 +1,90 @@
+"""States: immutable, hashable, canonical.
+
+A state is the tuple ``(globals, heap, threads)``:
+
+- ``globals``: a tuple of values, one per global slot;
+- ``heap``: a tuple of objects, each a tuple ``(class, monitor, *fields)`` (see ``ir.program``);
+- ``threads``: a tuple indexed by thread id; a thread is a tuple of frames, bottom first, and ``()`` once it
+  has terminated; a frame is ``(code, pc, *locals)``.
+
+Values are ints, bools, None, tuples of values, ``Ref`` and ``Func``; all compare exactly, so Python's own
+tuple hashing and equality are the state store's. Successors share every unchanged part with their parent.
+
+The heap is canonical: objects are numbered in the order a breadth-first walk from the roots (globals in slot
+order, then each thread's frames, bottom first, locals in slot order) first meets them, and objects the walk
+does not meet are garbage and dropped. Two states that differ only in allocation order or garbage are
+therefore one state (heap symmetry, LANGUAGE.md section 3). The walk runs only after steps that changed the
+heap's shape (an allocation, a reference stored or overwritten, a frame pushed or popped with references).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from movers.ir.program import Ref, ref
+
+State = tuple[tuple, tuple, tuple]
+
+
+def canonical(state: State) -> State:
+    g, heap, threads = state
+    if not heap:
+        return state
+    index: dict[int, int] = {}
+    order: list[int] = []
+
+    def mark(v: Any) -> None:
+        t = type(v)
+        if t is Ref:
+            if v.i not in index:
+                index[v.i] = len(order)
+                order.append(v.i)
+        elif t is tuple:
+            for x in v:
+                mark(x)
+
+    for v in g:
+        mark(v)
+    for th in threads:
+        for frame in th:
+            for v in frame[2:]:
+                mark(v)
+    k = 0
+    while k < len(order):
+        for v in heap[order[k]][2:]:
+            t = type(v)
+            if t is Ref or t is tuple:
+                mark(v)
+        k += 1
+    if len(order) == len(heap) and all(i == j for i, j in enumerate(order)):
+        return state
+
+    def remap(v: Any) -> Any:
+        t = type(v)
+        if t is Ref:
+            return ref(index[v.i])
+        if t is tuple:
+            return tuple([remap(x) for x in v])
+        return v
+
+    new_heap = tuple(heap[i][:2] + tuple([remap(x) for x in heap[i][2:]]) for i in order)
+    new_g = tuple([remap(x) for x in g])
+    new_threads = tuple(tuple(f[:2] + tuple([remap(x) for x in f[2:]]) for f in th) for th in threads)
+    return (new_g, new_heap, new_threads)
+
+
+def reachable(state: State, roots: list[Any]) -> set[int]:
+    """Heap objects (by index) reachable from the given root values."""
+    heap = state[1]
+    seen: set[int] = set()
+    work = list(roots)
+    while work:
+        v = work.pop()
+        t = type(v)
+        if t is Ref:
+            if v.i not in seen:
+                seen.add(v.i)
+                work.extend(heap[v.i][2:])
+        elif t is tuple:
+            work.extend(v)
+    return seen

@@ -1,0 +1,295 @@
+"""The transition system of a compiled program: initial state, enabledness, executing steps.
+
+This is the only place that runs compiled code. Reductions ask it questions (what is thread t's next step,
+is it enabled, what does it access, which objects can a thread reach, who owns a lock) and ask it to execute
+steps; they never run code themselves. It knows nothing of reductions.
+
+One call of ``execute(state, t)`` runs thread ``t``'s next step once for every resolution of the step's
+nondeterministic choices (``choose``, which waiter a ``notify`` wakes) and returns an ``Outcome`` per
+resolution: the successor state, the step's Effect, and the violation it raised, if any.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
+from movers.ir.program import Code, Node, Program, Ref
+from movers.semantics.state import State, canonical, reachable
+
+# Free glue run within one step before we call it a non-terminating loop (e.g. `while True: pass`).
+GLUE_LIMIT = 100_000
+INIT_LIMIT = 10_000_000
+
+
+@dataclass(slots=True)
+class Effect:
+    """What one executed step did: locations read and written (a global's slot, or (ref, index) in the
+    pre-state's heap numbering), locks acquired and released, objects allocated, threads started."""
+
+    reads: list[Any] = field(default_factory=list)
+    writes: list[Any] = field(default_factory=list)
+    acquired: list[Ref] = field(default_factory=list)
+    released: list[Ref] = field(default_factory=list)
+    allocated: list[Ref] = field(default_factory=list)
+    started: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One resolution of a step: successor (None if the step failed or an assume pruned it)."""
+
+    state: State | None
+    choices: tuple[int, ...]
+    node: Node
+    violation: tuple[str, str] | None = None  # (kind, message)
+    effect: Effect | None = None
+
+
+class InitError(Exception):
+    """The module-level initialisation failed (kind, message)."""
+
+    def __init__(self, kind: str, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.line = line
+
+
+def _runtime_message(e: BaseException) -> str:
+    if isinstance(e, ZeroDivisionError):
+        return "division by zero"
+    if isinstance(e, RecursionError):
+        return "recursion too deep"
+    return str(e)
+
+
+RUNTIME_ERRORS = (ModelError, TypeError, ZeroDivisionError, ValueError, OverflowError, RecursionError)
+
+
+class TransitionSystem:
+    """The program's states and steps. ``track`` asks for Effects on every step (reductions, disciplines)."""
+
+    def __init__(self, program: Program, track: bool = False) -> None:
+        self.program = program
+        self.track = track
+        self._initial: State | None = None
+        self._last_arities: Any = ()
+        # Scratch contexts for side-effect-free evaluation (guards, predicates): no allocation per question.
+        self._gctx = Ctx((), (), (), -1)
+
+    # -- initial state ----------------------------------------------------------------------------------------
+
+    def initial(self) -> State:
+        """Run the module-level code atomically; the threads it started are the initial threads."""
+        if self._initial is None:
+            p = self.program
+            ctx = Ctx((None,) * len(p.globals), [], (), -1)
+            ctx.load_thread(((p.init, p.init.entry, *([None] * p.init.nlocals)),))
+            try:
+                _run_to_completion(ctx, INIT_LIMIT, "module initialisation")
+            except AssertionFailed as e:
+                raise InitError("assertion", str(e), _line(ctx)) from None
+            except RUNTIME_ERRORS as e:
+                raise InitError("runtime-error", _runtime_message(e), _line(ctx)) from None
+            except Pruned:
+                raise InitError("runtime-error", "assume() failed during module initialisation") from None
+            self._initial = canonical((ctx.g, tuple(ctx.heap), tuple(ctx.new_threads)))
+        return self._initial
+
+    # -- queries ----------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def thread_count(state: State) -> int:
+        return len(state[2])
+
+    @staticmethod
+    def alive(state: State, t: int) -> bool:
+        return bool(state[2][t])
+
+    @staticmethod
+    def next_node(state: State, t: int) -> Node | None:
+        """The node thread ``t`` will execute next, or None if it has terminated."""
+        th = state[2][t]
+        if not th:
+            return None
+        top = th[-1]
+        return top[0].nodes[top[1]]
+
+    def _ctx(self, state: State, t: int, track: bool = False) -> Ctx:
+        ctx = Ctx(state[0], state[1], state[2], t, track)
+        ctx.load_thread(state[2][t])
+        return ctx
+
+    def enabled(self, state: State, t: int) -> bool:
+        th = state[2][t]
+        if not th:
+            return False
+        top = th[-1]
+        guard = top[0].nodes[top[1]].guard
+        if guard is None:
+            return True
+        c = self._gctx
+        c.g, c.heap, c.threads = state
+        c.tid = t
+        c.loc = top[2:]  # type: ignore[assignment]  # guards only read locals
+        try:
+            return bool(guard(c))
+        except RUNTIME_ERRORS:
+            return True  # executing it reports the error
+
+    def enabled_threads(self, state: State) -> list[int]:
+        return [t for t in range(len(state[2])) if self.enabled(state, t)]
+
+    def deadlock(self, state: State) -> str | None:
+        """If no thread can move and some have not terminated, say who waits on what."""
+        threads = state[2]
+        if not any(threads):
+            return None
+        waiting = []
+        for t, th in enumerate(threads):
+            if not th:
+                continue
+            if self.enabled(state, t):
+                return None
+            node = self.next_node(state, t)
+            assert node is not None
+            what = node.blocked_on(self._ctx(state, t)) if node.blocked_on else f"blocked at '{node.source}'"
+            waiting.append(f"thread {t} {what} (line {node.line})")
+        return "; ".join(waiting)
+
+    def lock_owner(self, state: State, r: Ref) -> int | None:
+        from movers.ir.sync import owner
+
+        return owner(Ctx(state[0], state[1], state[2], -1), r)
+
+    def reachable_from_thread(self, state: State, t: int) -> set[int]:
+        """Heap objects thread ``t`` can reach: from the globals and from its own frames."""
+        roots: list[Any] = list(state[0])
+        for frame in state[2][t]:
+            roots.extend(frame[2:])
+        return reachable(state, roots)
+
+    # -- executing steps --------------------------------------------------------------------------------------
+
+    def execute(self, state: State, t: int, track: bool | None = None) -> list[Outcome]:
+        """Execute thread ``t``'s next step under every resolution of its choices."""
+        tr = self.track if track is None else track
+        out = [self._run(state, t, (), tr)]
+        first = out[0]
+        arities = self._last_arities
+        if not arities:
+            return out
+        # Enumerate the other resolutions of the choice points, depth first, in increasing order.
+        pending = [first.choices[:p] + (k,) for p in range(len(arities) - 1, -1, -1)
+                   for k in range(arities[p] - 1, 0, -1)]
+        while pending:
+            prefix = pending.pop()
+            o = self._run(state, t, prefix, tr)
+            out.append(o)
+            ar = self._last_arities
+            for p in range(len(ar) - 1, len(prefix) - 1, -1):
+                for k in range(ar[p] - 1, 0, -1):
+                    pending.append(o.choices[:p] + (k,))
+        return out
+
+    def execute_choice(self, state: State, t: int, choices: tuple[int, ...], track: bool = True) -> Outcome:
+        """Replay one resolution (for counterexample traces)."""
+        return self._run(state, t, choices, track)
+
+    def _run(self, state: State, t: int, choices: tuple[int, ...], track: bool) -> Outcome:
+        g, heap, threads = state
+        th = threads[t]
+        ctx = Ctx(g, heap, threads, t, track)
+        ctx.choices = choices
+        ctx.frames = list(th[:-1])
+        top = th[-1]
+        code: Code = top[0]
+        ctx.code = code
+        ctx.pc = top[1]
+        ctx.loc = list(top[2:])
+        node = code.nodes[top[1]]
+        violation = None
+        new_state: State | None = None
+        try:
+            node.run(ctx)
+            glue = 0
+            while ctx.code is not None:
+                nxt = ctx.code.nodes[ctx.pc]
+                if nxt.costly:
+                    if not ctx.atomic:
+                        break
+                    if nxt.guard is not None and not nxt.guard(ctx):
+                        raise ModelError(f"'{nxt.source}' would block inside 'with indivisible():'")
+                nxt.run(ctx)
+                glue += 1
+                if glue > GLUE_LIMIT:
+                    raise ModelError("a loop runs without ever taking a step (e.g. 'while True: pass')")
+        except AssertionFailed as e:
+            violation = ("assertion", str(e))
+        except Pruned:
+            pass
+        except RUNTIME_ERRORS as e:
+            violation = ("runtime-error", _runtime_message(e))
+        else:
+            ts = ctx.thread_state()
+            new_threads = threads[:t] + (ts,) + threads[t + 1:]
+            if ctx.new_threads:
+                new_threads += tuple(ctx.new_threads)
+            h = ctx.heap
+            new_state = (ctx.g, h if type(h) is tuple else tuple(h), new_threads)
+            if ctx.dirty:
+                new_state = canonical(new_state)
+        made = ctx.made
+        if made is None:
+            self._last_arities = ()
+            choices: tuple[int, ...] = ()
+        else:
+            self._last_arities = ctx.arities
+            choices = tuple(made)
+        eff = None
+        if track:
+            eff = Effect(ctx.reads, ctx.writes, ctx.acquired, ctx.released, ctx.allocated, ctx.started)
+        return Outcome(new_state, choices, node, violation, eff)
+
+    # -- evaluating model functions atomically (invariants) ---------------------------------------------------
+
+    def call(self, state: State, code: Code, args: list[Any] | None = None) -> Any:
+        """Run a model function to completion on ``state`` without changing it; returns its value."""
+        ctx = Ctx(state[0], state[1], state[2], -1)
+        a = list(args or [])
+        ctx.load_thread(((code, code.entry, *a, *([None] * (code.nlocals - len(a)))),))
+        _run_to_completion(ctx, GLUE_LIMIT, code.name)
+        return ctx.retval
+
+    def check_state(self, state: State) -> tuple[str, str] | None:
+        """A violation of a state property (none here; instrumentations add invariants)."""
+        return None
+
+    def evaluate_predicate(self, state: State, pred: Any, t: int, obj: Any = None) -> bool:
+        c = self._gctx
+        c.g, c.heap, c.threads = state
+        c.tid = -1
+        return bool(pred(c, t, obj))
+
+
+def _run_to_completion(ctx: Ctx, limit: int, what: str) -> None:
+    n = 0
+    while ctx.code is not None:
+        node = ctx.code.nodes[ctx.pc]
+        if node.guard is not None and not node.guard(ctx):
+            raise ModelError(f"'{node.source}' blocks during {what}")
+        node.run(ctx)
+        n += 1
+        if n > limit:
+            raise ModelError(f"{what} does not terminate")
+
+
+def _line(ctx: Ctx) -> int:
+    if ctx.code is None:
+        return 0
+    return ctx.code.nodes[ctx.pc].line if ctx.pc < len(ctx.code.nodes) else 0
+
+
+__all__ = ["TransitionSystem", "Outcome", "Effect", "InitError", "show"]

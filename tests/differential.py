@@ -1,0 +1,66 @@
+"""Differential checking of reductions against the full search (``--reduction none``).
+
+``run_differential(src, reductions)`` checks ``src`` with ``none`` and with each reduction and raises
+``AssertionError`` (with the model's source) when a reduction disagrees with ``none``:
+
+- a reduction reports ``error`` (the model compiles, since ``none`` did not report ``error``);
+- ``none`` finds a violation and the reduction says ``ok`` (a missed bug: the worst failure);
+- ``none`` says ``ok`` and the reduction reports a violation;
+- both searches are complete and their verdicts differ;
+- both report violations and, with ``compare_kinds``, the kinds differ. Pass ``compare_kinds=False`` for
+  models where several kinds of violation are reachable: a search that stops at its first violation may
+  then legitimately stop at a different kind (``tests/strategies.single_kind_models`` generates models
+  with only one possible kind).
+
+An ``incomplete`` verdict (a limit was hit) on either side is compared only for ok-versus-violation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+def violation_kinds(result: Any) -> list[str]:
+    """The sorted distinct kinds of the violations a result reports."""
+    return sorted({v.kind for v in result.violations})
+
+
+def run_differential(
+    src: str,
+    reductions: Iterable[str] = ("none",),
+    *,
+    compare_kinds: bool = True,
+    **kw: Any,
+) -> dict[str, Any]:
+    """Check ``src`` with ``none`` and every reduction in ``reductions``; return the results by name.
+
+    Keyword arguments go to ``movers.check`` (``search``, ``max_states`` — default 20000 —, ``time_limit``…).
+    """
+    import movers
+
+    kw.setdefault("max_states", 20000)
+    base = movers.check(src, reduction="none", **kw)
+    results: dict[str, Any] = {"none": base}
+    if base.verdict == "error":
+        raise AssertionError(f"--reduction none reports an error: {base.error}\n--- model ---\n{src}")
+    problems: list[str] = []
+    for name in reductions:
+        if name == "none":
+            continue
+        r = movers.check(src, reduction=name, **kw)
+        results[name] = r
+        complete = "incomplete" not in (base.verdict, r.verdict)
+        if r.verdict == "error":
+            problems.append(f"{name}: error: {r.error}")
+        elif base.verdict == "violation" and r.verdict == "ok":
+            problems.append(f"{name}: ok, but none finds {violation_kinds(base)} (a missed violation)")
+        elif base.verdict == "ok" and r.verdict == "violation":
+            problems.append(f"{name}: finds {violation_kinds(r)}, but none says ok")
+        elif complete and base.verdict != r.verdict:
+            problems.append(f"{name}: verdict {r.verdict}, none: {base.verdict}")
+        elif compare_kinds and base.verdict == r.verdict == "violation" and violation_kinds(base) != violation_kinds(r):
+            problems.append(f"{name}: kinds {violation_kinds(r)}, none: {violation_kinds(base)}")
+    if problems:
+        raise AssertionError("\n".join(problems) + f"\n--- model ---\n{src}")
+    return results

@@ -1,0 +1,390 @@
+"""Hypothesis strategies that generate small, valid models in the movers language.
+
+``models()`` draws the source text of a model of this shape (formatting is deterministic: four-space
+indentation, one statement a line, ``from movers.lang import *`` on the first line)::
+
+    from movers.lang import *
+
+    x = 0                      # 1-3 int globals x, y, z with initial values in 0..K-1 (K = 3)
+    y = 2
+    a = [0, 1]                 # optional global array of length 2
+    m0 = Lock()                # 1-2 locks m0, m1
+    m1 = Lock()
+
+    def worker_0(i):           # either one function per thread (worker_0, worker_1, ...; with or
+        global x, y            # without a parameter ``i``), or one ``worker(i)`` started several times
+        with m0:
+            x = (x + i) % 3
+        t0 = y
+        for j0 in range(2):
+            a[(t0 + j0) % 2] += 1
+        assert x != 2
+
+    def worker_1():
+        global y
+        m0.acquire()
+        m1.acquire()
+        y = (a[0] * 2) % 3
+        m1.release()
+        m0.release()
+        wait_until(x == 1)
+
+    Thread(target=worker_0, args=(1,)).start()
+    Thread(target=worker_1).start()
+
+Statements inside a thread function, 3-6 of them counting nested ones (3-4 with three threads):
+
+- assignments to a global, an array element (``a[0]`` or ``a[e % 2]``) or a local ``tN``, of small
+  expressions over constants, globals, readable locals and array elements, bounded with ``% K``;
+- augmented assignments (``x += 1``, ``a[1] -= 1``, ``t0 += 1``);
+- ``with mK:`` blocks and balanced ``mK.acquire()`` ... ``mK.release()`` pairs (never across blocks);
+- ``if``/``else`` and ``if`` on comparisons (sometimes ``and``/``or`` of two);
+- ``for jN in range(n)`` with n in {1, 2}, and bounded ``cN = 0`` / ``while cN < n: ... cN += 1`` loops
+  (loops never nest, compound statements nest at most two deep);
+- ``assert cond`` over globals (only when ``asserts``; many can fail: that is the point);
+- ``wait_until(cond)`` over globals and, rarely, ``assume(cond)`` (only when ``blocking``/``assumes``).
+
+Every execution is finite (all loops are bounded), so every state space is finite; the sizes are chosen so
+that a model has a few hundred states at most in the common case (the naive explorer in
+``tests/naive_explorer.py`` measures them).
+
+Locks nest in the global order m0 < m1, except in some models with ``blocking`` (about a quarter of those
+with two locks), which may take them in any order and so can deadlock; with ``blocking``, a thread very
+rarely re-acquires a lock it holds (a self-deadlock: locks are not re-entrant).
+
+What can go wrong in a generated model, by the flags:
+
+- ``blocking=False``: no ``wait_until``/``assume``, consistent lock order, no re-acquisition, so no
+  deadlock: the only possible violation is a failed ``assert``.
+- ``asserts=False``: the only possible violation is a deadlock.
+- No generated model can raise a runtime error: indices are constants below the length or ``% len``,
+  arithmetic is ``+ - *`` and ``%`` by a positive constant, every release matches an acquire.
+
+``single_kind_models()`` draws ``(source, kind)`` pairs from the two families whose only possible
+violation is known (``kind`` is ``"assertion"`` or ``"deadlock"``), for tests that compare violation kinds
+between searches or reductions (a search may legitimately stop at a different kind of violation first when
+several kinds are reachable).
+
+Every generated model is also valid Python: local names (``tN``, ``jN``, ``cN``, ``i``) never clash with
+globals, a local is read only where it is definitely assigned, and a function assigning a global declares
+it ``global`` on its first line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+from hypothesis.strategies import DrawFn
+
+K = 3  # the modulus bounding values
+ARRAY_LEN = 2
+GLOBAL_NAMES = ("x", "y", "z")
+LOCK_NAMES = ("m0", "m1")
+ARRAY_NAME = "a"
+
+__all__ = ["K", "models", "single_kind_models"]
+
+
+@dataclass
+class _ModelShape:
+    """Model-wide choices that every statement generator consults."""
+
+    globals: list[str]
+    array: str | None
+    locks: list[str]
+    asserts: bool
+    blocking: bool
+    assumes: bool
+    any_lock_order: bool
+
+
+@dataclass
+class _Fn:
+    """What the generator knows while it writes one thread function."""
+
+    params: list[str]
+    budget: int
+    readable: set[str] = field(default_factory=set)  # locals definitely assigned here
+    held: list[str] = field(default_factory=list)  # locks held here (outermost first)
+    assigned_globals: set[str] = field(default_factory=set)
+    temps: int = 0  # tN locals created so far
+    loops: int = 0  # jN / cN names used so far
+    in_loop: bool = False
+
+
+def _rarely(draw: DrawFn, one_in: int) -> bool:
+    """True with probability about 1/one_in; shrinks to False."""
+    return draw(st.integers(0, one_in - 1)) == one_in - 1
+
+
+# -- expressions -------------------------------------------------------------------------------------------
+
+
+def _index(draw: DrawFn, m: _ModelShape, fn: _Fn | None) -> str:
+    """An index into the array that is always in range."""
+    if draw(st.booleans()):
+        names = list(m.globals) + (sorted(fn.readable) if fn else [])
+        return f"{draw(st.sampled_from(names))} % {ARRAY_LEN}"
+    return str(draw(st.integers(0, ARRAY_LEN - 1)))
+
+
+def _atom(draw: DrawFn, m: _ModelShape, fn: _Fn | None, const: bool = True) -> str:
+    """A constant (unless not const), a global, a readable local (when fn is given) or an array element."""
+    kinds = ["const", "global"] if const else ["global"]
+    if fn is not None and fn.readable:
+        kinds.append("local")
+    if m.array:
+        kinds.append("array")
+    kind = draw(st.sampled_from(kinds))
+    if kind == "const":
+        return str(draw(st.integers(0, K - 1)))
+    if kind == "global":
+        return draw(st.sampled_from(m.globals))
+    if kind == "local":
+        assert fn is not None
+        return draw(st.sampled_from(sorted(fn.readable)))
+    return f"{m.array}[{_index(draw, m, fn)}]"
+
+
+def _expr(draw: DrawFn, m: _ModelShape, fn: _Fn | None) -> str:
+    """An atom, or a binary operation on two atoms bounded by ``% K``."""
+    if draw(st.booleans()):
+        return _atom(draw, m, fn)
+    left = _atom(draw, m, fn, const=False)
+    op = draw(st.sampled_from(["+", "-", "*"]))
+    right = _atom(draw, m, fn)
+    return f"({left} {op} {right}) % {K}"
+
+
+def _comparison(draw: DrawFn, m: _ModelShape, fn: _Fn | None) -> str:
+    left = _atom(draw, m, fn, const=False)
+    if draw(st.integers(0, 3)) == 3:
+        left = f"{left} + {_atom(draw, m, fn)}"
+    op = draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">="]))
+    return f"{left} {op} {_atom(draw, m, fn)}"
+
+
+def _cond(draw: DrawFn, m: _ModelShape, fn: _Fn | None) -> str:
+    """A comparison, or rarely the ``and``/``or`` of two. fn=None: over globals and constants only."""
+    first = _comparison(draw, m, fn)
+    if _rarely(draw, 5):
+        return f"{first} {draw(st.sampled_from(['and', 'or']))} {_comparison(draw, m, fn)}"
+    return first
+
+
+# -- statements --------------------------------------------------------------------------------------------
+
+_SIMPLE = ["assign_global", "assign_local", "assign_array", "augassign", "assert", "wait_until", "assume"]
+_COMPOUND = ["with", "acquire_release", "if", "if_else", "for", "while"]
+
+
+def _target(draw: DrawFn, m: _ModelShape, fn: _Fn, kind: str) -> str:
+    if kind == "assign_global":
+        name = draw(st.sampled_from(m.globals))
+        fn.assigned_globals.add(name)
+        return name
+    if kind == "assign_array":
+        return f"{m.array}[{_index(draw, m, fn)}]"
+    # a local: reuse a temp or create the next one
+    temps = sorted(n for n in fn.readable if n.startswith("t"))
+    if temps and draw(st.booleans()):
+        return draw(st.sampled_from(temps))
+    name = f"t{fn.temps}"
+    fn.temps += 1
+    return name
+
+
+def _lock_choice(draw: DrawFn, m: _ModelShape, fn: _Fn) -> str | None:
+    """A lock to take here, respecting the global order unless the model allows any order."""
+    if m.blocking and fn.held and _rarely(draw, 20):
+        return draw(st.sampled_from(fn.held))  # a self-deadlock: locks are not re-entrant
+    if m.any_lock_order:
+        free = [lk for lk in m.locks if lk not in fn.held]
+    else:
+        top = max((m.locks.index(lk) for lk in fn.held), default=-1)
+        free = m.locks[top + 1 :]
+    if not free:
+        return None
+    return draw(st.sampled_from(free))
+
+
+def _simple(draw: DrawFn, m: _ModelShape, fn: _Fn, kind: str) -> list[str]:
+    if kind in ("assign_global", "assign_local", "assign_array"):
+        value = _expr(draw, m, fn)  # drawn before the target: a new local is not readable in its own value
+        target = _target(draw, m, fn, kind)
+        if kind == "assign_local":
+            fn.readable.add(target)
+        return [f"{target} = {value}"]
+    if kind == "augassign":
+        choices = ["assign_global"] + (["assign_array"] if m.array else [])
+        if any(n.startswith("t") for n in fn.readable):
+            choices.append("assign_local_existing")
+        which = draw(st.sampled_from(choices))
+        if which == "assign_local_existing":
+            target = draw(st.sampled_from(sorted(n for n in fn.readable if n.startswith("t"))))
+        else:
+            target = _target(draw, m, fn, which)
+        op = draw(st.sampled_from(["+=", "-="]))
+        return [f"{target} {op} {draw(st.integers(1, 2))}"]
+    if kind == "assert":
+        return [f"assert {_cond(draw, m, None)}"]
+    if kind == "wait_until":
+        return [f"wait_until({_cond(draw, m, None)})"]
+    if kind == "assume":
+        return [f"assume({_cond(draw, m, None)})"]
+    raise AssertionError(kind)
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
+
+
+def _compound(draw: DrawFn, m: _ModelShape, fn: _Fn, kind: str, depth: int) -> list[str] | None:
+    if kind in ("with", "acquire_release"):
+        lock = _lock_choice(draw, m, fn)
+        if lock is None:
+            return None
+        fn.held.append(lock)
+        body = _block(draw, m, fn, depth + 1)
+        fn.held.pop()
+        if kind == "with":
+            return [f"with {lock}:", *_indent(body)]
+        return [f"{lock}.acquire()", *body, f"{lock}.release()"]
+    if kind in ("if", "if_else"):
+        cond = _cond(draw, m, fn)
+        before = set(fn.readable)
+        then = _block(draw, m, fn, depth + 1)
+        after_then = fn.readable
+        if kind == "if":
+            fn.readable = before
+            return [f"if {cond}:", *_indent(then)]
+        fn.readable = set(before)
+        orelse = _block(draw, m, fn, depth + 1)
+        fn.readable = after_then & fn.readable  # definitely assigned on both branches
+        return [f"if {cond}:", *_indent(then), "else:", *_indent(orelse)]
+    if kind in ("for", "while"):
+        if fn.in_loop:
+            return None
+        n = draw(st.integers(1, 2))
+        before = set(fn.readable)
+        fn.in_loop = True
+        var = f"{'j' if kind == 'for' else 'c'}{fn.loops}"
+        fn.loops += 1
+        if kind == "for":
+            fn.readable.add(var)
+            body = _block(draw, m, fn, depth + 1)
+            lines = [f"for {var} in range({n}):", *_indent(body)]
+        else:
+            fn.readable.add(var)
+            body = _block(draw, m, fn, depth + 1)
+            lines = [f"{var} = 0", f"while {var} < {n}:", *_indent([*body, f"{var} += 1"])]
+            before.add(var)  # the counter is assigned before the loop
+        fn.in_loop = False
+        fn.readable = before
+        return lines
+    raise AssertionError(kind)
+
+
+def _statement(draw: DrawFn, m: _ModelShape, fn: _Fn, depth: int) -> list[str]:
+    kinds = ["assign_global", "augassign", "assign_local"]
+    if m.array:
+        kinds.append("assign_array")
+    if m.asserts:
+        kinds += ["assert", "assert"]
+    if m.blocking:
+        kinds.append("wait_until")
+    if depth < 2 and fn.budget >= 2:
+        kinds += _COMPOUND
+    if m.blocking and m.assumes and _rarely(draw, 30):
+        kinds = ["assume"]
+    fn.budget -= 1
+    while True:
+        kind = draw(st.sampled_from(kinds))
+        if kind in _SIMPLE:
+            return _simple(draw, m, fn, kind)
+        lines = _compound(draw, m, fn, kind, depth)
+        if lines is not None:
+            return lines
+        kinds.remove(kind)
+
+
+def _block(draw: DrawFn, m: _ModelShape, fn: _Fn, depth: int) -> list[str]:
+    """A nonempty block: a body of 1-2 statements inside a compound one, or what is left of the budget at
+    the top of a function."""
+    lines = _statement(draw, m, fn, depth)
+    limit = 2 if depth > 0 else fn.budget + 1
+    for _ in range(limit - 1):
+        if fn.budget <= 0 or (depth > 0 and not draw(st.booleans())):
+            break
+        lines += _statement(draw, m, fn, depth)
+    return lines
+
+
+def _function(draw: DrawFn, m: _ModelShape, name: str, params: list[str], budget: int) -> list[str]:
+    fn = _Fn(params=params, budget=budget, readable=set(params))
+    body = _block(draw, m, fn, 0)
+    decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
+    return [f"def {name}({', '.join(params)}):", *_indent(decl + body)]
+
+
+@st.composite
+def models(
+    draw: DrawFn,
+    asserts: bool = True,
+    max_threads: int = 3,
+    *,
+    min_threads: int = 2,
+    blocking: bool = True,
+    assumes: bool = True,
+) -> str:
+    """The source text of a small model (see the module docstring for its shape).
+
+    asserts: inject ``assert`` statements (some of which fail).
+    blocking: allow ``wait_until``, rarely ``assume``, inconsistent lock order and re-acquiring a held lock;
+        without it no generated model can deadlock.
+    assumes: allow ``assume`` (only with ``blocking``).
+    """
+    n_threads = draw(st.integers(min_threads, max_threads))
+    budget_max = 6 if n_threads <= 2 else 4
+    n_globals = draw(st.integers(1, 3))
+    names = list(GLOBAL_NAMES[:n_globals])
+    has_array = draw(st.booleans())
+    locks = list(LOCK_NAMES[: draw(st.integers(1, 2))])
+    any_order = blocking and len(locks) == 2 and _rarely(draw, 4)
+    m = _ModelShape(names, ARRAY_NAME if has_array else None, locks, asserts, blocking, assumes, any_order)
+
+    lines = ["from movers.lang import *", ""]
+    lines += [f"{g} = {draw(st.integers(0, K - 1))}" for g in names]
+    if has_array:
+        init = ", ".join(str(draw(st.integers(0, K - 1))) for _ in range(ARRAY_LEN))
+        lines.append(f"{ARRAY_NAME} = [{init}]")
+    lines += [f"{lk} = Lock()" for lk in locks]
+
+    starts: list[str] = []
+    if draw(st.booleans()):  # one function per thread
+        for k in range(n_threads):
+            params = ["i"] if draw(st.booleans()) else []
+            budget = draw(st.integers(3, budget_max))
+            lines += ["", *_function(draw, m, f"worker_{k}", params, budget)]
+            if params:
+                starts.append(f"Thread(target=worker_{k}, args=({draw(st.integers(0, K - 1))},)).start()")
+            else:
+                starts.append(f"Thread(target=worker_{k}).start()")
+    else:  # one function, started n_threads times with ids 0, 1, ...
+        budget = draw(st.integers(3, budget_max))
+        lines += ["", *_function(draw, m, "worker", ["i"], budget)]
+        starts = [f"Thread(target=worker, args=({k},)).start()" for k in range(n_threads)]
+    lines += ["", *starts]
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def single_kind_models(draw: DrawFn, max_threads: int = 3) -> tuple[str, str]:
+    """``(source, kind)``: a model whose only possible violation is ``kind`` ("assertion" or "deadlock")."""
+    kind = draw(st.sampled_from(["assertion", "deadlock"]))
+    if kind == "assertion":
+        src = draw(models(asserts=True, max_threads=max_threads, blocking=False))
+    else:
+        src = draw(models(asserts=False, max_threads=max_threads, blocking=True, assumes=False))
+    return src, kind

@@ -1,0 +1,265 @@
+"""The language (issue item 2): every construct of LANGUAGE.md compiles and means what Python means."""
+
+from __future__ import annotations
+
+from conftest import run
+
+
+def ok(src: str) -> None:
+    r = run(src)
+    assert r.verdict == "ok", (r.error, [(v.kind, v.message) for v in r.violations])
+
+
+def test_classes_methods_fields_inheritance() -> None:
+    ok("""
+    class Node:
+        def __init__(self, v, nxt):
+            self.v = v
+            self.next = nxt
+        def total(self):
+            if self.next is None:
+                return self.v
+            return self.v + self.next.total()
+    class Tagged(Node):
+        def __init__(self, v):
+            super().__init__(v, None)
+            self.tag = 7
+    def main():
+        n = Node(1, Node(2, Tagged(3)))
+        assert n.total() == 6
+        assert n.next.next.tag == 7
+    Thread(target=main).start()
+    """)
+
+
+def test_recursion_tuples_globals() -> None:
+    ok("""
+    def fib(n):
+        if n < 2:
+            return n
+        return fib(n - 1) + fib(n - 2)
+    pair = (1, (2, 3))
+    def main():
+        global pair
+        a, b = pair
+        c, d = b
+        pair = (d, c, a)
+        assert fib(6) == 8
+        assert pair == (3, 2, 1) and len(pair) == 3 and pair[0] == 3
+        assert 2 in pair and 5 not in pair
+        assert min(4, 2) == 2 and max(4, 2) == 4 and abs(-3) == 3
+        assert (7 if a == 1 else 8) == 7
+    Thread(target=main).start()
+    """)
+
+
+def test_lists_are_arrays() -> None:
+    ok("""
+    a = [0] * 3
+    b = [1, 2, 3]
+    def main():
+        for i in range(len(a)):
+            a[i] = b[i] * 2
+        s = 0
+        for v in a:
+            s += v
+        assert s == 12 and a[-1] == 6
+        i = 0
+        while True:
+            i += 1
+            if i < 3:
+                continue
+            break
+        assert i == 3
+    Thread(target=main).start()
+    """)
+
+
+def test_thread_subclass_with_run_and_join() -> None:
+    ok("""
+    total = 0
+    m = Lock()
+    class Worker(Thread):
+        def __init__(self, k):
+            self.k = k
+        def run(self):
+            global total
+            with m:
+                total += self.k
+    def main():
+        a, b = Worker(1), Worker(2)
+        a.start()
+        b.start()
+        a.join()
+        b.join()
+        assert total == 3
+    Thread(target=main).start()
+    """)
+
+
+def test_rlock_semaphore_owner_tid() -> None:
+    ok("""
+    r = RLock()
+    s = Semaphore(1)
+    x = 0
+    def w():
+        global x
+        with r:
+            with r:
+                assert r.owner == tid()
+                x += 1
+        assert r.owner != tid()
+        s.acquire()
+        x += 1
+        s.release()
+    Thread(target=w).start()
+    Thread(target=w).start()
+    """)
+
+
+def test_semaphore_blocks() -> None:
+    r = run("s = Semaphore(0)\ndef w():\n    s.acquire()\nThread(target=w).start()\n")
+    assert r.violations[0].kind == "deadlock"
+
+
+def test_java_monitors_wait_notify() -> None:
+    ok("""
+    class Box:
+        def __init__(self):
+            self.full = False
+            self.v = 0
+        @synchronized
+        def put(self, v):
+            while self.full:
+                wait(self)
+            self.v = v
+            self.full = True
+            notify_all(self)
+        @synchronized
+        def take(self):
+            while not self.full:
+                wait(self)
+            self.full = False
+            notify_all(self)
+            return self.v
+    b = Box()
+    def producer():
+        b.put(1)
+        b.put(2)
+    def consumer():
+        assert b.take() == 1
+        assert b.take() == 2
+    Thread(target=producer).start()
+    Thread(target=consumer).start()
+    """)
+
+
+def test_synchronized_block_and_owner() -> None:
+    ok("""
+    class C:
+        def __init__(self):
+            self.n = 0
+    c = C()
+    def w():
+        with synchronized(c):
+            assert c.owner == tid()
+            c.n += 1
+        assert c.owner is None or c.owner != tid()
+    Thread(target=w).start()
+    Thread(target=w).start()
+    """)
+
+
+def test_notify_wakes_any_single_waiter() -> None:
+    # Two waiters, one notify: whichever is woken, the other stays blocked: a deadlock in every schedule
+    # where both wait first.
+    r = run("""
+    m = Lock()
+    c = Condition(m)
+    go = False
+    def waiter():
+        with c:
+            while not go:
+                c.wait()
+    def setter():
+        global go
+        with c:
+            go = True
+            c.notify()
+    Thread(target=waiter).start()
+    Thread(target=waiter).start()
+    Thread(target=setter).start()
+    """)
+    assert r.verdict == "violation" and r.violations[0].kind == "deadlock"
+
+
+def test_indivisible_compare_and_swap() -> None:
+    ok("""
+    v = 0
+    wins = 0
+    def cas(old, new):
+        global v
+        with indivisible():
+            if v == old:
+                v = new
+                return True
+        return False
+    def w():
+        global wins
+        if cas(0, 1):
+            with indivisible():
+                wins += 1
+    def main():
+        a, b = Thread(target=w), Thread(target=w)
+        a.start()
+        b.start()
+        a.join()
+        b.join()
+        assert wins == 1
+    Thread(target=main).start()
+    """)
+
+
+def test_atomic_and_commit_are_recorded() -> None:
+    import movers
+
+    p = movers.load("x = 0\ndef f():\n    global x\n    with atomic():\n        x = 1\n        commit()\n"
+                    "        x = 2\nThread(target=f).start()\n")
+    assert len(p.atomic_blocks) == 1
+    nodes = p.functions["f"].nodes
+    assert [n.commit for n in nodes if n.costly] == [False, True]
+    assert all(n.atomic_block == 0 for n in nodes if n.costly)
+
+
+def test_heap_symmetry_and_garbage() -> None:
+    # Two threads allocate in either order; states that differ only by allocation order are one state.
+    src = """
+    class N:
+        def __init__(self, v):
+            self.v = v
+    a = None
+    b = None
+    def p():
+        global a
+        a = N(1)
+    def q():
+        global b
+        b = N(2)
+    Thread(target=p).start()
+    Thread(target=q).start()
+    """
+    r = run(src)
+    assert r.verdict == "ok"
+    # p: a = N(1) pushes __init__, self.v = v returns; same for q: 3 x 3 grid of thread positions
+    assert r.stats.states == 9
+    r = run("""
+    class N:
+        def __init__(self):
+            self.v = 0
+    def p():
+        for i in range(2):
+            n = N()
+        n = None
+    Thread(target=p).start()
+    """)
+    assert r.verdict == "ok"

@@ -1,0 +1,38 @@
+"""Every example's verdict is the one its header states (issue item 10)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import EXAMPLES
+
+import movers
+
+FILES = sorted(EXAMPLES.glob("*.py"))
+
+
+def expected(path) -> tuple[str, str | None]:
+    m = re.search(r"^# Expected: (ok|violation)(?: \(([\w-]+)\))?", path.read_text(), re.M)
+    assert m, f"{path.name} has no '# Expected:' line"
+    return m.group(1), m.group(2)
+
+
+def test_there_are_examples() -> None:
+    names = {f.name for f in FILES}
+    assert {"sc_example.py", "fq_counter.py", "bounded_buffer.py", "dining_philosophers.py",
+            "racy_counter.py"} <= names
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_example_verdict(path) -> None:
+    verdict, kind = expected(path)
+    r = movers.check(path)
+    assert r.verdict == verdict, (r.error, [(v.kind, v.message) for v in r.violations])
+    if kind:
+        assert r.violations[0].kind == kind
+        assert r.violations[0].trace or kind == "deadlock"
+
+
+def test_sc_example_106_states() -> None:
+    assert movers.check(EXAMPLES / "sc_example.py").stats.states == 106

@@ -1,0 +1,176 @@
+"""Property tests on randomly generated models (``tests/strategies.py``).
+
+The first tests check the generator itself (valid Python, the violations each family promises) with the
+naive explorer of ``tests/naive_explorer.py``; the others check ``movers.check``: every generated model
+compiles, DFS and BFS agree, and the full search agrees with the naive explorer.
+
+Set ``MOVERS_REDUCTIONS=static-por,optimistic`` to also compare those reductions against ``none``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, note, settings
+
+try:
+    from differential import run_differential, violation_kinds
+    from naive_explorer import naive_explore
+    from strategies import models, single_kind_models
+except ImportError:  # tests/ imported as a package
+    from tests.differential import run_differential, violation_kinds
+    from tests.naive_explorer import naive_explore
+    from tests.strategies import models, single_kind_models
+
+__all__ = ["run_differential"]
+
+CHECKER = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+GENERATOR = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MAX_STATES = 20000
+
+
+def _check(src: str, **kw: Any) -> Any:
+    import movers
+
+    kw.setdefault("max_states", MAX_STATES)
+    r = movers.check(src, **kw)
+    note(f"{kw}: {r.verdict} {violation_kinds(r)} states={r.stats.states} error={r.error}")
+    return r
+
+
+# -- the generator ---------------------------------------------------------------------------------------
+
+
+class _FakeLock:
+    """Never blocks (threads run one after another); counts so that a release matches an acquire."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def acquire(self) -> None:
+        self.count += 1
+
+    def release(self) -> None:
+        assert self.count > 0, "release of a lock not held"
+        self.count -= 1
+
+    def __enter__(self) -> None:
+        self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class _FakeThread:
+    def __init__(self, target: Any, args: tuple = ()) -> None:
+        self.target, self.args = target, args
+
+    def start(self) -> None:
+        try:
+            self.target(*self.args)
+        except AssertionError as e:
+            if "release of a lock not held" in str(e):
+                raise
+
+
+@GENERATOR
+@given(models())
+def test_generated_models_are_valid_python(src: str) -> None:
+    note(src)
+    first, rest = src.split("\n", 1)
+    assert first == "from movers.lang import *"
+    env = {
+        "__name__": "model",
+        "Lock": _FakeLock,
+        "Thread": _FakeThread,
+        "wait_until": lambda cond: None,
+        "assume": lambda cond: None,
+    }
+    # Runs every thread to completion one after another: NameError, UnboundLocalError, IndexError… fail.
+    exec(compile("\n" + rest, "<model>", "exec"), env)
+
+
+@GENERATOR
+@given(single_kind_models())
+def test_generated_families_have_the_promised_violations(case: tuple[str, str]) -> None:
+    src, kind = case
+    note(src)
+    r = naive_explore(src, max_states=50000)
+    assert r.kinds <= {kind}
+
+
+@GENERATOR
+@given(models())
+def test_generated_models_cannot_raise_runtime_errors(src: str) -> None:
+    note(src)
+    assert "runtime-error" not in naive_explore(src, max_states=50000).kinds
+
+
+# -- the checker -----------------------------------------------------------------------------------------
+
+
+@CHECKER
+@given(models())
+def test_every_generated_model_compiles(src: str) -> None:
+    note(src)
+    r = _check(src)
+    assert r.verdict != "error", r.error
+
+
+@CHECKER
+@given(single_kind_models())
+def test_dfs_and_bfs_agree(case: tuple[str, str]) -> None:
+    src, kind = case
+    note(src)
+    dfs = _check(src, search="dfs")
+    bfs = _check(src, search="bfs")
+    assume("incomplete" not in (dfs.verdict, bfs.verdict))
+    assert dfs.verdict == bfs.verdict
+    if dfs.verdict == "violation":
+        assert violation_kinds(dfs) == violation_kinds(bfs) == [kind]
+    if dfs.verdict == "ok":
+        assert dfs.stats.states == bfs.stats.states
+
+
+@CHECKER
+@given(models())
+def test_dfs_and_bfs_agree_on_verdict(src: str) -> None:
+    """Any generated model: several kinds of violation may be reachable, so only verdicts are compared."""
+    note(src)
+    dfs = _check(src, search="dfs")
+    bfs = _check(src, search="bfs")
+    assume("incomplete" not in (dfs.verdict, bfs.verdict))
+    assert dfs.verdict == bfs.verdict
+    if dfs.verdict == "ok":
+        assert dfs.stats.states == bfs.stats.states
+
+
+@CHECKER
+@given(models(assumes=False))
+def test_full_search_agrees_with_the_naive_explorer(src: str) -> None:
+    """Same verdict as an independent naive explorer; every kind reported is one the explorer reaches.
+
+    Models without ``assume``: whether a state whose only steps are failing ``assume``s is a deadlock is a
+    choice of the semantics that the naive explorer need not share.
+    """
+    note(src)
+    r = _check(src)
+    naive = naive_explore(src, max_states=50000)
+    note(f"naive: {naive}")
+    assume(r.verdict != "incomplete" and naive.complete)
+    assert r.verdict == naive.verdict
+    assert set(violation_kinds(r)) <= naive.kinds
+
+
+_REDUCTIONS = [name for name in os.environ.get("MOVERS_REDUCTIONS", "").split(",") if name]
+
+
+@pytest.mark.skipif(not _REDUCTIONS, reason="set MOVERS_REDUCTIONS=name,name to compare reductions")
+@CHECKER
+@given(single_kind_models())
+def test_reductions_agree_with_none(case: tuple[str, str]) -> None:
+    src, _ = case
+    note(src)
+    run_differential(src, _REDUCTIONS)

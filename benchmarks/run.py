@@ -4,8 +4,9 @@
                              [--counter K,L ...] [--search dfs|bfs] [--max-states N] [--time-limit S]
 
 Each run is ``python -c`` in a new process that imports movers, compiles the model with a one-state run,
-reads its resident set size (``/proc/self/statm``), runs the real search, and reads its peak RSS
-(``ru_maxrss``); so peak memory and bytes per state belong to that one run. See ``benchmarks/README.md``
+resets the peak RSS (``/proc/self/clear_refs``), reads its resident set size (``/proc/self/statm``), runs the
+real search, and reads its peak RSS (``ru_maxrss``); so peak memory and bytes per state belong to that one
+search. See ``benchmarks/README.md``
 for the columns. Results go to ``benchmarks/results/latest.json`` and, with ``--json``, to OUT too.
 """
 
@@ -40,6 +41,12 @@ if max_states != "-":
 if time_limit != "-":
     kw["time_limit"] = float(time_limit)
 movers.check(model, reduction=reduction, search=search, max_states=1)  # import and compile: not measured
+try:  # reset the peak RSS (Linux >= 4.0): importing peaks above the RSS that follows it
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    peak_reset = True
+except OSError:
+    peak_reset = False
 with open("/proc/self/statm") as f:
     rss_before = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 t0 = time.perf_counter()
@@ -47,7 +54,9 @@ r = movers.check(model, **kw)
 wall = time.perf_counter() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KB on Linux
 out = r.to_json()
-out["measure"] = {"rss_before_bytes": rss_before, "peak_rss_bytes": peak, "wall_seconds": wall}
+out["measure"] = {
+    "rss_before_bytes": rss_before, "peak_rss_bytes": peak, "peak_reset": peak_reset, "wall_seconds": wall
+}
 print(MARKER + json.dumps(out), flush=True)
 """.replace("MARKER", repr(MARKER))
 
@@ -176,6 +185,7 @@ def summarise(model: Path, reduction: str, search: str, runs: list[dict[str, Any
         "rss_growth_mb": growth / 2**20,
         "bytes_per_state": statistics.median(per_state) if per_state else None,
         "checker_peak_memory_mb": stats.get("peak_memory_mb"),
+        "peak_reset": all(r["measure"].get("peak_reset") for r in good),
         "error": mid.get("error") or (crashes[0] if crashes else None),
     }
     return row

@@ -137,9 +137,16 @@ class Checked:
         outs = self.inner.execute(state, t, track)
         if self.disciplines:
             for o in outs:
-                if o.violation is None and o.effect is not None and (o.effect.reads or o.effect.writes):
-                    msg = discipline_violation(self.inner, state, t, o.effect.reads + o.effect.writes,
-                                               self._declarations(state))
+                eff = o.effect
+                if o.violation is None and eff is not None and (eff.reads or eff.writes):
+                    decls = self._declarations(state)
+                    by_loc = decls[0]
+                    # Most steps touch no declared location: a dictionary probe per access settles it.
+                    if not decls[1] and not any(x in by_loc for x in eff.reads) and not any(
+                        x in by_loc for x in eff.writes
+                    ):
+                        continue
+                    msg = discipline_violation(self.inner, state, t, eff.reads + eff.writes, decls)
                     if msg is not None:
                         o.violation = ("discipline", msg)
                         o.state = None

@@ -38,16 +38,33 @@ class Ctx:
         "retval", "atomic",
     )
 
-    def __init__(self, g: tuple, heap: tuple | list, threads: tuple, tid: int, track: bool = False) -> None:
+    def __init__(
+        self,
+        g: tuple,
+        heap: tuple | list,
+        threads: tuple,
+        tid: int,
+        track: bool = False,
+        frames: tuple | None = None,
+        choices: tuple[int, ...] = (),
+    ) -> None:
+        # Each slot is set exactly once: this runs for every executed step.
         self.g = g
         self.heap = heap
         self.threads = threads
         self.tid = tid
-        self.frames: list[tuple] = []
-        self.code: Code | None = None
-        self.pc = 0
-        self.loc: list[Any] = []
-        self.new_threads: list[tuple] = []
+        if frames:
+            top = frames[-1]
+            self.frames: list[tuple] = list(frames[:-1])
+            self.code: Code | None = top[0]
+            self.pc = top[1]
+            self.loc: list[Any] = list(top[2:])
+        else:
+            self.frames = []
+            self.code = None
+            self.pc = 0
+            self.loc = []
+        self.new_threads: list[tuple] | None = None
         self.dirty = False
         self.track = track
         if track:
@@ -57,10 +74,9 @@ class Ctx:
             self.released: list[Ref] = []
             self.allocated: list[Ref] = []
             self.started: list[int] = []
-        self.choices: tuple[int, ...] = ()
+        self.choices = choices
         self.made: list[int] | None = None
         self.arities: list[int] | None = None
-        self.retval: Any = None
         self.atomic = 0
 
     # -- frames -------------------------------------------------------------------------------------------

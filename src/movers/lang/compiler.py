@@ -2040,6 +2040,8 @@ def _start_thread(ctx: Ctx, r: Any) -> None:
         raise ModelError(f"start() on a {cls.name} object, which is not a Thread")
     if o[2] is not None:
         raise ModelError("a thread can be started only once")
+    if ctx.new_threads is None:
+        ctx.new_threads = []
     tid = len(ctx.threads) + len(ctx.new_threads)
     if cls is THREAD:
         target, args = o[3], o[4]

@@ -135,48 +135,57 @@ class Search:
             return Found("deadlock", dead, [], init)
         stack: list[list[Any]] = [[init, moves0, 0, None]]
         expanded = 0
-        while stack:
-            top = stack[-1]
-            moves = top[1]
-            i = top[2]
-            if i >= len(moves):
-                stack.pop()
-                continue
-            top[2] = i + 1
-            m = moves[i]
-            stats.transitions += len(m.steps)
-            stats.moves += 1
-            if m.violation is not None:
-                return Found(m.violation[0], m.violation[1], self._path(stack) + list(m.steps))
-            s = m.state
-            if s is None or s in visited:
-                continue
-            if red.store(s):
-                visited.add(s)
-                if max_states is not None and len(visited) >= max_states:
-                    stats.states = len(visited)
-                    raise _Stop("max-states")
-            depth = len(stack)
-            if depth > stats.max_depth:
-                stats.max_depth = depth
-            v = ts.check_state(s)
-            if v is not None:
-                return Found(v[0], v[1], self._path(stack) + list(m.steps), s)
-            if max_depth is not None and depth >= max_depth:
-                if red.moves(s):
-                    self.truncated = True
-                continue
-            succ = red.moves(s)
-            if not succ:
-                dead = ts.deadlock(s)
-                if dead:
-                    return Found("deadlock", dead, self._path(stack) + list(m.steps), s)
-                continue
-            stack.append([s, succ, 0, m])
-            expanded += 1
-            if expanded % self.CHECK_EVERY == 0:
-                self._tick(len(visited))
-        stats.states = len(visited)
+        check_every = self.CHECK_EVERY
+        store = red.store
+        moves_of = red.moves
+        check_state = ts.check_state
+        visit = visited.add
+        # Counters live in locals on this hot loop and are written back to stats at every tick.
+        transitions = nmoves = max_d = 0
+        try:
+            while stack:
+                top = stack[-1]
+                moves = top[1]
+                i = top[2]
+                if i >= len(moves):
+                    stack.pop()
+                    continue
+                top[2] = i + 1
+                m = moves[i]
+                transitions += len(m.steps)
+                nmoves += 1
+                if m.violation is not None:
+                    return Found(m.violation[0], m.violation[1], self._path(stack) + list(m.steps))
+                s = m.state
+                if s is None or s in visited:
+                    continue
+                if store(s):
+                    visit(s)
+                    if max_states is not None and len(visited) >= max_states:
+                        raise _Stop("max-states")
+                depth = len(stack)
+                if depth > max_d:
+                    max_d = depth
+                v = check_state(s)
+                if v is not None:
+                    return Found(v[0], v[1], self._path(stack) + list(m.steps), s)
+                if max_depth is not None and depth >= max_depth:
+                    if moves_of(s):
+                        self.truncated = True
+                    continue
+                succ = moves_of(s)
+                if not succ:
+                    dead = ts.deadlock(s)
+                    if dead:
+                        return Found("deadlock", dead, self._path(stack) + list(m.steps), s)
+                    continue
+                stack.append([s, succ, 0, m])
+                expanded += 1
+                if expanded % check_every == 0:
+                    stats.transitions, stats.moves, stats.max_depth = transitions, nmoves, max_d
+                    self._tick(len(visited))
+        finally:
+            stats.transitions, stats.moves, stats.max_depth = transitions, nmoves, max_d
         return None
 
     @staticmethod

@@ -85,8 +85,7 @@ class TransitionSystem:
         """Run the module-level code atomically; the threads it started are the initial threads."""
         if self._initial is None:
             p = self.program
-            ctx = Ctx((None,) * len(p.globals), [], (), -1)
-            ctx.load_thread(((p.init, p.init.entry, *([None] * p.init.nlocals)),))
+            ctx = Ctx((None,) * len(p.globals), [], (), -1, frames=((p.init, p.init.entry, *([None] * p.init.nlocals)),))
             try:
                 _run_to_completion(ctx, INIT_LIMIT, "module initialisation")
             except AssertionFailed as e:
@@ -95,7 +94,7 @@ class TransitionSystem:
                 raise InitError("runtime-error", _runtime_message(e), _line(ctx)) from None
             except Pruned:
                 raise InitError("runtime-error", "assume() failed during module initialisation") from None
-            self._initial = canonical((ctx.g, tuple(ctx.heap), tuple(ctx.new_threads)))
+            self._initial = canonical((ctx.g, tuple(ctx.heap), tuple(ctx.new_threads or ())))
         return self._initial
 
     # -- queries ----------------------------------------------------------------------------------------------
@@ -201,15 +200,9 @@ class TransitionSystem:
     def _run(self, state: State, t: int, choices: tuple[int, ...], track: bool) -> Outcome:
         g, heap, threads = state
         th = threads[t]
-        ctx = Ctx(g, heap, threads, t, track)
-        ctx.choices = choices
-        ctx.frames = list(th[:-1])
+        ctx = Ctx(g, heap, threads, t, track, th, choices)
         top = th[-1]
-        code: Code = top[0]
-        ctx.code = code
-        ctx.pc = top[1]
-        ctx.loc = list(top[2:])
-        node = code.nodes[top[1]]
+        node = top[0].nodes[top[1]]
         violation = None
         new_state: State | None = None
         try:
@@ -233,7 +226,7 @@ class TransitionSystem:
         except RUNTIME_ERRORS as e:
             violation = ("runtime-error", _runtime_message(e))
         else:
-            ts = ctx.thread_state()
+            ts = (*ctx.frames, (ctx.code, ctx.pc, *ctx.loc)) if ctx.code is not None else ()
             new_threads = threads[:t] + (ts,) + threads[t + 1:]
             if ctx.new_threads:
                 new_threads += tuple(ctx.new_threads)

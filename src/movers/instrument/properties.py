@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from movers.ir.machine import show
-from movers.ir.program import LIST, Exclusive, Program, Ref
+from movers.ir.program import Exclusive, Program, Ref
 from movers.semantics.state import State
 from movers.semantics.system import RUNTIME_ERRORS, Outcome, TransitionSystem, _runtime_message
 
@@ -25,9 +25,9 @@ def _loc_name(program: Program, state: State, loc: Any) -> str:
     r, idx = loc
     obj = state[1][r.i]
     for slot, v in enumerate(state[0]):
-        if v is r and obj[0] is LIST:
+        if v is r and obj[0].is_list:
             return f"{program.globals[slot]}[{idx - 2}]"
-    if obj[0] is LIST:
+    if obj[0].is_list:
         return f"<list #{r.i}>[{idx - 2}]"
     cls = obj[0]
     name = cls.fields[idx - 2] if idx - 2 < len(cls.fields) else str(idx)
@@ -48,10 +48,10 @@ def declarations_at(program: Program, state: State) -> tuple[dict[Any, list[Excl
         v = g[slot]
         if kind == "name":
             by_loc.setdefault(slot, []).append(d)
-            if type(v) is Ref and heap[v.i][0] is LIST:
+            if type(v) is Ref and heap[v.i][0].is_list:
                 for idx in range(2, len(heap[v.i])):
                     by_loc.setdefault((v, idx), []).append(d)
-        elif type(v) is Ref and heap[v.i][0] is LIST:
+        elif type(v) is Ref and heap[v.i][0].is_list:
             by_loc.setdefault((v, d.target[2] + 2), []).append(d)
     return by_loc, fields
 
@@ -97,11 +97,11 @@ def discipline_violation(
 class Checked:
     """A transition system with invariants and declared disciplines checked."""
 
-    def __init__(self, inner: TransitionSystem) -> None:
+    def __init__(self, inner: TransitionSystem, disciplines: bool = True) -> None:
         self.inner = inner
         self.program = inner.program
         self.invariants = inner.program.invariants
-        self.disciplines = bool(inner.program.exclusives)
+        self.disciplines = disciplines and bool(inner.program.exclusives)
         if self.disciplines:
             inner.track = True
         self.track = inner.track
@@ -162,11 +162,12 @@ class Checked:
         return o
 
 
-def instrument(ts: TransitionSystem) -> TransitionSystem | Checked:
-    """Wrap ``ts`` only when the program declares something to check, keeping the plain path fast."""
+def instrument(ts: TransitionSystem, disciplines: bool = True) -> TransitionSystem | Checked:
+    """Wrap ``ts`` only when the program declares something to check, keeping the plain path fast.
+    ``disciplines=False`` leaves declared predicates to a reduction that checks them itself."""
     p = ts.program
-    if p.invariants or p.exclusives:
-        return Checked(ts)
+    if p.invariants or (disciplines and p.exclusives):
+        return Checked(ts, disciplines)
     return ts
 
 

@@ -55,6 +55,10 @@ class ClassInfo:
     base: ClassInfo | None = None
     builtin: str = ""
     is_thread: bool = False
+    # Lists are arrays; each list expression in the source has its own list class (its allocation site),
+    # so that reductions can tell the elements of different arrays apart.
+    is_list: bool = False
+    line: int = 0
 
     def __post_init__(self) -> None:
         self.field_index: dict[str, int] = {}
@@ -88,7 +92,7 @@ class ClassInfo:
 # waits, else (owner, count, waiters)), obj[2:] its fields or, for lists, its elements.
 CLS, MON, FIELDS = 0, 1, 2
 
-LIST = ClassInfo("list", builtin="list")
+LIST = ClassInfo("list", builtin="list", is_list=True)
 LOCK = ClassInfo("Lock", ["owner"], builtin="Lock")
 RLOCK = ClassInfo("RLock", ["owner", "count"], builtin="RLock")
 SEMAPHORE = ClassInfo("Semaphore", ["value"], builtin="Semaphore")
@@ -130,6 +134,10 @@ class Node:
     writes: frozenset[str] = frozenset()  # global names it may write
     fields_read: frozenset[str] = frozenset()
     fields_written: frozenset[str] = frozenset()
+    elements_read: bool = False  # may read an element of some list
+    elements_written: bool = False
+    callee_names: frozenset[str] = frozenset()  # 'f', '.method', 'Class.__init__'
+    lock_name: str | None = None  # the global holding the lock a lock operation uses, if that is known
     calls: bool = False
     allocates: bool = False
     atomic_block: int = -1  # the `with atomic():` block it is in, or -1

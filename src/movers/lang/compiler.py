@@ -24,7 +24,6 @@ from movers.ir import sync
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import (
     CONDITION,
-    LIST,
     LOCK,
     MON,
     RLOCK,
@@ -100,10 +99,17 @@ def _field_index(o: tuple, name: str) -> int:
     return idx
 
 
+def _writable_field(o: tuple, name: str) -> int:
+    cls = o[0]
+    if cls.builtin or (cls.is_thread and name in THREAD.fields):
+        raise ModelError(f"'{name}' of a {cls.name} cannot be assigned")
+    return _field_index(o, name)
+
+
 def _length(ctx: Ctx, v: Any) -> int:
     if type(v) is Ref:
         o = ctx.heap[v.i]
-        if o[0] is not LIST:
+        if not o[0].is_list:
             raise ModelError(f"len() of a {o[0].name} object")
         return len(o) - 2
     if type(v) is tuple:
@@ -672,13 +678,44 @@ class FunctionCompiler:
                 and (n.func.id in BUILTIN_CTORS or n.func.id in self.mc.classes))
             for n in ast.walk(s)
         )
+        fields_read = _attrs_in(s, ast.Load)
+        subs = [n for n in ast.walk(s) if isinstance(n, ast.Subscript)]
+        elements_read = any(isinstance(n.ctx, ast.Load) for n in subs)
+        elements_written = any(isinstance(n.ctx, ast.Store) for n in subs)
+        if isinstance(s, ast.AugAssign):
+            elements_read = elements_read or isinstance(s.target, ast.Subscript)
+            if isinstance(s.target, ast.Attribute):
+                fields_read = fields_read | {s.target.attr}
+        if isinstance(s, ast.For) and not _is_call_to(s.iter, "range"):
+            elements_read = True
+        # Which model code a statement may call: functions by name, methods by '.name', constructors.
+        callees: set[str] = set()
+        for n in ast.walk(s):
+            if isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Name) and f.id not in self.slot:
+                    if f.id in self.mc.function_nodes:
+                        callees.add(f.id)
+                    elif f.id in self.mc.class_nodes:
+                        callees.add(f.id + ".__init__")
+                elif isinstance(f, ast.Attribute):
+                    callees.add("." + f.attr)
         return {
             "reads": frozenset(reads),
             "writes": frozenset(writes),
-            "fields_read": frozenset(_attrs_in(s, ast.Load)),
+            "fields_read": frozenset(fields_read),
             "fields_written": frozenset(_attrs_in(s, ast.Store)),
+            "elements_read": elements_read,
+            "elements_written": elements_written,
+            "callee_names": frozenset(callees),
             "allocates": allocates,
         }
+
+    def lock_name(self, e: ast.expr) -> str | None:
+        """The global a lock expression names (``m0``), or None when it is not known statically."""
+        if isinstance(e, ast.Name) and self.is_global(e.id):
+            return e.id
+        return None
 
     def is_global(self, name: str) -> bool:
         if self.is_module:
@@ -783,7 +820,7 @@ class FunctionCompiler:
                 def finish(ctx: Ctx) -> None:
                     r = _check_ref(obj(ctx), f"attribute '{name}'")
                     o = ctx.heap[r.i]
-                    idx = _field_index(o, name)
+                    idx = _writable_field(o, name)
                     if ctx.track:
                         ctx.reads.append((r, idx))
                     ctx.set_field(r, idx, op(o[idx], value(ctx)))
@@ -818,7 +855,11 @@ class FunctionCompiler:
 
         def build() -> Callable[[Ctx], None]:
             test = self.expr(s.test)
-            msg = self.expr(s.msg) if s.msg is not None else None
+            if isinstance(s.msg, ast.Constant) and isinstance(s.msg.value, str):
+                text = s.msg.value
+                msg: Fn | None = lambda ctx: text
+            else:
+                msg = self.expr(s.msg) if s.msg is not None else None
 
             def finish(ctx: Ctx) -> None:
                 if not test(ctx):
@@ -1025,7 +1066,7 @@ class FunctionCompiler:
                     v = seq(ctx)
                     if type(v) is Ref:
                         o = ctx.heap[v.i]
-                        if o[0] is not LIST:
+                        if not o[0].is_list:
                             raise ModelError(f"cannot iterate over a {o[0].name} object")
                     elif type(v) is not tuple:
                         raise ModelError(f"cannot iterate over {show(v)}")
@@ -1135,8 +1176,9 @@ class FunctionCompiler:
             return lambda ctx: f"waits to acquire {name} {sync.lock_holder_text(ctx, lock(ctx))}".strip()
 
         facts = self.static_facts(e)
+        lock_name = self.lock_name(e)
         self.emit(make, True, s, kind="acquire", source=f"with {name}:", guard_make=guard_make,
-                  blocked_make=blocked_make, **facts)
+                  blocked_make=blocked_make, lock_name=lock_name, **facts)
         self.here(nxt)
 
         def emit_exit(at_node: ast.AST) -> None:
@@ -1152,6 +1194,7 @@ class FunctionCompiler:
                 return run
 
             self.emit(make_exit, True, at_node, kind="release", source=f"end of with {name}: release",
+                      lock_name=lock_name,
                       line=getattr(at_node, "end_lineno", s.lineno) if at_node is s else at_node.lineno)
             self.here(after)
 
@@ -1296,6 +1339,10 @@ class FunctionCompiler:
 
         def make() -> Callable[[Ctx], None]:
             def run(ctx: Ctx) -> None:
+                # Evaluated again when executed: its reads are the step's accesses, and an error in the
+                # condition (which the guard reports as "enabled") is raised here.
+                if not cond(ctx):
+                    raise ModelError(f"wait_until({text}) executed while false")
                 ctx.pc = nxt.pc
 
             return run
@@ -1328,7 +1375,11 @@ class FunctionCompiler:
         self.commit_next = True
 
     def call_stmt_print(self, s: ast.Expr, e: ast.Call) -> None:
-        # print is accepted so that models run under CPython; it costs a step and has no effect.
+        # print is accepted so that models run under CPython; it costs a step and has no effect. Its
+        # arguments are compiled (so that names are checked) but not evaluated.
+        for a in e.args:
+            if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
+                self.expr(a, allow_calls=False)
         self.plain_stmt(s, lambda: (lambda ctx: None))
 
     def call_stmt_wait(self, s: ast.Expr, e: ast.Call) -> None:
@@ -1479,7 +1530,8 @@ class FunctionCompiler:
         if blocked is not None:
             b = blocked
             info["blocked_make"] = lambda: (lambda ctx: b(ctx, recv(ctx)))
-        self.emit(make, True, s, kind=kind, **info, **self.static_facts(f.value))
+        self.emit(make, True, s, kind=kind, lock_name=self.lock_name(f.value), **info,
+                  **self.static_facts(f.value))
         self.here(user_call_site)
         self.jump(nxt, s)
         self.here(nxt)
@@ -1527,7 +1579,7 @@ class FunctionCompiler:
         v = e.value
         if not isinstance(v, (int, bool, type(None))):
             if isinstance(v, str):
-                return lambda ctx: v  # strings only appear as assertion messages
+                raise self.mc.error(e, "strings are only allowed as assertion messages")
             raise self.mc.error(e, f"unsupported value {v!r}: values are ints, bools, None and tuples")
         return lambda ctx: v
 
@@ -1561,11 +1613,16 @@ class FunctionCompiler:
             raise self.mc.error(e, "unsupported construct: starred expression")
         return lambda ctx: tuple(p(ctx) for p in parts)
 
+    def list_class(self, e: ast.AST) -> ClassInfo:
+        """The list class of this allocation site."""
+        return ClassInfo("list", builtin="list", is_list=True, line=getattr(e, "lineno", 0))
+
     def e_List(self, e: ast.List) -> Fn:
         parts = [self._expr(x) for x in e.elts]
+        cls = self.list_class(e)
 
         def run(ctx: Ctx) -> Ref:
-            return ctx.alloc((LIST, None, *(p(ctx) for p in parts)))
+            return ctx.alloc((cls, None, *(p(ctx) for p in parts)))
 
         return run
 
@@ -1574,12 +1631,13 @@ class FunctionCompiler:
             if len(e.left.elts) != 1:
                 raise self.mc.error(e, "only [value] * n creates an array")
             item, count = self._expr(e.left.elts[0]), self._expr(e.right)
+            cls = self.list_class(e)
 
             def alloc(ctx: Ctx) -> Ref:
                 n = count(ctx)
                 if type(n) is not int or n < 0:
                     raise ModelError(f"array length must be a non-negative int, got {show(n)}")
-                return ctx.alloc((LIST, None, *((item(ctx),) * n)))
+                return ctx.alloc((cls, None, *((item(ctx),) * n)))
 
             return alloc
         op = BINOPS.get(type(e.op))
@@ -1673,7 +1731,7 @@ class FunctionCompiler:
             i = index(ctx)
             if type(v) is Ref:
                 o = ctx.heap[v.i]
-                if o[0] is not LIST:
+                if not o[0].is_list:
                     raise ModelError(f"a {o[0].name} object is not subscriptable")
                 idx = _index(o, i)
                 if ctx.track:
@@ -1715,8 +1773,8 @@ class FunctionCompiler:
                 raise self.mc.error(e, f"'{name}' is not allowed: a model is parsed, never executed")
             if name in self.mc.functions and name not in self.slot:
                 code = self.mc.functions[name]
-                self.check_arity(e, code, len(e.args))
                 args = self.call_args(e)
+                self.check_arity(e, code, len(e.args))
                 return self.site(lambda ctx, ret_pc: ctx.push(code, [a(ctx) for a in args], ret_pc), e)
             if name in self.mc.classes:
                 return self.constructor(e, self.mc.classes[name])
@@ -1962,7 +2020,7 @@ class FunctionCompiler:
 
             def store_field(ctx: Ctx, v: Any) -> None:
                 r = _check_ref(obj(ctx), f"attribute '{name}'")
-                ctx.set_field(r, _field_index(ctx.heap[r.i], name), v)
+                ctx.set_field(r, _writable_field(ctx.heap[r.i], name), v)
 
             return store_field
         if isinstance(t, ast.Subscript):
@@ -1975,7 +2033,7 @@ class FunctionCompiler:
                 if type(r) is not Ref:
                     raise ModelError(f"item assignment on {show(r)}")
                 o = ctx.heap[r.i]
-                if o[0] is not LIST:
+                if not o[0].is_list:
                     raise ModelError(f"item assignment on a {o[0].name} object")
                 ctx.set_field(r, _index(o, index(ctx)), v)
 
@@ -1985,7 +2043,7 @@ class FunctionCompiler:
             n = len(parts)
 
             def store_tuple(ctx: Ctx, v: Any) -> None:
-                if type(v) is Ref and ctx.heap[v.i][0] is LIST:
+                if type(v) is Ref and ctx.heap[v.i][0].is_list:
                     v = tuple(ctx.heap[v.i][2:])
                 if type(v) is not tuple or len(v) != n:
                     raise ModelError(f"cannot unpack {show(v)} into {n} values")
@@ -2012,7 +2070,7 @@ def _make_in(neg: bool) -> Callable[[Any, Any], bool]:
 def _as_tuple(ctx: Ctx, v: Any) -> Any:
     if type(v) is Ref:
         o = ctx.heap[v.i]
-        if o[0] is LIST:
+        if o[0].is_list:
             return tuple(o[2:])
     return v
 

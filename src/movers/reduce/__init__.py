@@ -7,15 +7,24 @@ from typing import Any
 
 from movers.reduce.base import Move, Reduction
 from movers.reduce.none import NoReduction
+from movers.reduce.optimistic import Optimistic
 
-REDUCTIONS: dict[str, Callable[[Any], Reduction]] = {"none": NoReduction}
+REDUCTIONS: dict[str, Callable[..., Reduction]] = {
+    "none": NoReduction,
+    "optimistic": Optimistic,
+}
 
 
-def make_reduction(name: str, ts: Any) -> Reduction:
+def make_reduction(name: str, ts: Any, **options: Any) -> Reduction:
     if name not in REDUCTIONS:
-        known = ", ".join(sorted(REDUCTIONS))
+        known = ", ".join(REDUCTIONS)
         raise ValueError(f"unknown reduction '{name}' (known: {known})")
-    return REDUCTIONS[name](ts)
+    return REDUCTIONS[name](ts, **options)
 
 
-__all__ = ["Move", "Reduction", "REDUCTIONS", "make_reduction"]
+def checks_discipline(name: str) -> bool:
+    """Does this reduction check declared exclusive access predicates itself?"""
+    return bool(getattr(REDUCTIONS.get(name), "checks_discipline", False))
+
+
+__all__ = ["Move", "Reduction", "REDUCTIONS", "make_reduction", "checks_discipline"]

@@ -67,6 +67,10 @@ class Result:
     # Why a search is incomplete: "max-states", "time-limit", "max-depth" or "interrupted".
     limit: str | None = None
     model: str = ""
+    # Remarks for users: classification refinements and restarts, warnings about preserved properties.
+    notes: list[str] = field(default_factory=list)
+    # Final classification of locations (optimistic and later reductions): location -> description.
+    classification: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

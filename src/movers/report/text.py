@@ -51,7 +51,8 @@ def print_result(result: Result, console: Console, model: str = "") -> None:
         for i, st in enumerate(v.trace, 1):
             ch = ", ".join(f"{k} = {val}" if val not in ("started", "terminated") else f"{k} {val}"
                            for k, val in st.changes.items())
-            table.add_row(str(i), str(st.thread), str(st.line), st.source, ch)
+            # Text, not markup: model source may contain brackets.
+            table.add_row(str(i), str(st.thread), str(st.line), Text(st.source), Text(ch))
         console.print(table)
 
 
@@ -68,6 +69,6 @@ def print_compare(rows: list[Result], console: Console, model: str) -> None:
         verdict = r.verdict if r.verdict != "violation" else f"violation ({r.violations[0].kind})"
         if r.verdict == "error":
             verdict = f"error: {r.error}"
-        table.add_row(r.reduction, verdict, f"{s.states:,}", f"{s.transitions:,}", f"{s.seconds:.3f}",
+        table.add_row(r.reduction, Text(verdict), f"{s.states:,}", f"{s.transitions:,}", f"{s.seconds:.3f}",
                       f"{s.states_per_second:,.0f}", f"{s.peak_memory_mb:.1f}", ratio)
     console.print(table)

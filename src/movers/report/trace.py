@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from movers.ir.machine import show
-from movers.ir.program import CONDITION, LIST, LOCK, RLOCK, SEMAPHORE, Program, Ref
+from movers.ir.program import CONDITION, LOCK, RLOCK, SEMAPHORE, Program, Ref
 from movers.report.result import TraceStep
 from movers.semantics.state import State
 
@@ -19,7 +19,7 @@ from movers.semantics.state import State
 def _value(state: State, v: Any) -> str:
     if type(v) is Ref:
         obj = state[1][v.i]
-        if obj[0] is LIST:
+        if obj[0].is_list:
             return "[" + ", ".join(_value(state, x) for x in obj[2:]) + "]"
         return f"<{obj[0].name}>"
     if type(v) is tuple:
@@ -34,7 +34,7 @@ def _expand(state: State, path: str, r: Ref, out: dict[str, str], seen: set[int]
     seen.add(r.i)
     obj = state[1][r.i]
     cls = obj[0]
-    if cls is LIST:
+    if cls.is_list:
         for k, v in enumerate(obj[2:]):
             _leaf(state, f"{path}[{k}]", v, out, seen)
         return
@@ -61,7 +61,7 @@ def _expand(state: State, path: str, r: Ref, out: dict[str, str], seen: set[int]
 def _leaf(state: State, path: str, v: Any, out: dict[str, str], seen: set[int]) -> None:
     if type(v) is Ref:
         obj = state[1][v.i]
-        if obj[0] is LIST:
+        if obj[0].is_list:
             if v.i in seen:
                 out[path] = _value(state, v)
             _expand(state, path, v, out, seen)
@@ -91,6 +91,13 @@ def view(program: Program, state: State, t: int) -> dict[str, str]:
 def changes(program: Program, before: State, after: State, t: int) -> dict[str, str]:
     a, b = view(program, before, t), view(program, after, t)
     changed = {k: v for k, v in b.items() if a.get(k) != v}
+    # Names that disappear: a monitor fully released, a wait set emptied, a list or object dropped.
+    for k, v in a.items():
+        if k not in b:
+            if k.endswith(".owner"):
+                changed[k] = "None"
+            elif k.endswith(".waiting"):
+                changed[k] = "()"
     started = len(after[2]) - len(before[2])
     for k in range(started):
         changed[f"thread {len(before[2]) + k}"] = "started"

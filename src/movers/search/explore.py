@@ -71,6 +71,7 @@ class Search:
         self.truncated = False
         self._start = 0.0
         self._last_progress = 0.0
+        self._store: Any = ()
 
     def _tick(self, stored: int) -> None:
         now = time.perf_counter()
@@ -105,6 +106,15 @@ class Search:
         if found is None and limit is None and self.truncated:
             limit = "max-depth"
         return Outcome(found, self.stats, limit)
+
+    @property
+    def stored(self) -> Any:
+        """The states the search stored (a set for DFS, the BFS tree's keys for BFS)."""
+        return self._store
+
+    def run_result_after_stop(self, why: str) -> Outcome:
+        """The outcome of a run that was stopped before it could start (e.g. the time ran out)."""
+        return Outcome(None, self.stats, why)
 
     def _initial(self) -> tuple[State, Found | None]:
         init = self.ts.initial()

@@ -94,6 +94,9 @@ class TransitionSystem:
                 raise InitError("runtime-error", _runtime_message(e), _line(ctx)) from None
             except Pruned:
                 raise InitError("runtime-error", "assume() failed during module initialisation") from None
+            if ctx.made:
+                raise InitError("runtime-error", "choose() during module initialisation is not supported: "
+                                "choose in a thread instead", _line(ctx))
             self._initial = canonical((ctx.g, tuple(ctx.heap), tuple(ctx.new_threads or ())))
         return self._initial
 

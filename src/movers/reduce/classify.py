@@ -1,0 +1,385 @@
+"""Classification of locations and their exclusive access predicates.
+
+Stoller & Cohen, *Optimistic Synchronization-Based State-Space Reduction* (TACAS 2003), section 4: every
+shared location is *unshared*, *protected* (with an exclusive access predicate e^x_i per thread i) or
+*unprotected*; section 4.1: the synchronization discipline, whose violation sets the history flag q;
+section 8: guess the classification, check the discipline **in the reduced system**, and on a violation
+revise the guess and start again; section 9: infer the monitor that protects a location with the lockset
+algorithm during the search, with e^x_i = init^x_i or (i = m.owner and not init^x).
+
+Sources of a location's classification, in order of precedence:
+
+1. the model's declarations (``exclusive``, ``guarded_by``, ``thread_local``): the predicate is the user's;
+   a violation is the user's bug and is reported, never refined away;
+2. locations an ``@invariant`` reads: unprotected, so that invariant violations cannot hide inside
+   invisible runs (the side condition I u_i <= u_i I of section 3);
+3. automatic guesses, refined on violation. A location starts *unshared* by the first thread that
+   accesses it (e^x_i = (i = k)). When another thread accesses it, it becomes *protected by the locks
+   held at every access so far* (the lockset: e^x_i = i holds all of them), or *read-only* if nobody has
+   written it since initialisation (reads commute with reads; a write is then a violation), or
+   *unprotected*. Each refinement strictly weakens the guess, so refinement terminates.
+
+Initialisation (section 9's init^x_i): a thread may access the fields of an object while it runs that
+object's ``__init__``; such accesses are always allowed and do not count for the lockset.
+
+Abstract locations name what the classification is about, stably across states and heap renumbering:
+``("g", slot)`` a global, ``("f", cls, index)`` a field of every object of a class, or the element at that
+index of every list made by one list expression (each list expression is a class of its own). Lock paths name locks the same way: ``("g", slot)`` the lock in a
+global, ``("f", index)`` the lock in a field of the accessed object, ``("mon",)`` the accessed object's
+own monitor.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from movers.instrument.properties import declarations_at
+from movers.ir.program import CONDITION, LOCK, MON, RLOCK, Code, Exclusive, Program, Ref, ref
+from movers.semantics.state import State
+
+UNSHARED, READONLY, LOCKED, UNPROTECTED = "unshared", "read-only", "protected", "unprotected"
+
+
+@dataclass(frozen=True)
+class Protection:
+    kind: str
+    owner: int = -1  # UNSHARED: the only thread that may access it
+    locks: frozenset = frozenset()  # LOCKED: lock paths that must all be held
+
+    def describe(self, program: Program) -> str:
+        if self.kind == UNSHARED:
+            return f"unshared (thread {self.owner})"
+        if self.kind == LOCKED:
+            return "protected by " + ", ".join(sorted(lock_path_name(program, p) for p in self.locks))
+        return self.kind
+
+
+class Refine(Exception):
+    """The guessed classification was violated: the search restarts with the refined one."""
+
+    def __init__(self, key: Any, old: Protection, new: Protection, message: str) -> None:
+        super().__init__(message)
+        self.key, self.old, self.new, self.message = key, old, new, message
+
+
+def key_name(program: Program, key: Any) -> str:
+    if key[0] == "g":
+        return program.globals[key[1]]
+    cls, idx = key[1], key[2]
+    if cls.is_list:
+        return f"list (line {cls.line})[{idx - 2}]"
+    return f"{cls.name}.{cls.fields[idx - 2]}"
+
+
+def lock_path_name(program: Program, path: Any) -> str:
+    if path[0] == "g":
+        return program.globals[path[1]]
+    if path[0] == "f":
+        return f"self.<field {path[1] - 2}>"
+    return "the object's monitor"
+
+
+def _owner(heap: tuple, o: tuple) -> Any:
+    c = o[0]
+    if c is LOCK or c is RLOCK:
+        return o[2]
+    if c is CONDITION:
+        return heap[o[2].i][2]
+    mon = o[MON]
+    return mon[0] if mon else None
+
+
+def held_refs(state: State, t: int) -> set[int]:
+    """Heap objects whose lock (or monitor) thread ``t`` holds; a Condition counts with its lock."""
+    heap = state[1]
+    return {i for i, o in enumerate(heap) if _owner(heap, o) == t}
+
+
+def _static_reads(codes: list[Code]) -> tuple[set[str], set[str], bool]:
+    names: set[str] = set()
+    fields: set[str] = set()
+    elements = False
+    for code in codes:
+        for n in code.nodes:
+            names |= n.reads
+            fields |= n.fields_read
+            elements = elements or n.elements_read
+    return names, fields, elements
+
+
+def _callees(program: Program, roots: list[Code]) -> list[Code]:
+    """The codes reachable from ``roots`` through calls (by name, method name or constructor)."""
+    by_name: dict[str, list[Code]] = {}
+    for name, code in program.functions.items():
+        by_name.setdefault(name, []).append(code)
+    for cls in program.classes.values():
+        for m, code in cls.methods.items():
+            by_name.setdefault("." + m, []).append(code)
+            by_name.setdefault(f"{cls.name}.{m}", []).append(code)
+    seen: list[Code] = []
+    work = list(roots)
+    while work:
+        c = work.pop()
+        if c in seen:
+            continue
+        seen.append(c)
+        for n in c.nodes:
+            for name in n.callee_names:
+                work.extend(by_name.get(name, ()))
+    return seen
+
+
+def predicate_support(program: Program) -> tuple[set[str], set[str]]:
+    """Globals and field names that declared exclusive access predicates may read: a step that writes
+    one of them might change a predicate, so it is visible."""
+    names: set[str] = set()
+    fields: set[str] = set()
+    for d in program.exclusives:
+        try:
+            tree = ast.parse(d.text, mode="eval")
+        except SyntaxError:
+            continue
+        call = tree.body
+        if not isinstance(call, ast.Call) or len(call.args) != 2:
+            continue
+        pred = call.args[1]
+        for n in ast.walk(pred):
+            if isinstance(n, ast.Name) and n.id in program.globals:
+                names.add(n.id)
+            elif isinstance(n, ast.Attribute):
+                fields.add(n.attr)
+    return names, fields
+
+
+class Classification:
+    """The current guess, the lockset bookkeeping, and the discipline check (section 4.1's q)."""
+
+    def __init__(self, program: Program, refine: bool = True) -> None:
+        self.program = program
+        self.refine = refine
+        self.guess: dict[Any, Protection] = {}
+        self.lockset: dict[Any, frozenset] = {}
+        self.written: set[Any] = set()
+        self.refinements: list[Refine] = []
+        inv_codes = _callees(program, [c for _, c in program.invariants])
+        names, fields, elements = _static_reads(inv_codes)
+        self.unprotected_globals = {program.globals.index(n) for n in names if n in program.globals}
+        self.unprotected_fields = fields
+        self.unprotected_elements = elements
+        pn, pf = predicate_support(program)
+        self.support_globals = {program.globals.index(n) for n in pn}
+        self.support_fields = pf
+        self.declared = bool(program.exclusives)
+        self._decl_state: Any = None
+        self._decls: Any = None
+
+    # -- keys ------------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def key(state: State, loc: Any) -> Any:
+        if type(loc) is int:
+            return ("g", loc)
+        r, idx = loc
+        return ("f", state[1][r.i][0], idx)
+
+    def declarations(self, state: State) -> tuple[dict[Any, list[Exclusive]], list[Exclusive]]:
+        if state is not self._decl_state:
+            self._decl_state = state
+            self._decls = declarations_at(self.program, state)
+        return self._decls
+
+    def declared_for(self, state: State, loc: Any) -> list[Exclusive]:
+        by_loc, fields = self.declarations(state)
+        found = list(by_loc.get(loc, ()))
+        if fields and type(loc) is tuple:
+            r, idx = loc
+            cls = state[1][r.i][0]
+            for d in fields:
+                c, f = d.target[1], d.target[2]
+                if cls.is_subclass_of(c) and c.field_index[f] == idx:
+                    found.append(d)
+        return found
+
+    def is_unprotected_key(self, key: Any) -> bool:
+        if key[0] == "g":
+            return key[1] in self.unprotected_globals
+        cls, idx = key[1], key[2]
+        if cls.is_list:
+            return self.unprotected_elements
+        return cls.fields[idx - 2] in self.unprotected_fields
+
+    def writes_support(self, state: State, loc: Any) -> bool:
+        """Might writing ``loc`` change an exclusive access predicate (declared, or a lockset's lock path)?"""
+        if type(loc) is int:
+            if loc in self.support_globals:
+                return True
+            key = ("g", loc)
+            return any(p.kind == LOCKED and key in p.locks for p in self.guess.values())
+        r, idx = loc
+        o = state[1][r.i]
+        if not o[0].is_list and self.support_fields and idx - 2 < len(o[0].fields):
+            if o[0].fields[idx - 2] in self.support_fields:
+                return True
+        path = ("f", idx)
+        return any(p.kind == LOCKED and path in p.locks for p in self.guess.values())
+
+    # -- the discipline check -----------------------------------------------------------------------------------
+
+    def lock_paths(self, state: State, t: int, loc: Any, held: set[int]) -> frozenset:
+        g, heap = state[0], state[1]
+        paths = {("g", s) for s, v in enumerate(g) if type(v) is Ref and v.i in held}
+        if type(loc) is tuple:
+            r = loc[0]
+            o = heap[r.i]
+            for j in range(2, len(o)):
+                v = o[j]
+                if type(v) is Ref and v.i in held:
+                    paths.add(("f", j))
+            if r.i in held:
+                paths.add(("mon",))
+        return frozenset(paths)
+
+    @staticmethod
+    def holds(state: State, t: int, loc: Any, path: Any) -> bool:
+        g, heap = state[0], state[1]
+        if path[0] == "g":
+            v = g[path[1]]
+        elif type(loc) is tuple:
+            o = heap[loc[0].i]
+            v = loc[0] if path[0] == "mon" else (o[path[1]] if path[1] < len(o) else None)
+        else:
+            return False
+        return type(v) is Ref and _owner(heap, heap[v.i]) == t
+
+    @staticmethod
+    def in_constructor(state: State, t: int, r: Ref) -> bool:
+        """Is thread ``t`` running ``r``'s ``__init__`` (section 9's init^x_t)?"""
+        for frame in state[2][t]:
+            code = frame[0]
+            if code.name.endswith(".__init__") and len(frame) > 2 and frame[2] is r:
+                return True
+        return False
+
+    def check_access(self, ts: Any, state: State, t: int, reads: list[Any], writes: list[Any]) -> tuple[bool, str | None]:
+        """Check one executed step's accesses against the discipline.
+
+        Returns (visible, violation): whether the step touches an unprotected location or might change
+        an exclusive access predicate, and the message of a violated declared predicate. A violated
+        guess raises ``Refine`` (or, without refinement, is returned as a violation).
+        """
+        visible = False
+        heap_len = len(state[1])
+        held: set[int] | None = None
+        for is_write, locs in ((False, reads), (True, writes)):
+            for loc in locs:
+                if type(loc) is tuple and loc[0].i >= heap_len:
+                    continue  # an object this step allocated: nobody else can see it yet
+                if is_write and self.writes_support(state, loc):
+                    visible = True
+                decls = self.declared_for(state, loc) if self.declared else ()
+                if decls:
+                    obj = loc[0] if type(loc) is tuple else None
+                    for d in decls:
+                        if not ts.evaluate_predicate(state, d.pred, t, obj):
+                            return True, (f"thread {t} accesses {self._loc_name(state, loc)} without exclusive "
+                                          f"access ({d.text}, line {d.line})")
+                    continue
+                key = self.key(state, loc)
+                if self.is_unprotected_key(key):
+                    visible = True
+                    continue
+                if type(loc) is tuple and self.in_constructor(state, t, loc[0]):
+                    continue
+                if held is None:
+                    held = held_refs(state, t)
+                paths = self.lock_paths(state, t, loc, held)
+                ls = self.lockset.get(key)
+                self.lockset[key] = paths if ls is None else ls & paths
+                if is_write:
+                    self.written.add(key)
+                p = self.guess.get(key)
+                if p is None:
+                    self.guess[key] = Protection(UNSHARED, owner=t)
+                    continue
+                if p.kind == UNPROTECTED:
+                    visible = True
+                    continue
+                ok = (
+                    (p.kind == UNSHARED and p.owner == t)
+                    or (p.kind == READONLY and not is_write)
+                    or (p.kind == LOCKED and all(self.holds(state, t, loc, lp) for lp in p.locks))
+                )
+                if ok:
+                    continue
+                new = self._weaken(key, p, is_write)
+                what = "writes" if is_write else "reads"
+                msg = (f"thread {t} {what} {key_name(self.program, key)}, classified "
+                       f"{p.describe(self.program)}")
+                if not self.refine:
+                    return True, msg + " (automatic classification; --no-refine)"
+                raise Refine(key, p, new, msg)
+        return visible, None
+
+    def _weaken(self, key: Any, p: Protection, is_write: bool) -> Protection:
+        # Data nobody writes needs no lock: read-only comes first, then the lockset, then unprotected.
+        if p.kind == UNSHARED and key not in self.written and not is_write:
+            return Protection(READONLY)
+        locks = self.lockset.get(key, frozenset())
+        if p.kind == LOCKED:
+            locks = locks & p.locks
+        if locks and not (p.kind == LOCKED and locks == p.locks):
+            return Protection(LOCKED, locks=locks)
+        return Protection(UNPROTECTED)
+
+    def apply(self, r: Refine) -> None:
+        self.guess[r.key] = r.new
+        self.refinements.append(r)
+
+    def _loc_name(self, state: State, loc: Any) -> str:
+        from movers.instrument.properties import _loc_name
+
+        return _loc_name(self.program, state, loc)
+
+    # -- declared predicates: disjointness and WFendExcl -----------------------------------------------------------
+
+    def declared_values(self, ts: Any, state: State) -> dict[tuple[int, Any], list[int]]:
+        """For each declared predicate and location, the threads for which it holds in ``state``."""
+        out: dict[tuple[int, Any], list[int]] = {}
+        n = len(state[2])
+        for k, d in enumerate(self.program.exclusives):
+            objs: list[Any] = [None]
+            if d.target[0] == "field":
+                c = d.target[1]
+                objs = [ref(i) for i, o in enumerate(state[1]) if o[0].is_subclass_of(c)]
+            for obj in objs:
+                try:
+                    out[(k, obj)] = [t for t in range(n) if ts.evaluate_predicate(state, d.pred, t, obj)]
+                except Exception:  # noqa: BLE001 - a failing predicate is reported by the access check
+                    out[(k, obj)] = []
+        return out
+
+    def check_declared(self, ts: Any, before: State, after: State, t: int) -> str | None:
+        """Disjointness in ``after`` (section 4.1 (ii)), and that thread ``t`` took no other thread's
+        exclusive access away (WFendExcl)."""
+        a = self.declared_values(ts, after)
+        for (k, _obj), holders in a.items():
+            if len(holders) > 1:
+                d = self.program.exclusives[k]
+                return (f"exclusive access predicates of line {d.line} hold for threads "
+                        f"{holders[0]} and {holders[1]} at once ({d.text})")
+        b = self.declared_values(ts, before)
+        for key, holders in b.items():
+            for i in holders:
+                if i != t and i < len(after[2]) and i not in a.get(key, ()):
+                    d = self.program.exclusives[key[0]]
+                    return (f"thread {t} takes away thread {i}'s exclusive access ({d.text}, line {d.line}): "
+                            "no thread may falsify another thread's predicate (WFendExcl)")
+        return None
+
+    def report(self) -> dict[str, str]:
+        """The classification of every location seen, for users (``--show-classification``)."""
+        return {key_name(self.program, k): p.describe(self.program) for k, p in sorted(
+            self.guess.items(), key=lambda kv: key_name(self.program, kv[0]))}
+

@@ -1,0 +1,168 @@
+"""``--reduction optimistic``: Stoller & Cohen's optimistic synchronization-based reduction.
+
+Paper: S. D. Stoller and E. Cohen, *Optimistic Synchronization-Based State-Space Reduction*, TACAS 2003
+(``papers/000``; slides ``papers/001``). Vocabulary as in the paper:
+
+- A step (transition) of thread i is **visible** if it may access an *unprotected* location or may change
+  an *exclusive access predicate* (section 4): here, synchronisation steps (lock operations, ``wait``,
+  ``notify``, ``start``, ``join``, ``wait_until``: every step with a guard), steps that access an
+  unprotected location, and steps that write a location an exclusive access predicate reads. Other steps
+  are **invisible** (u_i); they access only unshared and protected locations.
+- The reduced system's transition of thread i is N_i = v_i u_i* p_i (formula (4)): one visible step, then
+  the maximal run of invisible steps of the same thread, ending where the thread's next step is visible
+  (p_i) or the thread has terminated. Only the states between moves, the **visible states** (every thread at
+  a visible step or terminated), are stored.
+- The discipline flag q (section 4.1) is checked on every step the reduced system executes, invisible ones
+  included: an access to a protected location by a thread whose predicate is false, or two threads'
+  declared predicates true at once. The reduction theorem (19) says a violation reachable in the full
+  system is reachable in the reduced one, so checking it here is enough. A violated *guess* refines the
+  classification and restarts the search (section 8, see ``classify``); a violated *declaration* is a
+  violation of kind ``discipline`` with the fine-grained trace that reaches it.
+
+How the implementation meets the well-formedness conditions of section 4:
+
+- WFinitVis (the initial state is visible): it need not be. Whenever some thread's next step is
+  invisible, the only move explored is that thread's invisible run (its "catch-up"); this happens from the
+  initial state and right after a ``start``, and the intermediate states are not stored. Invisible steps
+  commute to the left of other threads' steps, so running them first loses no behaviour.
+- WFsep: visibility is decided per state and thread by executing the thread's next step (all resolutions
+  of its choices; the step is visible if any resolution is), so a thread's next step is either visible or
+  invisible in a given state.
+- WFfiniteInvis: an invisible run that comes back to a state it has passed ends there, and that state is
+  stored, so a thread looping forever on local data does not hang the search.
+- WFinitExcl, disjointness and WFendExcl for declared predicates are checked after every visible step.
+- Invariants: locations an invariant reads are unprotected (so steps writing them are visible), and
+  invariants are also checked in the intermediate states of every move.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from movers.reduce.base import Move
+from movers.reduce.classify import Classification
+from movers.semantics.state import State
+from movers.semantics.system import Outcome
+
+ALL_BUT_ATOMICITY = frozenset({"assertion", "deadlock", "invariant", "discipline", "runtime-error"})
+CACHE_LIMIT = 100_000
+
+
+class Optimistic:
+    name = "optimistic"
+    preserves = ALL_BUT_ATOMICITY
+    checks_discipline = True  # the reduction checks declared predicates itself, as part of q
+
+    def __init__(self, ts: Any, classification: Classification | None = None) -> None:
+        self.ts = ts
+        self.cls = classification or Classification(ts.program)
+        self._cache: dict[tuple[State, int], tuple[list[Outcome], bool]] = {}
+        self._cut: set[State] = set()
+        self._initial: State | None = None
+
+    def reset(self) -> None:
+        """Forget everything derived from the classification (after a refinement)."""
+        self._cache.clear()
+        self._cut.clear()
+        self._initial = None
+
+    # -- visibility -------------------------------------------------------------------------------------------
+
+    def step(self, state: State, i: int) -> tuple[list[Outcome], bool]:
+        """Thread i's next step from ``state``, every resolution, discipline-checked, and its visibility."""
+        k = (state, i)
+        hit = self._cache.get(k)
+        if hit is not None:
+            return hit
+        ts = self.ts
+        node = ts.next_node(state, i)
+        outs = ts.execute(state, i, True)
+        visible = node.guard is not None or node.kind != "stmt"
+        cls = self.cls
+        for o in outs:
+            eff = o.effect
+            if eff is None:
+                continue
+            vis, bad = cls.check_access(ts, state, i, eff.reads, eff.writes)
+            if bad is not None and o.violation is None:
+                o.violation = ("discipline", bad)
+                o.state = None
+            visible = visible or vis or bool(eff.started)
+        if visible and cls.declared:
+            for o in outs:
+                if o.state is not None and o.violation is None:
+                    bad = cls.check_declared(ts, state, o.state, i)
+                    if bad is not None:
+                        o.violation = ("discipline", bad)
+                        o.state = None
+        if len(self._cache) >= CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[k] = (outs, visible)
+        return outs, visible
+
+    def visible_thread(self, state: State, i: int) -> bool:
+        """p_i: thread i has terminated or its next step is visible."""
+        if not state[2][i]:
+            return True
+        return self.step(state, i)[1]
+
+    def is_visible_state(self, state: State) -> bool:
+        return all(self.visible_thread(state, i) for i in range(len(state[2])))
+
+    # -- the reduced system -----------------------------------------------------------------------------------
+
+    def store(self, state: State) -> bool:
+        if self._initial is None:
+            self._initial = state
+            return True
+        return state is self._initial or state in self._cut or self.is_visible_state(state)
+
+    def moves(self, state: State) -> list[Move]:
+        ts = self.ts
+        n = len(state[2])
+        # Catch-up: a thread whose next step is invisible runs its invisible steps first (WFinitVis).
+        for i in range(n):
+            if state[2][i] and not self.visible_thread(state, i):
+                return self._runs(state, i)
+        out: list[Move] = []
+        for i in range(n):
+            if ts.enabled(state, i):
+                out.extend(self._runs(state, i))
+        return out
+
+    def _runs(self, state: State, i: int) -> list[Move]:
+        """Every N_i from ``state``: thread i's next step, then its maximal invisible run (a tree when the
+        invisible steps make choices)."""
+        ts = self.ts
+        out: list[Move] = []
+        outs, _ = self.step(state, i)
+        work = [(o, ((i, o.choices),)) for o in reversed(outs)]
+        seen = {state}
+        while work:
+            o, steps = work.pop()
+            if o.violation is not None:
+                out.append(Move(steps, None, o.violation))
+                continue
+            s = o.state
+            if s is None:
+                continue  # an assume pruned this path
+            bad = ts.check_state(s)
+            if bad is not None:
+                out.append(Move(steps, None, bad))
+                continue
+            if not s[2][i]:
+                out.append(Move(steps, s))
+                continue
+            nxt, visible = self.step(s, i)
+            if visible:
+                out.append(Move(steps, s))
+                continue
+            if s in seen:
+                # An invisible loop (WFfiniteInvis does not hold here): stop, and store this state.
+                self._cut.add(s)
+                out.append(Move(steps, s))
+                continue
+            seen.add(s)
+            for o2 in reversed(nxt):
+                work.append((o2, steps + ((i, o2.choices),)))
+        return out

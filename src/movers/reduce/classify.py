@@ -24,7 +24,8 @@ object's ``__init__``; such accesses are always allowed and do not count for the
 
 Abstract locations name what the classification is about, stably across states and heap renumbering:
 ``("g", slot)`` a global, ``("f", cls, index)`` a field of every object of a class, or the element at that
-index of every list made by one list expression (each list expression is a class of its own). Lock paths name locks the same way: ``("g", slot)`` the lock in a
+index of every list made by one list expression (each list expression is a class of its own). Lock paths
+name locks the same way: ``("g", slot)`` the lock in a
 global, ``("f", index)`` the lock in a field of the accessed object, ``("mon",)`` the accessed object's
 own monitor.
 """
@@ -262,7 +263,9 @@ class Classification:
                 return True
         return False
 
-    def check_access(self, ts: Any, state: State, t: int, reads: list[Any], writes: list[Any]) -> tuple[bool, str | None]:
+    def check_access(
+        self, ts: Any, state: State, t: int, reads: list[Any], writes: list[Any]
+    ) -> tuple[bool, str | None]:
         """Check one executed step's accesses against the discipline.
 
         Returns (visible, violation): whether the step touches an unprotected location or might change

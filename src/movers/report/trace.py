@@ -92,7 +92,7 @@ def changes(program: Program, before: State, after: State, t: int) -> dict[str, 
     a, b = view(program, before, t), view(program, after, t)
     changed = {k: v for k, v in b.items() if a.get(k) != v}
     # Names that disappear: a monitor fully released, a wait set emptied, a list or object dropped.
-    for k, v in a.items():
+    for k in a:
         if k not in b:
             if k.endswith(".owner"):
                 changed[k] = "None"

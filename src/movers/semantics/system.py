@@ -85,7 +85,8 @@ class TransitionSystem:
         """Run the module-level code atomically; the threads it started are the initial threads."""
         if self._initial is None:
             p = self.program
-            ctx = Ctx((None,) * len(p.globals), [], (), -1, frames=((p.init, p.init.entry, *([None] * p.init.nlocals)),))
+            frame = (p.init, p.init.entry, *([None] * p.init.nlocals))
+            ctx = Ctx((None,) * len(p.globals), [], (), -1, frames=(frame,))
             try:
                 _run_to_completion(ctx, INIT_LIMIT, "module initialisation")
             except AssertionFailed as e:

@@ -103,6 +103,13 @@ for _c in (LIST, LOCK, RLOCK, SEMAPHORE, CONDITION, THREAD):
 LOCK_CLASSES = (LOCK, RLOCK)
 
 
+# Node kinds that are synchronisation operations. An "indivisible" node is a `with indivisible():` block that
+# contains one; an "atomic-step" block contains only data accesses.
+SYNC_KINDS = frozenset(
+    {"acquire", "release", "wait", "reacquire", "notify", "start", "join", "wait_until", "indivisible"}
+)
+
+
 @dataclass(eq=False)
 class Func:
     """A model function as a value (for ``Thread(target=f)``)."""
@@ -129,7 +136,7 @@ class Node:
     source: str = ""
     guard: Callable[[Any], bool] | None = None
     # Static facts, for reductions and for deadlock messages.
-    kind: str = "stmt"  # stmt, acquire, release, wait, reacquire, notify, start, join, wait_until, ...
+    kind: str = "stmt"  # stmt, branch, loop, assert, return, ... or one of SYNC_KINDS
     reads: frozenset[str] = frozenset()  # global names it may read
     writes: frozenset[str] = frozenset()  # global names it may write
     fields_read: frozenset[str] = frozenset()
@@ -144,9 +151,12 @@ class Node:
     commit: bool = False  # `commit()` marks this node as the commit point
     blocked_on: Callable[[Any], str] | None = None  # describes what a disabled node waits for
 
+    succ: tuple[int, ...] = ()  # control-flow successors in the code (static analyses)
+
     @property
     def is_sync(self) -> bool:
-        return self.kind != "stmt"
+        """A synchronisation operation (visible to every reduction)."""
+        return self.kind in SYNC_KINDS
 
 
 @dataclass(eq=False)

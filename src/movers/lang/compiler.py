@@ -28,6 +28,7 @@ from movers.ir.program import (
     MON,
     RLOCK,
     SEMAPHORE,
+    SYNC_KINDS,
     THREAD,
     AtomicBlock,
     ClassInfo,
@@ -533,7 +534,7 @@ class FunctionCompiler:
 
             return run
 
-        self.emit(make, False, node, source="")
+        self.emit(make, False, node, source="", succ=[target])
 
     def finish(self) -> None:
         # Falling off the end returns None and costs nothing (LANGUAGE.md 6.4); a synchronized method leaves
@@ -544,11 +545,14 @@ class FunctionCompiler:
 
             return run
 
-        self.emit(make, False, None, source="", line=0)
+        self.emit(make, False, None, source="", line=0, succ=[])
         nodes: list[Node] = []
-        for mk, info in self.pending:
+        for k, (mk, info) in enumerate(self.pending):
             guard_make = info.pop("guard_make", None)
             blocked_make = info.pop("blocked_make", None)
+            # Control-flow successors, for static analyses (default: the next node).
+            succ = info.pop("succ", None)
+            info["succ"] = (k + 1,) if succ is None else tuple(lbl.pc for lbl in succ)
             node = Node(run=mk(), **info)
             if guard_make is not None:
                 node.guard = guard_make()
@@ -611,6 +615,7 @@ class FunctionCompiler:
         s: ast.AST,
         build: Callable[[], Callable[[Ctx], None]],
         kind: str = "stmt",
+        succ: list[Label] | None = None,
         **info: Any,
     ) -> None:
         """Emit a simple statement whose expressions may contain calls.
@@ -627,8 +632,9 @@ class FunctionCompiler:
             self.site_stack = outer
         static = self.static_facts(s)
         static.update(info)
+        last = {} if succ is None else {"succ": succ}
         if not sites:
-            self.emit(lambda: finish, True, s, kind=kind, **static)
+            self.emit(lambda: finish, True, s, kind=kind, **static, **last)
             return
         labels = [self.label() for _ in sites]
         static["calls"] = True
@@ -665,7 +671,10 @@ class FunctionCompiler:
 
                 return run
 
-            self.emit(cont_make, False, s, source=self.mc.text(s) + "  (continued)")
+            cont_info = dict(static, source=self.mc.text(s) + "  (continued)")
+            if nxt is None:
+                cont_info.update(last)
+            self.emit(cont_make, False, s, **cont_info)
 
     def static_facts(self, s: ast.AST) -> dict[str, Any]:
         reads = {n for n in _names_in(s, ast.Load) if self.is_global(n)}
@@ -889,7 +898,7 @@ class FunctionCompiler:
 
                 return finish
 
-            self.simple(s, build, "return")
+            self.simple(s, build, "return", succ=[])
             return
         # Leave the enclosing with-blocks first: each exit costs its step, then the value is delivered.
         ret_slot = self.hidden("ret")
@@ -919,7 +928,7 @@ class FunctionCompiler:
 
             return run
 
-        self.emit(make, False, s, source="")
+        self.emit(make, False, s, source="", succ=[])
 
     def _loop_jump(self, s: ast.stmt, which: int) -> None:
         for i in range(len(self.exits) - 1, -1, -1):
@@ -951,7 +960,7 @@ class FunctionCompiler:
 
             return finish
 
-        self.simple(test, build, kind, source=self.mc.text(test), line=test.lineno)
+        self.simple(test, build, kind, succ=[nxt, on_false], source=self.mc.text(test), line=test.lineno)
         self.here(nxt)
 
     def stmt_If(self, s: ast.If) -> None:
@@ -1099,9 +1108,9 @@ class FunctionCompiler:
 
         facts = self.static_facts(it)
         facts["writes"] = frozenset(n for n in _names_in(s.target, ast.Store) if self.is_global(n))
-        self.emit(first_make, True, s, kind="loop", source=src, **facts)
+        self.emit(first_make, True, s, kind="loop", source=src, succ=[body, end], **facts)
         self.here(nxt_head)
-        self.emit(next_make, True, s, kind="loop", source=src, writes=facts["writes"])
+        self.emit(next_make, True, s, kind="loop", source=src, writes=facts["writes"], succ=[body, brk])
         self.here(body)
         self.exits.append(Exit(lambda n: None, (nxt_head, brk)))
         self.compile_block(s.body)
@@ -1119,7 +1128,7 @@ class FunctionCompiler:
 
             return run
 
-        self.emit(brk_make, False, s, source="")
+        self.emit(brk_make, False, s, source="", succ=[end])
         self.here(end)
 
     def stmt_With(self, s: ast.With) -> None:
@@ -1317,8 +1326,13 @@ class FunctionCompiler:
             for inf in inner:
                 acc |= inf.get(key, frozenset())
             ent[key] = frozenset(acc)
-        if any(inf.get("kind", "stmt") != "stmt" for inf in inner):
+        if any(inf.get("kind", "stmt") in SYNC_KINDS for inf in inner):
             ent["kind"] = "indivisible"
+        else:
+            ent["kind"] = "atomic-step"
+        for key in ("elements_read", "elements_written"):
+            ent[key] = any(inf.get(key, False) for inf in inner)
+        ent["callee_names"] = frozenset().union(*(inf.get("callee_names", frozenset()) for inf in inner))
 
     def compile_atomic(self, s: ast.With) -> None:
         outer = self.atomic_block
@@ -1530,7 +1544,7 @@ class FunctionCompiler:
         if blocked is not None:
             b = blocked
             info["blocked_make"] = lambda: (lambda ctx: b(ctx, recv(ctx)))
-        self.emit(make, True, s, kind=kind, lock_name=self.lock_name(f.value), **info,
+        self.emit(make, True, s, kind=kind, lock_name=self.lock_name(f.value), succ=[nxt, user_call_site], **info,
                   **self.static_facts(f.value))
         self.here(user_call_site)
         self.jump(nxt, s)

@@ -8,9 +8,11 @@ from typing import Any
 from movers.reduce.base import Move, Reduction
 from movers.reduce.none import NoReduction
 from movers.reduce.optimistic import Optimistic
+from movers.reduce.static_por import StaticPOR
 
 REDUCTIONS: dict[str, Callable[..., Reduction]] = {
     "none": NoReduction,
+    "static-por": StaticPOR,
     "optimistic": Optimistic,
 }
 

@@ -77,7 +77,9 @@ class Optimistic:
         ts = self.ts
         node = ts.next_node(state, i)
         outs = ts.execute(state, i, True)
-        visible = node.guard is not None or node.kind != "stmt"
+        # An assume is visible like a guard: an invisible step must always be enabled (hypothesis (17)),
+        # and a pruned invisible run would otherwise hide the other threads' steps.
+        visible = node.guard is not None or node.is_sync or node.kind == "assume"
         cls = self.cls
         for o in outs:
             eff = o.effect

@@ -138,6 +138,12 @@ class Search:
         stats.states = len(visited)
         if bad:
             return bad
+        # Reductions with a cycle proviso ask whether a state is on the stack.
+        on_stack: set[State] = set()
+        track_stack = hasattr(red, "on_stack")
+        if track_stack:
+            red.on_stack = on_stack.__contains__  # type: ignore[attr-defined]
+            on_stack.add(init)
         # The stack holds, per state on the current path, its moves and the index of the next to try.
         moves0 = red.moves(init)
         dead = self._dead(init, moves0)
@@ -159,6 +165,8 @@ class Search:
                 i = top[2]
                 if i >= len(moves):
                     stack.pop()
+                    if track_stack:
+                        on_stack.discard(top[0])
                     continue
                 top[2] = i + 1
                 m = moves[i]
@@ -183,8 +191,11 @@ class Search:
                     if moves_of(s):
                         self.truncated = True
                     continue
+                if track_stack:
+                    on_stack.add(s)
                 succ = moves_of(s)
                 if not succ:
+                    on_stack.discard(s)
                     dead = ts.deadlock(s)
                     if dead:
                         return Found("deadlock", dead, self._path(stack) + list(m.steps), s)
@@ -216,8 +227,14 @@ class Search:
         init, bad = self._initial()
         # parent[s] = (predecessor, move): the BFS tree, for shortest counterexamples.
         parent: dict[State, tuple[State | None, Move | None]] = {init: (None, None)}
-        self._store = parent
-        stats.states = 1
+        # Every state reached is kept for the paths, but only those the reduction stores are counted.
+        stored: set[State] = set()
+        if red.store(init):
+            stored.add(init)
+        self._store = stored
+        if hasattr(red, "stored"):
+            red.stored = stored.__contains__  # type: ignore[attr-defined]
+        stats.states = len(stored)
         if bad:
             return bad
         queue: deque[tuple[State, int]] = deque([(init, 0)])
@@ -242,20 +259,19 @@ class Search:
                 if n is None or n in parent:
                     continue
                 parent[n] = (s, m)
+                if red.store(n):
+                    stored.add(n)
+                    if max_states is not None and len(stored) >= max_states:
+                        raise _Stop("max-states")
                 if depth + 1 > stats.max_depth:
                     stats.max_depth = depth + 1
-                if max_states is not None and len(parent) >= max_states:
-                    stats.states = len(parent)
-                    raise _Stop("max-states")
                 v = ts.check_state(n)
                 if v is not None:
-                    stats.states = len(parent)
                     return Found(v[0], v[1], self._bfs_path(parent, n), n)
                 queue.append((n, depth + 1))
             expanded += 1
             if expanded % self.CHECK_EVERY == 0:
-                self._tick(len(parent))
-        stats.states = len(parent)
+                self._tick(len(stored))
         return None
 
     @staticmethod

@@ -36,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--max-depth", type=int, metavar="N", help="do not explore paths longer than N moves")
     c.add_argument("--atomicity", choices=("commit", "reduction"), help="check 'with atomic():' blocks")
     c.add_argument("--quiet", action="store_true", help="no progress line")
+    c.add_argument("--no-refine", action="store_true",
+                   help="report a violated automatic classification instead of refining it and restarting")
+    c.add_argument("--show-classification", action="store_true",
+                   help="print how each location was classified (optimistic reduction)")
     k = sub.add_parser("compare", help="one row per reduction on the same model")
     k.add_argument("model")
     k.add_argument("--reductions", default=",".join(REDUCTIONS), help="comma-separated reduction names")
@@ -94,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         progress, stop = _progress(out, show)
         try:
             r = check(args.model, reduction=args.reduction, search=args.search, max_states=args.max_states,
-                      time_limit=args.time_limit, max_depth=args.max_depth, progress=progress)
+                      time_limit=args.time_limit, max_depth=args.max_depth, progress=progress,
+                      refine=not args.no_refine)
         finally:
             stop()
         if args.json:
@@ -102,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         elif r.verdict == "error":
             err.print(Text(r.error or "error"), soft_wrap=True, highlight=False)
         else:
-            print_result(r, out, args.model)
+            print_result(r, out, args.model, show_classification=args.show_classification)
         return r.exit_code
     names = [n.strip() for n in args.reductions.split(",") if n.strip()]
     unknown = [n for n in names if n not in REDUCTIONS]

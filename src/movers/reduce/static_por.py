@@ -118,7 +118,11 @@ class StaticPOR:
                     chosen = None
         selected = sorted(chosen) if chosen is not None else sorted(enabled)
         out = self._expand(state, selected)
-        if chosen is not None and self._proviso_fails(out):
+        if chosen is not None and (self._proviso_fails(out) or all(
+            m.state is None and m.violation is None for m in out
+        )):
+            # C3; or every step of T was pruned by an assume, so T held no really enabled step (a failing
+            # assume acts as a disabled step, and its enablers are in T already: no smaller set is safe).
             out = self._expand(state, sorted(enabled))
         return out
 

@@ -24,7 +24,7 @@ def stats_line(result: Result) -> str:
             f"{s.seconds:.2f} s ({rate} states/s), peak memory {s.peak_memory_mb:.1f} MB")
 
 
-def print_result(result: Result, console: Console, model: str = "") -> None:
+def print_result(result: Result, console: Console, model: str = "", show_classification: bool = False) -> None:
     if result.verdict == "error":
         console.print(Text(f"error: {result.error}", style="red"), soft_wrap=True)
         return
@@ -35,6 +35,21 @@ def print_result(result: Result, console: Console, model: str = "") -> None:
     }[result.verdict]
     console.print(Text(head, style=VERDICT_STYLE[result.verdict]) + Text(f"  ({result.reduction} reduction)"))
     console.print(stats_line(result), soft_wrap=True)
+    if result.notes:
+        restarts = sum(1 for n in result.notes if n.startswith("refined"))
+        if restarts and not show_classification:
+            console.print(f"the classification was refined {restarts} times "
+                          "(--show-classification lists the final one and each refinement)")
+        for n in result.notes:
+            if show_classification or not n.startswith("refined"):
+                console.print(Text("note: " + n, style="dim"), soft_wrap=True)
+    if show_classification and result.classification:
+        table = Table(title="classification of locations", title_justify="left", show_edge=False)
+        table.add_column("location")
+        table.add_column("classified")
+        for loc, how in result.classification.items():
+            table.add_row(Text(loc), Text(how))
+        console.print(table)
     for v in result.violations:
         console.print()
         console.print(Text(f"{v.kind}: ", style="bold red") + Text(v.message), soft_wrap=True)

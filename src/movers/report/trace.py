@@ -72,16 +72,17 @@ def _leaf(state: State, path: str, v: Any, out: dict[str, str], seen: set[int]) 
         out[path] = _value(state, v)
 
 
-def view(program: Program, state: State, t: int) -> dict[str, str]:
+def view(program: Program, state: State, t: int, frame_depth: int | None = None) -> dict[str, str]:
     """Every named value of ``state`` that a user can see: globals, the heap by path, and the locals of
-    thread ``t``'s current frame."""
+    thread ``t``'s frame at ``frame_depth`` (its current frame by default; none with -1)."""
     out: dict[str, str] = {}
     seen: set[int] = set()
     for name, v in zip(program.globals, state[0], strict=True):
         _leaf(state, name, v, out, seen)
     th = state[2][t] if t < len(state[2]) else ()
-    if th:
-        frame = th[-1]
+    depth = len(th) - 1 if frame_depth is None else frame_depth
+    if th and 0 <= depth < len(th):
+        frame = th[depth]
         for name, v in zip(frame[0].locals, frame[2:], strict=False):
             if not name.startswith("$") and v is not None:
                 _leaf(state, name, v, out, seen)
@@ -89,7 +90,16 @@ def view(program: Program, state: State, t: int) -> dict[str, str]:
 
 
 def changes(program: Program, before: State, after: State, t: int) -> dict[str, str]:
-    a, b = view(program, before, t), view(program, after, t)
+    # Locals are compared in the frame the step started in; a call shows the callee's parameters, a
+    # return shows nothing of the caller's unchanged locals.
+    db, da = len(before[2][t]), len(after[2][t]) if t < len(after[2]) else 0
+    depth = db - 1
+    if da > db:
+        a = view(program, before, t, -1)
+        b = view(program, after, t)
+    else:
+        a = view(program, before, t, depth if da == db else -1)
+        b = view(program, after, t, depth if da == db else -1)
     changed = {k: v for k, v in b.items() if a.get(k) != v}
     # Names that disappear: a monitor fully released, a wait set emptied, a list or object dropped.
     for k in a:

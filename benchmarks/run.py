@@ -250,7 +250,10 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH",
         help="model files or directories (default: examples/*.py and the counter variants)",
     )
-    ap.add_argument("--reductions", default="none", help="comma-separated reduction names (default: none)")
+    from movers.reduce import REDUCTIONS
+
+    every = ",".join(REDUCTIONS)
+    ap.add_argument("--reductions", default=every, help=f"comma-separated reduction names (default: {every})")
     ap.add_argument("--repeat", type=int, default=3, help="runs per model and reduction (default: 3)")
     ap.add_argument("--json", type=Path, metavar="OUT", help="also write the rows to OUT")
     ap.add_argument(

@@ -175,6 +175,7 @@ class Classification:
         self.declared = bool(program.exclusives)
         self._decl_state: Any = None
         self._decls: Any = None
+        self._values: dict[State, dict] = {}
 
     # -- keys ------------------------------------------------------------------------------------------------
 
@@ -349,7 +350,13 @@ class Classification:
 
     def declared_values(self, ts: Any, state: State) -> dict[tuple[int, Any], list[int]]:
         """For each declared predicate and location, the threads for which it holds in ``state``."""
+        hit = self._values.get(state)
+        if hit is not None:
+            return hit
+        if len(self._values) > 20_000:
+            self._values.clear()
         out: dict[tuple[int, Any], list[int]] = {}
+        self._values[state] = out
         n = len(state[2])
         for k, d in enumerate(self.program.exclusives):
             objs: list[Any] = [None]

@@ -81,6 +81,7 @@ class Optimistic:
         # and a pruned invisible run would otherwise hide the other threads' steps.
         visible = node.guard is not None or node.is_sync or node.kind == "assume"
         cls = self.cls
+        predicates_may_change = False
         for o in outs:
             eff = o.effect
             if eff is None:
@@ -90,7 +91,12 @@ class Optimistic:
                 o.violation = ("discipline", bad)
                 o.state = None
             visible = visible or vis or bool(eff.started)
-        if visible and cls.declared:
+            # Declared predicates read lock owners and the support locations (a visible write): only such
+            # steps, and thread starts, can change them.
+            predicates_may_change = predicates_may_change or vis or bool(
+                eff.acquired or eff.released or eff.started or eff.allocated
+            )
+        if predicates_may_change and cls.declared:
             for o in outs:
                 if o.state is not None and o.violation is None:
                     bad = cls.check_declared(ts, state, o.state, i)
@@ -122,6 +128,10 @@ class Optimistic:
     def moves(self, state: State) -> list[Move]:
         ts = self.ts
         n = len(state[2])
+        if state is self._initial and self.cls.declared:
+            bad = self.cls.check_declared(ts, state, state, -1)  # WFinitExcl
+            if bad is not None:
+                return [Move((), None, ("discipline", bad))]
         # Catch-up: a thread whose next step is invisible runs its invisible steps first (WFinitVis).
         for i in range(n):
             if state[2][i] and not self.visible_thread(state, i):

@@ -19,8 +19,9 @@ from movers.instrument.properties import instrument
 from movers.ir.program import Program
 from movers.lang.compiler import compile_model
 from movers.lang.errors import ModelSyntaxError
-from movers.reduce import checks_discipline, make_reduction
+from movers.reduce import REDUCTIONS, checks_discipline, make_reduction
 from movers.reduce.classify import Classification, Refine
+from movers.reduce.transactions import second_condition_violations
 from movers.report.result import Result, Stats, Violation
 from movers.report.trace import replay
 from movers.search.explore import Limits, Search
@@ -66,17 +67,29 @@ class Checker:
         ts = self.system()
         options: dict[str, Any] = {}
         if checks_discipline(self.reduction):
-            options["classification"] = Classification(self.program, refine=self.refine)
+            incremental = bool(getattr(REDUCTIONS[self.reduction], "incremental", False))
+            options["classification"] = Classification(self.program, refine=self.refine, incremental=incremental)
+        if self.reduction == "transactions":
+            bad = second_condition_violations(self.program)
+            if bad:
+                return Result("error", self.reduction, error=(
+                    "--reduction transactions needs exclusive access predicates that no other thread can give "
+                    "or take away (Flanagan & Qadeer, section 4.1, condition (ii)); these may be: "
+                    + "; ".join(bad) + ". Use --reduction optimistic, which needs only that no thread takes "
+                    "access away (WFendExcl)"))
         try:
             red = make_reduction(self.reduction, ts, **options)
         except ValueError as e:
             return Result("error", self.reduction, error=str(e))
+        # A reduction may run on an instrumentation of the system (transactions: P#, with phases).
+        ts = getattr(red, "system", ts)
         try:
             ts.initial()
         except InitError as e:
             where = f" (line {e.line})" if e.line else ""
             v = Violation(e.kind, f"during module initialisation{where}: {e.message}", [], e.line)
-            return Result("violation", red.name, Stats(), [v], model=self.program.filename)
+            st = Stats(peak_memory_mb=round(peak_memory_mb(), 1))
+            return Result("violation", red.name, st, [v], model=self.program.filename)
         notes: list[str] = []
         start = time.perf_counter()
         self.last_reduction = red
@@ -100,13 +113,41 @@ class Checker:
                         break
                     limits = Limits(limits.max_states, left, limits.max_depth)
         stats = out.stats
+        if red.name == "transactions":
+            stats.transactions = stats.moves
+        passes = getattr(search, "passes", 1)
+        if passes > 1:
+            notes.append(f"the inferred protecting locks weakened during the search: {passes} passes over the "
+                         "stored states (no restart)")
+        result = self._result(ts, red.name, out)
+        if result.verdict == "ok" and "deadlock" not in red.preserves and self._can_block():
+            result = self._deadlock_check(result, notes)
         stats.peak_memory_mb = round(peak_memory_mb(), 1)
         stats.seconds = round(time.perf_counter() - start, 4)
-        result = self._result(ts, red.name, out)
         result.notes = notes
         if "classification" in options:
             result.classification = options["classification"].report()
         return result
+
+    def _can_block(self) -> bool:
+        codes = list(self.program.functions.values())
+        for c in self.program.classes.values():
+            codes.extend(c.methods.values())
+        return any(n.guard is not None for c in codes for n in c.nodes)
+
+    def _deadlock_check(self, result: Result, notes: list[str]) -> Result:
+        """A reduction that does not preserve deadlocks (transactions) gets deadlock freedom checked by
+        another sound route: an optimistic search."""
+        other = Checker(self.program, "optimistic", self.search, self.limits, None, self.refine).run()
+        if other.verdict == "ok":
+            notes.append(f"deadlock freedom checked by an optimistic search ({other.stats.states:,} states), "
+                         "since transactions do not preserve deadlocks")
+            return result
+        if other.verdict == "violation":
+            notes.append("found by the optimistic search that checks deadlock freedom for transactions")
+            return Result("violation", result.reduction, result.stats, other.violations, model=result.model)
+        notes.append("the optimistic search for deadlock freedom did not complete")
+        return Result("incomplete", result.reduction, result.stats, limit=other.limit, model=result.model)
 
     def _result(self, ts: Any, name: str, out: Any) -> Result:
         stats = out.stats

@@ -117,13 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     for n in names:
         r = check(args.model, reduction=n, search=args.search, max_states=args.max_states,
                   time_limit=args.time_limit)
-        if r.verdict == "error":
+        if r.verdict == "error" and not rows and n == names[0]:
+            # The model itself is wrong (it does not compile): no row can be computed.
             if args.json:
                 print(json.dumps({"error": r.error}))
             else:
                 err.print(Text(r.error or "error"), soft_wrap=True, highlight=False)
             return 2
-        rows.append(r)
+        rows.append(r)  # a reduction that refuses this model shows its reason in its row
     if args.json:
         base = next((r for r in rows if r.reduction == "none"), None)
         print(json.dumps([
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         ]))
     else:
         print_compare(rows, out, args.model)
-    return max((r.exit_code for r in rows), default=0)
+    return max((r.exit_code for r in rows if r.verdict != "error"), default=2)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,13 @@ from movers.reduce.base import Move, Reduction
 from movers.reduce.none import NoReduction
 from movers.reduce.optimistic import Optimistic
 from movers.reduce.static_por import StaticPOR
+from movers.reduce.transactions import Transactions
 
 REDUCTIONS: dict[str, Callable[..., Reduction]] = {
     "none": NoReduction,
     "static-por": StaticPOR,
     "optimistic": Optimistic,
+    "transactions": Transactions,
 }
 
 

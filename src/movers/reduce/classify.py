@@ -157,9 +157,13 @@ def predicate_support(program: Program) -> tuple[set[str], set[str]]:
 class Classification:
     """The current guess, the lockset bookkeeping, and the discipline check (section 4.1's q)."""
 
-    def __init__(self, program: Program, refine: bool = True) -> None:
+    def __init__(self, program: Program, refine: bool = True, incremental: bool = False) -> None:
         self.program = program
         self.refine = refine
+        # Incremental (Flanagan & Qadeer, section 6): a violated guess is weakened at once and the search
+        # goes on; ``version`` counts the weakenings so that the search can re-expand what it stored.
+        self.incremental = incremental
+        self.version = 0
         self.guess: dict[Any, Protection] = {}
         self.lockset: dict[Any, frozenset] = {}
         self.written: set[Any] = set()
@@ -321,9 +325,19 @@ class Classification:
                 what = "writes" if is_write else "reads"
                 msg = (f"thread {t} {what} {key_name(self.program, key)}, classified "
                        f"{p.describe(self.program)}")
-                if not self.refine:
-                    return True, msg + " (automatic classification; --no-refine)"
-                raise Refine(key, p, new, msg)
+                if not self.refine and new.kind == UNPROTECTED:
+                    # Without refinement, report what would lose all protection: a race on the location.
+                    return True, msg + " and no lock protects every access (automatic classification; --no-refine)"
+                r = Refine(key, p, new, msg)
+                if not self.incremental:
+                    raise r
+                self.apply(r)
+                self.version += 1
+                if not (
+                    (new.kind == READONLY and not is_write)
+                    or (new.kind == LOCKED and all(self.holds(state, t, loc, lp) for lp in new.locks))
+                ):
+                    visible = True
         return visible, None
 
     def _weaken(self, key: Any, p: Protection, is_write: bool) -> Protection:
@@ -382,7 +396,8 @@ class Classification:
         b = self.declared_values(ts, before)
         for key, holders in b.items():
             for i in holders:
-                if i != t and i < len(after[2]) and i not in a.get(key, ()):
+                # A terminated thread accesses nothing more: taking its access away is harmless.
+                if i != t and i < len(after[2]) and after[2][i] and i not in a.get(key, ()):
                     d = self.program.exclusives[key[0]]
                     return (f"thread {t} takes away thread {i}'s exclusive access ({d.text}, line {d.line}): "
                             "no thread may falsify another thread's predicate (WFendExcl)")

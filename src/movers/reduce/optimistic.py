@@ -112,6 +112,9 @@ class Optimistic:
         """p_i: thread i has terminated or its next step is visible."""
         if not state[2][i]:
             return True
+        node = self.ts.next_node(state, i)
+        if node.guard is not None or node.is_sync or node.kind == "assume":
+            return True  # visible whatever it accesses; a blocked step is never executed to find out
         return self.step(state, i)[1]
 
     def is_visible_state(self, state: State) -> bool:

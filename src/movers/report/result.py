@@ -46,6 +46,8 @@ class Stats:
     peak_memory_mb: float = 0.0
     # Moves explored (a move of k steps counts once); equals transitions for --reduction none.
     moves: int = 0
+    # Transactions executed (--reduction transactions): moves that ran a whole transaction.
+    transactions: int = 0
 
     @property
     def states_per_second(self) -> float:
@@ -54,6 +56,10 @@ class Stats:
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         del d["moves"]
+        if not self.transactions:
+            del d["transactions"]
+        else:
+            d["steps_per_transaction"] = round(self.transitions / self.transactions, 2)
         return d
 
 

@@ -20,8 +20,13 @@ LIMIT_TEXT = {
 def stats_line(result: Result) -> str:
     s = result.stats
     rate = f"{s.states_per_second:,.0f}" if s.seconds > 0 else "-"
-    return (f"{s.states:,} states, {s.transitions:,} transitions, max depth {s.max_depth}, "
+    line = (f"{s.states:,} states, {s.transitions:,} transitions, max depth {s.max_depth}, "
             f"{s.seconds:.2f} s ({rate} states/s), peak memory {s.peak_memory_mb:.1f} MB")
+    if s.transactions:
+        line += f"\n{s.transactions:,} transactions, {s.transitions / s.transactions:.1f} steps per transaction"
+    elif s.moves and s.moves != s.transitions:
+        line += f"\n{s.moves:,} moves, {s.transitions / s.moves:.1f} steps per move"
+    return line
 
 
 def print_result(result: Result, console: Console, model: str = "", show_classification: bool = False) -> None:
@@ -38,7 +43,8 @@ def print_result(result: Result, console: Console, model: str = "", show_classif
     if result.notes:
         restarts = sum(1 for n in result.notes if n.startswith("refined"))
         if restarts and not show_classification:
-            console.print(f"the classification was refined {restarts} times "
+            times = "once" if restarts == 1 else f"{restarts} times"
+            console.print(f"the classification was refined {times} "
                           "(--show-classification lists the final one and each refinement)")
         for n in result.notes:
             if show_classification or not n.startswith("refined"):
@@ -56,7 +62,8 @@ def print_result(result: Result, console: Console, model: str = "", show_classif
         if not v.trace:
             continue
         where = f" in {model}" if model else ""
-        table = Table(title=f"counterexample: {len(v.trace)} steps{where}", title_justify="left",
+        n = len(v.trace)
+        table = Table(title=f"counterexample: {n} step{'s' if n != 1 else ''}{where}", title_justify="left",
                       show_edge=False)
         table.add_column("step", justify="right")
         table.add_column("thread", justify="right")
@@ -73,7 +80,8 @@ def print_result(result: Result, console: Console, model: str = "", show_classif
 
 def print_compare(rows: list[Result], console: Console, model: str) -> None:
     table = Table(title=f"movers compare {model}", title_justify="left")
-    for col in ("reduction", "verdict", "states", "transitions", "seconds", "states/s", "peak MB", "states vs none"):
+    for col in ("reduction", "verdict", "states", "transitions", "moves", "steps/move", "seconds", "states/s",
+                "peak MB", "states vs none"):
         table.add_column(col, justify="left" if col in ("reduction", "verdict") else "right")
     base = next((r for r in rows if r.reduction == "none" and r.verdict != "error"), None)
     for r in rows:
@@ -83,7 +91,8 @@ def print_compare(rows: list[Result], console: Console, model: str) -> None:
             ratio = f"{s.states / base.stats.states:.2f}"
         verdict = r.verdict if r.verdict != "violation" else f"violation ({r.violations[0].kind})"
         if r.verdict == "error":
-            verdict = f"error: {r.error}"
-        table.add_row(r.reduction, Text(verdict), f"{s.states:,}", f"{s.transitions:,}", f"{s.seconds:.3f}",
-                      f"{s.states_per_second:,.0f}", f"{s.peak_memory_mb:.1f}", ratio)
+            verdict = "refused: " + (r.error or "").split(";")[0].removeprefix("--reduction ")
+        per_move = f"{s.transitions / s.moves:.2f}" if s.moves else ""
+        table.add_row(r.reduction, Text(verdict), f"{s.states:,}", f"{s.transitions:,}", f"{s.moves:,}", per_move,
+                      f"{s.seconds:.3f}", f"{s.states_per_second:,.0f}", f"{s.peak_memory_mb:.1f}", ratio)
     console.print(table)

@@ -98,8 +98,11 @@ def changes(program: Program, before: State, after: State, t: int) -> dict[str, 
         a = view(program, before, t, -1)
         b = view(program, after, t)
     else:
-        a = view(program, before, t, depth if da == db else -1)
-        b = view(program, after, t, depth if da == db else -1)
+        # Same frame, or a return: compare the frame that is on top afterwards (the caller receiving the
+        # value), which exists in both states.
+        keep = depth if da == db else da - 1
+        a = view(program, before, t, keep)
+        b = view(program, after, t, keep)
     changed = {k: v for k, v in b.items() if a.get(k) != v}
     # Names that disappear: a monitor fully released, a wait set emptied, a list or object dropped.
     for k in a:

@@ -92,7 +92,10 @@ class Search:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            found = self._dfs() if strategy == "dfs" else self._bfs()
+            if getattr(self.red, "incremental", False):
+                found = self._incremental(strategy)
+            else:
+                found = self._dfs() if strategy == "dfs" else self._bfs()
             limit = None
         except _Stop as s:
             found, limit = None, s.why
@@ -273,6 +276,76 @@ class Search:
             if expanded % self.CHECK_EVERY == 0:
                 self._tick(len(stored))
         return None
+
+    # -- incremental passes (reductions whose predicates weaken during the search) ------------------------------
+
+    def _incremental(self, strategy: str) -> Found | None:
+        """Explore; whenever the reduction's classification weakened during a pass, re-expand every stored
+        state with the weaker one, keeping what was found, until a pass changes nothing. This computes the
+        least fixpoint of Flanagan & Qadeer's rules with lock inference (section 6) without restarting."""
+        ts, red, stats = self.ts, self.red, self.stats
+        max_states, max_depth = self.limits.max_states, self.limits.max_depth
+        init, bad = self._initial()
+        parent: dict[State, tuple[State | None, Move | None]] = {init: (None, None)}
+        depth_of: dict[State, int] = {init: 0}
+        stored: dict[State, None] = {}
+        if red.store(init):
+            stored[init] = None
+        self._store = stored
+        if bad:
+            return bad
+        roots = [init]
+        self.passes = 0
+        transitions = nmoves = 0
+        try:
+            while True:
+                self.passes += 1
+                before = red.version()  # type: ignore[attr-defined]
+                work = list(reversed(roots)) if strategy == "dfs" else list(roots)
+                expanded = 0
+                while work:
+                    s = work.pop() if strategy == "dfs" else work.pop(0)
+                    d = depth_of[s]
+                    if max_depth is not None and d >= max_depth:
+                        if red.moves(s):
+                            self.truncated = True
+                        continue
+                    moves = red.moves(s)
+                    if not moves:
+                        dead = ts.deadlock(s)
+                        if dead:
+                            return Found("deadlock", dead, self._bfs_path(parent, s), s)
+                    for m in moves:
+                        transitions += len(m.steps)
+                        nmoves += 1
+                        if m.violation is not None:
+                            return Found(m.violation[0], m.violation[1], self._bfs_path(parent, s) + list(m.steps))
+                        n = m.state
+                        if n is None or n in parent:
+                            continue
+                        parent[n] = (s, m)
+                        depth_of[n] = d + 1
+                        if d + 1 > stats.max_depth:
+                            stats.max_depth = d + 1
+                        if red.store(n):
+                            stored[n] = None
+                            if max_states is not None and len(stored) >= max_states:
+                                raise _Stop("max-states")
+                        v = ts.check_state(n)
+                        if v is not None:
+                            return Found(v[0], v[1], self._bfs_path(parent, n), n)
+                        work.append(n)
+                    expanded += 1
+                    if expanded % self.CHECK_EVERY == 0:
+                        stats.transitions, stats.moves = transitions, nmoves
+                        self._tick(len(stored))
+                if red.version() == before:  # type: ignore[attr-defined]
+                    return None
+                # The predicates weakened: what was expanded under the stronger ones is expanded again.
+                roots = list(stored)
+                red.reset()  # type: ignore[attr-defined]
+        finally:
+            stats.transitions, stats.moves = transitions, nmoves
 
     @staticmethod
     def _bfs_path(parent: dict[State, tuple[State | None, Move | None]], s: State) -> list[Step]:

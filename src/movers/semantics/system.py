@@ -134,7 +134,7 @@ class TransitionSystem:
         if guard is None:
             return True
         c = self._gctx
-        c.g, c.heap, c.threads = state
+        c.g, c.heap, c.threads = state[0], state[1], state[2]
         c.tid = t
         c.loc = top[2:]  # type: ignore[assignment]  # guards only read locals
         try:
@@ -202,7 +202,8 @@ class TransitionSystem:
         return self._run(state, t, choices, track)
 
     def _run(self, state: State, t: int, choices: tuple[int, ...], track: bool) -> Outcome:
-        g, heap, threads = state
+        # Index rather than unpack: instrumentations may append ghost components to the state.
+        g, heap, threads = state[0], state[1], state[2]
         th = threads[t]
         ctx = Ctx(g, heap, threads, t, track, th, choices)
         top = th[-1]
@@ -266,7 +267,7 @@ class TransitionSystem:
 
     def evaluate_predicate(self, state: State, pred: Any, t: int, obj: Any = None) -> bool:
         c = self._gctx
-        c.g, c.heap, c.threads = state
+        c.g, c.heap, c.threads = state[0], state[1], state[2]
         c.tid = -1
         return bool(pred(c, t, obj))
 

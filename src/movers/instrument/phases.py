@@ -1,0 +1,145 @@
+"""The instrumented program P# of Flanagan & Qadeer, *Transactions for Software Model Checking* (SoftMC
+2003, ``papers/004``), section 4.2, specialised to locks as in section 5.
+
+P# extends every state with a *phase* per thread, the ghost variable p of the paper: ``True`` while the
+thread is in the pre-commit (right-mover) part of a transaction, ``False`` after it (post-commit, or between
+transactions), and ``INIT`` before the thread's first step (the paper's location Init). States of P# are
+``(globals, heap, threads, phases)``: the plain state with the phases appended, so every explorer and
+reduction works on them unchanged.
+
+Each executed step is a **right mover**, a **left mover**, **both**, or a **non-mover**, from the exclusive
+access predicates E(t, x) of the locations it accesses (section 4.1: right mover if t has exclusive access
+to everything it accesses in the post-state, left mover if in the pre-state):
+
+- lock acquire, the re-acquire after ``wait``, entering a monitor, semaphore acquire: right movers
+  (section 5; 5.2 re-entrant locks; 5.3 wait is a left mover then a right mover);
+- lock release, the release-and-wait half of ``wait``, leaving a monitor, semaphore release: left movers;
+- ``notify``/``notify_all``: both (they need the lock, and only its holder can touch the wait set, 5.3);
+- ``start``, ``join``, and ``indivisible`` blocks that synchronise: non-movers;
+- a data step (assignments, conditions, ``assert``, ``assume``, ``wait_until``, calls): both if the thread
+  has exclusive access to every location it accesses (unshared data 5.1, lock-protected data, read-only
+  data), a non-mover if it touches an unprotected location.
+
+The phase update is the paper's: p' = E(t, l) in the post-state and (p or l = Init or not E(t, l) in the
+pre-state), which for these classes is: right -> True; left and non-movers -> False; both -> p (True at
+the thread's first step).
+
+The assertion delta(t, l) before each unsafe access: a data access to a location with a declared predicate
+that is false is a ``discipline`` violation. Automatic predicates (the inferred protecting locks, section 6)
+are weakened instead (``Classification`` in incremental mode): the access then becomes a non-mover.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from movers.reduce.classify import Classification
+from movers.semantics.system import Outcome
+
+INIT = None
+RIGHT, LEFT, BOTH, NON = "right", "left", "both", "non"
+RIGHT_KINDS = frozenset({"acquire", "reacquire"})
+LEFT_KINDS = frozenset({"release", "wait"})
+NON_KINDS = frozenset({"start", "join", "indivisible"})
+CACHE_LIMIT = 100_000
+
+
+def next_phase(p: Any, mover: str) -> bool:
+    if mover == RIGHT:
+        return True
+    if mover == BOTH:
+        return True if p is INIT else p
+    return False
+
+
+class PhaseSystem:
+    """P#: a transition system whose states carry each thread's phase."""
+
+    def __init__(self, inner: Any, classification: Classification) -> None:
+        self.inner = inner
+        self.program = inner.program
+        self.cls = classification
+        self.enabled = inner.enabled
+        self.deadlock = inner.deadlock
+        self.next_node = inner.next_node
+        self.check_state = inner.check_state
+        self._cache: dict[tuple[Any, int], tuple[list[Outcome], str]] = {}
+        self._initial: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def initial(self) -> tuple:
+        if self._initial is None:
+            s = self.inner.initial()
+            self._initial = (s[0], s[1], s[2], (INIT,) * len(s[2]))
+        return self._initial
+
+    def reset(self) -> None:
+        self._cache.clear()
+
+    @staticmethod
+    def phases(state: tuple) -> tuple:
+        return state[3]
+
+    def _extend(self, state: tuple, t: int, o: Outcome, mover: str) -> None:
+        if o.state is None:
+            return
+        ph = state[3]
+        p = next_phase(ph[t], mover)
+        new = ph[:t] + (p,) + ph[t + 1:]
+        started = len(o.state[2]) - len(ph)
+        if started > 0:
+            new = new + (INIT,) * started
+        o.state = (o.state[0], o.state[1], o.state[2], new)
+
+    def step(self, state: tuple, t: int) -> tuple[list[Outcome], str]:
+        """Thread t's next step from ``state`` (every resolution), with the delta assertions checked, the
+        phases updated, and what kind of mover it is."""
+        k = (state, t)
+        hit = self._cache.get(k)
+        if hit is not None:
+            return hit
+        inner = self.inner
+        node = inner.next_node(state, t)
+        outs = inner.execute(state, t, True)
+        if node.kind in RIGHT_KINDS:
+            mover = RIGHT
+        elif node.kind in LEFT_KINDS:
+            mover = LEFT
+        elif node.kind == "notify":
+            mover = BOTH
+        elif node.kind in NON_KINDS:
+            mover = NON
+        else:
+            mover = BOTH
+        for o in outs:
+            eff = o.effect
+            if eff is None:
+                continue
+            nonmover, bad = self.cls.check_access(inner, state, t, eff.reads, eff.writes)
+            if bad is not None and o.violation is None:
+                o.violation = ("discipline", bad)
+                o.state = None
+            if nonmover:
+                mover = NON  # e.g. a lock reached through an unprotected reference
+            if eff.started:
+                mover = NON
+        for o in outs:
+            self._extend(state, t, o, mover)
+        if len(self._cache) >= CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[k] = (outs, mover)
+        return outs, mover
+
+    def execute(self, state: tuple, t: int, track: bool | None = None) -> list[Outcome]:
+        return self.step(state, t)[0]
+
+    def execute_choice(self, state: tuple, t: int, choices: tuple[int, ...], track: bool = True) -> Outcome:
+        """Replay one resolution (counterexample traces); the phase is carried along."""
+        for o in self.step(state, t)[0]:
+            if o.choices == choices:
+                return o
+        o = self.inner.execute_choice(state, t, choices, track)
+        self._extend(state, t, o, NON)
+        return o

@@ -1,0 +1,205 @@
+"""``--reduction transactions``: Flanagan & Qadeer, *Transactions for Software Model Checking*, SoftMC 2003
+(``papers/004``).
+
+Where Stoller & Cohen only let invisible steps move left, transactions also move right movers (lock
+acquires) right: a transaction is a sequence of right movers, at most one non-mover (the commit), then
+left movers. Runs on the instrumented program P# (``instrument/phases.py``), whose states carry each
+thread's phase. Following section 4.2, each thread t is at every state in one of
+
+- R(t): in the right-mover (pre-commit) part of a transaction: its phase is True (condition A);
+- L(t): in the left-mover (post-commit) part: phase False, not at Init, and its next step is a left mover
+  in this state (condition B);
+- N(t): not inside a transaction: everything else (terminated threads included).
+
+The search schedules a thread only when every *other* thread is in N (rule (step)), so a transaction runs
+without interruption from a state where all threads are in N to the next such state. A transaction is
+explored as one move and the states inside it are not stored; only states where every thread is in N are.
+Condition C (every L run reaches N) is met by ending a transaction that comes back to a state it has
+passed, and storing that state: this breaks every cycle of L states by an N state.
+
+Protecting locks are inferred incrementally (section 6): a location starts protected (unshared by its first
+accessor, then read-only, then by the locks held at every access) and loses protection the moment an access
+violates it, without restarting; the search then re-expands every state it stored, with the weaker
+predicates, until a pass changes nothing (the fixpoint of the paper's rules, Theorem 6.1).
+
+Deadlocks: right movers can hide them (section 7: the algorithm "does not directly catch deadlocks"). A
+thread blocked inside a transaction is a dead end of the reduced search, not a deadlock. Deadlocks seen in
+stored states are real and reported; deadlock *freedom* is established separately, by an optimistic search
+for that property (``Checker`` does it; see docs/reductions.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from movers.instrument.phases import BOTH, INIT, LEFT, NON_KINDS, RIGHT_KINDS, PhaseSystem
+from movers.reduce.base import Move
+from movers.reduce.classify import Classification
+
+
+class Transactions:
+    name = "transactions"
+    preserves = frozenset({"assertion", "invariant", "discipline", "runtime-error"})
+    checks_discipline = True
+    incremental = True  # the search re-expands its stored states when the classification weakens
+
+    def __init__(self, ts: Any, classification: Classification | None = None) -> None:
+        cls = classification or Classification(ts.program, incremental=True)
+        cls.incremental = True
+        self.cls = cls
+        self.ts = ts if isinstance(ts, PhaseSystem) else PhaseSystem(ts, cls)
+        self._cut: set[Any] = set()
+        self._initial: Any = None
+
+    @property
+    def system(self) -> PhaseSystem:
+        """The transition system the search runs on: P#."""
+        return self.ts
+
+    def version(self) -> int:
+        return self.cls.version
+
+    def reset(self) -> None:
+        self.ts.reset()
+
+    # -- R, L, N ----------------------------------------------------------------------------------------------
+
+    def in_N(self, state: tuple, t: int) -> bool:  # noqa: N802 - the paper's name
+        if not state[2][t]:
+            return True
+        p = state[3][t]
+        if p is True:
+            return False  # R(t)
+        if p is INIT:
+            return True
+        node = self.ts.next_node(state, t)
+        if node.kind in RIGHT_KINDS or node.kind in NON_KINDS or not self.ts.enabled(state, t):
+            return True  # not a left mover (and a blocked step is never executed to find out)
+        _, mover = self.ts.step(state, t)
+        return mover not in (LEFT, BOTH)  # L(t) when the next step is a left mover
+
+    def all_N(self, state: tuple) -> bool:  # noqa: N802
+        return all(self.in_N(state, t) for t in range(len(state[2])))
+
+    def store(self, state: tuple) -> bool:
+        if self._initial is None:
+            self._initial = state
+        return state is self._initial or state in self._cut or self.all_N(state)
+
+    # -- moves ------------------------------------------------------------------------------------------------
+
+    def moves(self, state: tuple) -> list[Move]:
+        n = len(state[2])
+        for t in range(n):
+            if not self.in_N(state, t):
+                return self._transaction(state, t)  # only a stored cut state can get here
+        out: list[Move] = []
+        for t in range(n):
+            if self.ts.enabled(state, t):
+                out.extend(self._transaction(state, t))
+        return out
+
+    def _transaction(self, state: tuple, t: int) -> list[Move]:
+        ts = self.ts
+        out: list[Move] = []
+        outs, _ = ts.step(state, t)
+        work = [(o, ((t, o.choices),)) for o in reversed(outs)]
+        seen = {state}
+        while work:
+            o, steps = work.pop()
+            if o.violation is not None:
+                out.append(Move(steps, None, o.violation))
+                continue
+            s = o.state
+            if s is None:
+                continue
+            bad = ts.check_state(s)
+            if bad is not None:
+                out.append(Move(steps, None, bad))
+                continue
+            if self.in_N(s, t):
+                out.append(Move(steps, s))
+                continue
+            if not ts.enabled(s, t):
+                continue  # blocked inside a transaction: a dead end, not a deadlock (section 7)
+            if s in seen:
+                self._cut.add(s)  # condition C: an N state breaks the cycle of L states
+                out.append(Move(steps, s))
+                continue
+            seen.add(s)
+            nxt, _ = ts.step(s, t)
+            for o2 in reversed(nxt):
+                work.append((o2, steps + ((t, o2.choices),)))
+        return out
+
+
+def second_condition_violations(program: Any) -> list[str]:
+    """Declared predicates that another thread's step might make true or false (condition (ii) of section
+    4.1). Accepted: comparisons of ``t`` with a constant or with ``X.owner`` where X names a lock through a
+    global or a field that no thread assigns, and ``and``/``or``/``not`` of those. (Stoller & Cohen's
+    WFendExcl only forbids taking access away; the section 7 example gives it: ``y += 1``.)"""
+    import ast
+
+    written_globals: set[str] = set()
+    written_fields: set[str] = set()
+    for code in _all_codes(program):
+        for n in code.nodes:
+            written_globals |= n.writes
+            if not code.name.endswith(".__init__"):
+                written_fields |= n.fields_written
+    bad: list[str] = []
+    for d in program.exclusives:
+        tree = ast.parse(d.text, mode="eval").body
+        assert isinstance(tree, ast.Call)
+        kind = tree.func.id  # type: ignore[attr-defined]
+        if kind == "thread_local":
+            continue
+        if kind == "guarded_by":
+            ok = _stable_lock(tree.args[1], written_globals, written_fields)
+        else:
+            lam = tree.args[1]
+            assert isinstance(lam, ast.Lambda)
+            t = lam.args.args[0].arg
+            ok = _safe(lam.body, t, written_globals, written_fields)
+        if not ok:
+            bad.append(f"line {d.line}: {d.text}")
+    return bad
+
+
+def _all_codes(program: Any) -> list[Any]:
+    codes = list(program.functions.values())
+    for c in program.classes.values():
+        codes.extend(c.methods.values())
+    return codes
+
+
+def _stable_lock(e: Any, written_globals: set[str], written_fields: set[str]) -> bool:
+    import ast
+
+    if isinstance(e, ast.Name):
+        return e.id not in written_globals
+    if isinstance(e, ast.Attribute):
+        return e.attr not in written_fields and _stable_lock(e.value, written_globals, written_fields)
+    if isinstance(e, ast.Subscript):
+        return False
+    return False
+
+
+def _safe(e: Any, t: str, written_globals: set[str], written_fields: set[str]) -> bool:
+    import ast
+
+    if isinstance(e, ast.BoolOp):
+        return all(_safe(v, t, written_globals, written_fields) for v in e.values)
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
+        return _safe(e.operand, t, written_globals, written_fields)
+    if isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], (ast.Eq, ast.NotEq)):
+        a, b = e.left, e.comparators[0]
+        for x, y in ((a, b), (b, a)):
+            if isinstance(x, ast.Name) and x.id == t:
+                if isinstance(y, ast.Constant):
+                    return True
+                if isinstance(y, ast.Attribute) and y.attr == "owner":
+                    return _stable_lock(y.value, written_globals, written_fields)
+    if isinstance(e, ast.Constant):
+        return True
+    return False

@@ -56,6 +56,7 @@ class Checker:
     limits: Limits = field(default_factory=Limits)
     progress: Callable[[Stats], None] | None = None
     refine: bool = True
+    infer_locks: bool = True
 
     def system(self) -> Any:
         own = checks_discipline(self.reduction)
@@ -68,7 +69,9 @@ class Checker:
         options: dict[str, Any] = {}
         if checks_discipline(self.reduction):
             incremental = bool(getattr(REDUCTIONS[self.reduction], "incremental", False))
-            options["classification"] = Classification(self.program, refine=self.refine, incremental=incremental)
+            options["classification"] = Classification(
+                self.program, refine=self.refine, incremental=incremental, infer=self.infer_locks
+            )
         if self.reduction == "transactions":
             bad = second_condition_violations(self.program)
             if bad:
@@ -127,6 +130,7 @@ class Checker:
         result.notes = notes
         if "classification" in options:
             result.classification = options["classification"].report()
+            result.locks = options["classification"].protecting_locks()
         return result
 
     def _can_block(self) -> bool:
@@ -138,7 +142,8 @@ class Checker:
     def _deadlock_check(self, result: Result, notes: list[str]) -> Result:
         """A reduction that does not preserve deadlocks (transactions) gets deadlock freedom checked by
         another sound route: an optimistic search."""
-        other = Checker(self.program, "optimistic", self.search, self.limits, None, self.refine).run()
+        other = Checker(self.program, "optimistic", self.search, self.limits, None, self.refine,
+                        self.infer_locks).run()
         if other.verdict == "ok":
             notes.append(f"deadlock freedom checked by an optimistic search ({other.stats.states:,} states), "
                          "since transactions do not preserve deadlocks")
@@ -173,6 +178,7 @@ def check(
     progress: Callable[[Stats], None] | None = None,
     filename: str | None = None,
     refine: bool = True,
+    infer_locks: bool = True,
 ) -> Result:
     """Check a model (a path, or source text) and return its Result (the fields of ``--json``).
 
@@ -185,4 +191,4 @@ def check(
     except OSError as e:
         return Result("error", reduction, error=f"{model}: cannot read the model: {e.strerror or e}")
     limits = Limits(max_states, time_limit, max_depth)
-    return Checker(program, reduction, search, limits, progress, refine).run()
+    return Checker(program, reduction, search, limits, progress, refine, infer_locks).run()

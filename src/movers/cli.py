@@ -39,7 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--no-refine", action="store_true",
                    help="report a violated automatic classification instead of refining it and restarting")
     c.add_argument("--show-classification", action="store_true",
-                   help="print how each location was classified (optimistic reduction)")
+                   help="print how each location was classified (optimistic, transactions)")
+    c.add_argument("--show-locks", action="store_true",
+                   help="print the inferred protecting lock of each location (optimistic, transactions)")
+    c.add_argument("--infer-locks", action=argparse.BooleanOptionalAction, default=True,
+                   help="infer the classification of undeclared locations (default); with --no-infer-locks "
+                        "they are unprotected")
     k = sub.add_parser("compare", help="one row per reduction on the same model")
     k.add_argument("model")
     k.add_argument("--reductions", default=",".join(REDUCTIONS), help="comma-separated reduction names")
@@ -99,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             r = check(args.model, reduction=args.reduction, search=args.search, max_states=args.max_states,
                       time_limit=args.time_limit, max_depth=args.max_depth, progress=progress,
-                      refine=not args.no_refine)
+                      refine=not args.no_refine, infer_locks=args.infer_locks)
         finally:
             stop()
         if args.json:
@@ -107,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         elif r.verdict == "error":
             err.print(Text(r.error or "error"), soft_wrap=True, highlight=False)
         else:
-            print_result(r, out, args.model, show_classification=args.show_classification)
+            print_result(r, out, args.model, show_classification=args.show_classification,
+                         show_locks=args.show_locks)
         return r.exit_code
     names = [n.strip() for n in args.reductions.split(",") if n.strip()]
     unknown = [n for n in names if n not in REDUCTIONS]

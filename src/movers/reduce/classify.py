@@ -157,9 +157,13 @@ def predicate_support(program: Program) -> tuple[set[str], set[str]]:
 class Classification:
     """The current guess, the lockset bookkeeping, and the discipline check (section 4.1's q)."""
 
-    def __init__(self, program: Program, refine: bool = True, incremental: bool = False) -> None:
+    def __init__(
+        self, program: Program, refine: bool = True, incremental: bool = False, infer: bool = True
+    ) -> None:
         self.program = program
         self.refine = refine
+        # Without inference, a location with no declaration is unprotected from the start.
+        self.infer = infer
         # Incremental (Flanagan & Qadeer, section 6): a violated guess is weakened at once and the search
         # goes on; ``version`` counts the weakenings so that the search can re-expand what it stored.
         self.incremental = incremental
@@ -309,6 +313,10 @@ class Classification:
                     self.written.add(key)
                 p = self.guess.get(key)
                 if p is None:
+                    if not self.infer:
+                        self.guess[key] = Protection(UNPROTECTED)
+                        visible = True
+                        continue
                     self.guess[key] = Protection(UNSHARED, owner=t)
                     continue
                 if p.kind == UNPROTECTED:
@@ -402,6 +410,14 @@ class Classification:
                     return (f"thread {t} takes away thread {i}'s exclusive access ({d.text}, line {d.line}): "
                             "no thread may falsify another thread's predicate (WFendExcl)")
         return None
+
+    def protecting_locks(self) -> dict[str, str]:
+        """The inferred protecting locks: locations protected by a lockset (``--show-locks``)."""
+        out = {d.text.split("(", 1)[1].split(",", 1)[0]: f"declared: {d.text}" for d in self.program.exclusives}
+        out.update({key_name(self.program, k): p.describe(self.program).removeprefix("protected by ")
+                    for k, p in sorted(self.guess.items(), key=lambda kv: key_name(self.program, kv[0]))
+                    if p.kind == LOCKED})
+        return out
 
     def report(self) -> dict[str, str]:
         """The classification of every location seen, for users (``--show-classification``)."""

@@ -77,6 +77,8 @@ class Result:
     notes: list[str] = field(default_factory=list)
     # Final classification of locations (optimistic and later reductions): location -> description.
     classification: dict[str, str] = field(default_factory=dict)
+    # Inferred protecting locks: location -> locks (optimistic, transactions).
+    locks: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -29,7 +29,9 @@ def stats_line(result: Result) -> str:
     return line
 
 
-def print_result(result: Result, console: Console, model: str = "", show_classification: bool = False) -> None:
+def print_result(
+    result: Result, console: Console, model: str = "", show_classification: bool = False, show_locks: bool = False
+) -> None:
     if result.verdict == "error":
         console.print(Text(f"error: {result.error}", style="red"), soft_wrap=True)
         return
@@ -56,6 +58,16 @@ def print_result(result: Result, console: Console, model: str = "", show_classif
         for loc, how in result.classification.items():
             table.add_row(Text(loc), Text(how))
         console.print(table)
+    if show_locks:
+        if result.locks:
+            table = Table(title="inferred protecting locks", title_justify="left", show_edge=False)
+            table.add_column("location")
+            table.add_column("protected by")
+            for loc, locks in result.locks.items():
+                table.add_row(Text(loc), Text(locks))
+            console.print(table)
+        else:
+            console.print("no location is protected by a lock (see --show-classification)")
     for v in result.violations:
         console.print()
         console.print(Text(f"{v.kind}: ", style="bold red") + Text(v.message), soft_wrap=True)

@@ -1,0 +1,237 @@
+"""Flanagan & Qadeer's transactions (papers/004): one transaction per procedure on the section 2 counter,
+condition (ii), incremental lock inference, honesty about deadlocks, and soundness against none."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from conftest import EXAMPLES
+from differential import run_differential
+from hypothesis import HealthCheck, given, note, settings
+from strategies import models, single_kind_models
+
+import movers
+from movers.checker import Checker, load
+
+FILES = sorted(EXAMPLES.glob("*.py"))
+
+
+def tx(src: str, **kw):
+    return movers.check(textwrap.dedent(src).lstrip("\n"), reduction="transactions", **kw)
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.name != "sc_example.py"], ids=lambda p: p.name)
+def test_examples_agree_with_none(path) -> None:
+    base = movers.check(path)
+    r = movers.check(path, reduction="transactions")
+    assert r.verdict == base.verdict, (r.error, r.violations)
+    if base.violations:
+        assert r.violations[0].kind == base.violations[0].kind
+
+
+@pytest.mark.parametrize("name", ["fq_counter.py", "bounded_buffer.py"])
+def test_fewer_states_than_optimistic(name: str) -> None:
+    opt = movers.check(EXAMPLES / name, reduction="optimistic")
+    r = movers.check(EXAMPLES / name, reduction="transactions")
+    assert r.verdict == opt.verdict == "ok"
+    assert r.stats.states < opt.stats.states
+
+
+def test_missing_lock_bug_is_found() -> None:
+    r = movers.check(EXAMPLES / "fq_counter_nolock.py", reduction="transactions")
+    assert r.verdict == "violation" and r.violations[0].kind == "assertion"
+
+
+RANDOM = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@RANDOM
+@given(single_kind_models())
+def test_random_models_same_verdict_and_kind(case: tuple[str, str]) -> None:
+    note(case[0])
+    run_differential(case[0], ["transactions"])
+
+
+@RANDOM
+@given(models())
+def test_random_models_same_verdict(src: str) -> None:
+    note(src)
+    run_differential(src, ["transactions"], compare_kinds=False)
+
+
+# -- section 2: one transaction per procedure call --------------------------------------------------------------
+
+COUNTER = """
+x = 0
+y = 0
+count = 0
+mx = Lock()
+my = Lock()
+
+def incr():
+    global x, count
+    mx.acquire()
+    tx = x
+    count += 1
+    x = tx + 1
+    mx.release()
+
+def decr():
+    global y, count
+    my.acquire()
+    ty = y
+    count -= 1
+    y = ty + 1
+    my.release()
+
+def read():
+    mx.acquire()
+    tx = x
+    my.acquire()
+    ty = y
+    assert count == tx - ty
+    my.release()
+    mx.release()
+    return tx - ty
+
+def a():
+    incr()
+    decr()
+    read()
+
+def b():
+    incr()
+    decr()
+    read()
+
+Thread(target=a).start()
+Thread(target=b).start()
+"""
+
+
+def moves_of_thread_0(reduction: str) -> list[list[str]]:
+    """Run thread 0 alone to its end from the initial state, with the final classification, and return
+    the source lines of each move it takes."""
+    program = load(textwrap.dedent(COUNTER))
+    checker = Checker(program, reduction=reduction)
+    assert checker.run().verdict == "ok"
+    red = checker.last_reduction
+    red.reset()
+    ts = getattr(red, "system", red.ts)
+    s = ts.initial()
+    out = []
+    while s[2][0]:
+        moves = red.moves(s)
+        m = next((m for m in moves if m.steps[0][0] == 0), None)
+        if m is None:  # another thread's catch-up move (optimistic, WFinitVis): not thread 0's
+            s = moves[0].state
+            continue
+        state = s
+        lines = []
+        for t, ch in m.steps:
+            o = ts.execute_choice(state, t, ch)
+            lines.append(o.node.source)
+            state = o.state
+        out.append(lines)
+        s = m.state
+    return out
+
+
+def test_one_transaction_per_procedure_call() -> None:
+    moves = moves_of_thread_0("transactions")
+    commits = [[src for src in m if "count" in src] for m in moves]
+    # incr, decr and read: each is one transaction with its single commit (the access to count).
+    assert len(moves) == 3
+    assert [len(c) for c in commits] == [1, 1, 1]
+
+
+def test_optimistic_splits_the_procedures() -> None:
+    moves = moves_of_thread_0("optimistic")
+    assert len(moves) > 3  # every lock operation and every access to count is visible
+
+
+# -- condition (ii) -------------------------------------------------------------------------------------------------
+
+
+def test_predicates_another_thread_can_give_are_refused() -> None:
+    r = movers.check(EXAMPLES / "sc_example.py", reduction="transactions")
+    assert r.verdict == "error" and r.exit_code == 2
+    assert "condition (ii)" in r.error and "y == 2" in r.error
+    # optimistic needs only WFendExcl, which the section 7 example meets
+    assert movers.check(EXAMPLES / "sc_example.py", reduction="optimistic").verdict == "ok"
+
+
+def test_predicates_respecting_condition_ii_are_accepted() -> None:
+    r = tx("""
+    m = Lock()
+    x = 0
+    guarded_by(x, m)
+    exclusive(y, lambda t: t == 1)
+    y = 0
+    def w():
+        global x
+        with m:
+            x += 1
+    def v():
+        global y
+        y = 1
+    Thread(target=w).start()
+    Thread(target=v).start()
+    Thread(target=w).start()
+    """)
+    assert r.verdict == "ok", r.error
+    r = tx("""
+    m = Lock()
+    x = 0
+    guarded_by(x, m)
+    def w():
+        global x, m
+        m = Lock()
+        with m:
+            x += 1
+    Thread(target=w).start()
+    Thread(target=w).start()
+    """)
+    assert r.verdict == "error" and "guarded_by(x, m)" in r.error
+
+
+# -- incremental inference (section 6) ------------------------------------------------------------------------------
+
+
+def test_lock_inference_is_incremental() -> None:
+    program = load(textwrap.dedent(COUNTER))
+    checker = Checker(program, reduction="transactions")
+    r = checker.run()
+    assert r.verdict == "ok"
+    assert checker.last_search.passes >= 2  # weakened, then re-expanded, without a restart
+    assert not any(n.startswith("refined") for n in r.notes)
+    assert r.locks == {"x": "mx", "y": "my"}
+    assert r.classification["count"] == "unprotected"
+
+
+def test_without_inference_everything_undeclared_is_a_non_mover() -> None:
+    src = textwrap.dedent(COUNTER)
+    inferred = movers.check(src, reduction="transactions")
+    plain = movers.check(src, reduction="transactions", infer_locks=False)
+    assert plain.verdict == inferred.verdict == "ok"
+    assert plain.stats.states > inferred.stats.states
+
+
+# -- deadlocks --------------------------------------------------------------------------------------------------------
+
+
+def test_deadlocks_are_checked_by_another_route() -> None:
+    r = movers.check(EXAMPLES / "dining_philosophers.py", reduction="transactions")
+    assert r.verdict == "violation" and r.violations[0].kind == "deadlock"
+    r = movers.check(EXAMPLES / "dining_philosophers_ordered.py", reduction="transactions")
+    assert r.verdict == "ok"
+    assert any("deadlock freedom checked by an optimistic search" in n for n in r.notes)
+
+
+def test_transactions_statistics() -> None:
+    r = movers.check(EXAMPLES / "fq_counter.py", reduction="transactions")
+    assert r.stats.transactions > 0
+    assert r.stats.transitions / r.stats.transactions > 2
+    d = r.to_json()["stats"]
+    assert d["transactions"] == r.stats.transactions and d["steps_per_transaction"] > 2

@@ -134,10 +134,7 @@ class Checker:
         return result
 
     def _can_block(self) -> bool:
-        codes = list(self.program.functions.values())
-        for c in self.program.classes.values():
-            codes.extend(c.methods.values())
-        return any(n.guard is not None for c in codes for n in c.nodes)
+        return any(n.guard is not None for c in self.program.codes() for n in c.nodes)
 
     def _deadlock_check(self, result: Result, notes: list[str]) -> Result:
         """A reduction that does not preserve deadlocks (transactions) gets deadlock freedom checked by

@@ -213,6 +213,39 @@ class Program:
     exclusives: list[Exclusive] = field(default_factory=list)
     atomic_blocks: list[AtomicBlock] = field(default_factory=list)
 
+    def codes(self) -> list[Code]:
+        """Every function and method (not the module's initialisation)."""
+        out = list(self.functions.values())
+        for cls in self.classes.values():
+            out.extend(cls.methods.values())
+        return out
+
+    def callee_index(self) -> dict[str, list[Code]]:
+        """The codes a node's ``callee_names`` may denote: 'f', '.method', 'Class.method'."""
+        index: dict[str, list[Code]] = {}
+        for name, code in self.functions.items():
+            index.setdefault(name, []).append(code)
+        for cls in self.classes.values():
+            for m, code in cls.methods.items():
+                index.setdefault("." + m, []).append(code)
+                index.setdefault(f"{cls.name}.{m}", []).append(code)
+        return index
+
+    def reachable_codes(self, roots: list[Code]) -> list[Code]:
+        """``roots`` and every code they may call, transitively."""
+        index = self.callee_index()
+        seen: list[Code] = []
+        work = list(roots)
+        while work:
+            c = work.pop()
+            if c in seen:
+                continue
+            seen.append(c)
+            for n in c.nodes:
+                for name in n.callee_names:
+                    work.extend(index.get(name, ()))
+        return seen
+
     def global_slot(self, name: str) -> int:
         return self.globals.index(name)
 

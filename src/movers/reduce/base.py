@@ -7,8 +7,9 @@ granularity, whatever the reduction explored.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from movers.semantics.state import State
 
@@ -28,3 +29,47 @@ class Reduction(Protocol):
     def moves(self, state: State) -> list[Move]: ...
 
     def store(self, state: State) -> bool: ...
+
+
+def thread_moves(
+    ts: Any,
+    state: State,
+    t: int,
+    step: Callable[[State], list[Any]],
+    ends: Callable[[State], bool | None],
+    cut: set[State],
+) -> list[Move]:
+    """The moves of thread ``t`` from ``state``: its next step, then its following steps for as long as
+    ``ends`` says False; a tree when the steps make choices. ``ends(s)`` is True where a move ends, False
+    to go on, None for a dead end (the branch is dropped). ``step(s)`` gives the outcomes of the thread's
+    next step from ``s``. A run that comes back to a state it has passed ends there, and that state is
+    added to ``cut`` (to be stored: it breaks the cycle)."""
+    out: list[Move] = []
+    work = [(o, ((t, o.choices),)) for o in reversed(step(state))]
+    seen = {state}
+    while work:
+        o, steps = work.pop()
+        if o.violation is not None:
+            out.append(Move(steps, None, o.violation))
+            continue
+        s = o.state
+        if s is None:
+            continue  # an assume pruned this path
+        bad = ts.check_state(s)
+        if bad is not None:
+            out.append(Move(steps, None, bad))
+            continue
+        end = ends(s)
+        if end is None:
+            continue
+        if end:
+            out.append(Move(steps, s))
+            continue
+        if s in seen:
+            cut.add(s)
+            out.append(Move(steps, s))
+            continue
+        seen.add(s)
+        for o2 in reversed(step(s)):
+            work.append((o2, steps + ((t, o2.choices),)))
+    return out

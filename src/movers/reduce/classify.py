@@ -110,28 +110,6 @@ def _static_reads(codes: list[Code]) -> tuple[set[str], set[str], bool]:
     return names, fields, elements
 
 
-def _callees(program: Program, roots: list[Code]) -> list[Code]:
-    """The codes reachable from ``roots`` through calls (by name, method name or constructor)."""
-    by_name: dict[str, list[Code]] = {}
-    for name, code in program.functions.items():
-        by_name.setdefault(name, []).append(code)
-    for cls in program.classes.values():
-        for m, code in cls.methods.items():
-            by_name.setdefault("." + m, []).append(code)
-            by_name.setdefault(f"{cls.name}.{m}", []).append(code)
-    seen: list[Code] = []
-    work = list(roots)
-    while work:
-        c = work.pop()
-        if c in seen:
-            continue
-        seen.append(c)
-        for n in c.nodes:
-            for name in n.callee_names:
-                work.extend(by_name.get(name, ()))
-    return seen
-
-
 def predicate_support(program: Program) -> tuple[set[str], set[str]]:
     """Globals and field names that declared exclusive access predicates may read: a step that writes
     one of them might change a predicate, so it is visible."""
@@ -172,7 +150,7 @@ class Classification:
         self.lockset: dict[Any, frozenset] = {}
         self.written: set[Any] = set()
         self.refinements: list[Refine] = []
-        inv_codes = _callees(program, [c for _, c in program.invariants])
+        inv_codes = program.reachable_codes([c for _, c in program.invariants])
         names, fields, elements = _static_reads(inv_codes)
         self.unprotected_globals = {program.globals.index(n) for n in names if n in program.globals}
         self.unprotected_fields = fields

@@ -82,13 +82,7 @@ class Footprints:
 
     def __init__(self, program: Program, extra: dict[str, Footprint] | None = None) -> None:
         self.program = program
-        self.by_name: dict[str, list[Code]] = {}
-        for name, code in program.functions.items():
-            self.by_name.setdefault(name, []).append(code)
-        for cls in program.classes.values():
-            for m, code in cls.methods.items():
-                self.by_name.setdefault("." + m, []).append(code)
-                self.by_name.setdefault(f"{cls.name}.{m}", []).append(code)
+        self.by_name = program.callee_index()
         # Any thread may start any thread body: functions passed as targets and run() methods; we take
         # every function and every run method, which over-approximates.
         self.thread_bodies = list(program.functions.values()) + [
@@ -142,17 +136,7 @@ class Footprints:
         return fp
 
     def _closure(self, roots: list[Code]) -> list[Code]:
-        codes: list[Code] = []
-        work = list(roots)
-        while work:
-            c = work.pop()
-            if c in codes:
-                continue
-            codes.append(c)
-            for n in c.nodes:
-                for name in n.callee_names:
-                    work.extend(self.by_name.get(name, ()))
-        return codes
+        return self.program.reachable_codes(roots)
 
     def spawned(self) -> Footprint:
         """Everything a thread that some ``start`` may create can touch."""

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from movers.reduce.base import Move
+from movers.reduce.base import Move, thread_moves
 from movers.reduce.classify import Classification
 from movers.semantics.state import State
 from movers.semantics.system import Outcome
@@ -147,37 +147,10 @@ class Optimistic:
 
     def _runs(self, state: State, i: int) -> list[Move]:
         """Every N_i from ``state``: thread i's next step, then its maximal invisible run (a tree when the
-        invisible steps make choices)."""
-        ts = self.ts
-        out: list[Move] = []
-        outs, _ = self.step(state, i)
-        work = [(o, ((i, o.choices),)) for o in reversed(outs)]
-        seen = {state}
-        while work:
-            o, steps = work.pop()
-            if o.violation is not None:
-                out.append(Move(steps, None, o.violation))
-                continue
-            s = o.state
-            if s is None:
-                continue  # an assume pruned this path
-            bad = ts.check_state(s)
-            if bad is not None:
-                out.append(Move(steps, None, bad))
-                continue
-            if not s[2][i]:
-                out.append(Move(steps, s))
-                continue
-            nxt, visible = self.step(s, i)
-            if visible:
-                out.append(Move(steps, s))
-                continue
-            if s in seen:
-                # An invisible loop (WFfiniteInvis does not hold here): stop, and store this state.
-                self._cut.add(s)
-                out.append(Move(steps, s))
-                continue
-            seen.add(s)
-            for o2 in reversed(nxt):
-                work.append((o2, steps + ((i, o2.choices),)))
-        return out
+        invisible steps make choices). An invisible loop (WFfiniteInvis fails) ends where it repeats."""
+        return thread_moves(
+            self.ts, state, i,
+            step=lambda s: self.step(s, i)[0],
+            ends=lambda s: self.visible_thread(s, i),
+            cut=self._cut,
+        )

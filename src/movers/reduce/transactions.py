@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from movers.instrument.phases import BOTH, INIT, LEFT, NON_KINDS, RIGHT_KINDS, PhaseSystem
-from movers.reduce.base import Move
+from movers.reduce.base import Move, thread_moves
 from movers.reduce.classify import Classification
 
 
@@ -100,37 +100,16 @@ class Transactions:
         return out
 
     def _transaction(self, state: tuple, t: int) -> list[Move]:
-        ts = self.ts
-        out: list[Move] = []
-        outs, _ = ts.step(state, t)
-        work = [(o, ((t, o.choices),)) for o in reversed(outs)]
-        seen = {state}
-        while work:
-            o, steps = work.pop()
-            if o.violation is not None:
-                out.append(Move(steps, None, o.violation))
-                continue
-            s = o.state
-            if s is None:
-                continue
-            bad = ts.check_state(s)
-            if bad is not None:
-                out.append(Move(steps, None, bad))
-                continue
+        """Thread t's transactions from ``state``: its steps until it is in N again. A thread blocked inside
+        a transaction is a dead end, not a deadlock (section 7); a run of L states that comes back to a
+        state ends there, and that state is stored (condition C)."""
+
+        def ends(s: tuple) -> bool | None:
             if self.in_N(s, t):
-                out.append(Move(steps, s))
-                continue
-            if not ts.enabled(s, t):
-                continue  # blocked inside a transaction: a dead end, not a deadlock (section 7)
-            if s in seen:
-                self._cut.add(s)  # condition C: an N state breaks the cycle of L states
-                out.append(Move(steps, s))
-                continue
-            seen.add(s)
-            nxt, _ = ts.step(s, t)
-            for o2 in reversed(nxt):
-                work.append((o2, steps + ((t, o2.choices),)))
-        return out
+                return True
+            return False if self.ts.enabled(s, t) else None
+
+        return thread_moves(self.ts, state, t, step=lambda s: self.ts.step(s, t)[0], ends=ends, cut=self._cut)
 
 
 def second_condition_violations(program: Any) -> list[str]:
@@ -142,7 +121,7 @@ def second_condition_violations(program: Any) -> list[str]:
 
     written_globals: set[str] = set()
     written_fields: set[str] = set()
-    for code in _all_codes(program):
+    for code in program.codes():
         for n in code.nodes:
             written_globals |= n.writes
             if not code.name.endswith(".__init__"):
@@ -164,13 +143,6 @@ def second_condition_violations(program: Any) -> list[str]:
         if not ok:
             bad.append(f"line {d.line}: {d.text}")
     return bad
-
-
-def _all_codes(program: Any) -> list[Any]:
-    codes = list(program.functions.values())
-    for c in program.classes.values():
-        codes.extend(c.methods.values())
-    return codes
 
 
 def _stable_lock(e: Any, written_globals: set[str], written_fields: set[str]) -> bool:

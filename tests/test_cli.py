@@ -76,3 +76,20 @@ def test_console_script_entry_point() -> None:
         return  # not installed as a script in this environment; `python -m movers.cli` is tested above
     p = subprocess.run([exe, "check", SC, "--json"], capture_output=True, text=True, timeout=60)
     assert json.loads(p.stdout)["stats"]["states"] == 106
+
+
+def test_ctrl_c_stops_with_statistics(tmp_path) -> None:
+    import signal
+    import time
+
+    model = tmp_path / "big.py"
+    model.write_text((EXAMPLES / "counter_bench.py").read_text().replace("L = 4", "L = 60"))
+    p = subprocess.Popen([sys.executable, "-m", "movers.cli", "check", str(model), "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 3, err
+    d = json.loads(out)
+    assert d["verdict"] == "incomplete" and d["stats"]["states"] > 0
+    assert "Traceback" not in err

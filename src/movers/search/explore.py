@@ -301,10 +301,11 @@ class Search:
             while True:
                 self.passes += 1
                 before = red.version()  # type: ignore[attr-defined]
-                work = list(reversed(roots)) if strategy == "dfs" else list(roots)
+                work: deque[State] = deque(reversed(roots) if strategy == "dfs" else roots)
+                take = work.pop if strategy == "dfs" else work.popleft
                 expanded = 0
                 while work:
-                    s = work.pop() if strategy == "dfs" else work.pop(0)
+                    s = take()
                     d = depth_of[s]
                     if max_depth is not None and d >= max_depth:
                         if red.moves(s):

@@ -235,3 +235,15 @@ def test_transactions_statistics() -> None:
     assert r.stats.transitions / r.stats.transactions > 2
     d = r.to_json()["stats"]
     assert d["transactions"] == r.stats.transactions and d["steps_per_transaction"] > 2
+
+
+def test_delta_assertion_reports_a_declared_predicate_violated() -> None:
+    # P#'s assertion delta(t, l): incr without its lock accesses x, declared guarded_by(x, mx).
+    src = (EXAMPLES / "fq_counter.py").read_text().replace(
+        "    mx.acquire()\n    tx = x\n    count += 1\n    x = tx + 1\n    mx.release()",
+        "    tx = x\n    count += 1\n    x = tx + 1",
+    )
+    r = movers.check(src, reduction="transactions")
+    v = r.violations[0]
+    assert v.kind == "discipline" and "guarded_by(x, mx)" in v.message
+    assert v.trace[-1].source == "tx = x"

@@ -21,10 +21,11 @@ Paper: S. D. Stoller and E. Cohen, *Optimistic Synchronization-Based State-Space
 
 How the implementation meets the well-formedness conditions of section 4:
 
-- WFinitVis (the initial state is visible): it need not be. Whenever some thread's next step is
-  invisible, the only move explored is that thread's invisible run (its "catch-up"); this happens from the
-  initial state and right after a ``start``, and the intermediate states are not stored. Invisible steps
-  commute to the left of other threads' steps, so running them first loses no behaviour.
+- WFinitVis (the initial state is visible): a thread's first step (its frame at its entry) is visible, so
+  the initial state, and every state right after a ``start``, is visible. (Running the threads' invisible
+  prefixes first instead would be unsound: another thread's first, visible step may read what such a prefix
+  writes, and that access, which the discipline forbids, would never be executed, so the wrong guess
+  would never be refined.)
 - WFsep: visibility is decided per state and thread by executing the thread's next step (all resolutions
   of its choices; the step is visible if any resolution is), so a thread's next step is either visible or
   invisible in a given state.
@@ -112,7 +113,10 @@ class Optimistic:
         """p_i: thread i has terminated or its next step is visible."""
         if not state[2][i]:
             return True
-        node = self.ts.next_node(state, i)
+        th = state[2][i]
+        if len(th) == 1 and th[0][1] == th[0][0].entry:
+            return True  # a thread's first step is visible (WFinitVis): see the module docstring
+        node = th[-1][0].nodes[th[-1][1]]
         if node.guard is not None or node.is_sync or node.kind == "assume":
             return True  # visible whatever it accesses; a blocked step is never executed to find out
         return self.step(state, i)[1]
@@ -135,10 +139,8 @@ class Optimistic:
             bad = self.cls.check_declared(ts, state, state, -1)  # WFinitExcl
             if bad is not None:
                 return [Move((), None, ("discipline", bad))]
-        # Catch-up: a thread whose next step is invisible runs its invisible steps first (WFinitVis).
-        for i in range(n):
-            if state[2][i] and not self.visible_thread(state, i):
-                return self._runs(state, i)
+        # Every enabled thread moves, from visible states (the only ones moves end in) and, conservatively,
+        # from any other state.
         out: list[Move] = []
         for i in range(n):
             if ts.enabled(state, i):

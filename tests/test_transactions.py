@@ -157,7 +157,7 @@ def test_optimistic_splits_the_procedures() -> None:
 def test_predicates_another_thread_can_give_are_refused() -> None:
     r = movers.check(EXAMPLES / "sc_example.py", reduction="transactions")
     assert r.verdict == "error" and r.exit_code == 2
-    assert "condition (ii)" in r.error and "y == 2" in r.error
+    assert "(ii)" in r.error and "y == 2" in r.error
     # optimistic needs only WFendExcl, which the section 7 example meets
     assert movers.check(EXAMPLES / "sc_example.py", reduction="optimistic").verdict == "ok"
 
@@ -247,3 +247,20 @@ def test_delta_assertion_reports_a_declared_predicate_violated() -> None:
     v = r.violations[0]
     assert v.kind == "discipline" and "guarded_by(x, mx)" in v.message
     assert v.trace[-1].source == "tx = x"
+
+
+@pytest.mark.parametrize("pred", ["lambda t: True", "lambda t: t == 0 or t == 1", "lambda t: t != 0",
+                                  "lambda t: not (t == 0)"])
+def test_predicates_two_threads_may_hold_at_once_are_refused(pred: str) -> None:
+    # Condition (i): with such a predicate transactions would treat racing accesses as movers.
+    r = tx(f"""
+    count = 0
+    exclusive(count, {pred})
+    def worker():
+        global count
+        tmp = count
+        count = tmp + 1
+    Thread(target=worker).start()
+    Thread(target=worker).start()
+    """)
+    assert r.verdict == "error" and "condition" in r.error and pred.split(": ", 1)[1] in r.error

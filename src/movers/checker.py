@@ -76,8 +76,9 @@ class Checker:
             bad = second_condition_violations(self.program)
             if bad:
                 return Result("error", self.reduction, error=(
-                    "--reduction transactions needs exclusive access predicates that no other thread can give "
-                    "or take away (Flanagan & Qadeer, section 4.1, condition (ii)); these may be: "
+                    "--reduction transactions needs exclusive access predicates that hold for one thread at a "
+                    "time and that no other thread can give or take away (Flanagan & Qadeer, section 4.1, "
+                    "conditions (i) and (ii)); these may not: "
                     + "; ".join(bad) + ". Use --reduction optimistic, which needs only that no thread takes "
                     "access away (WFendExcl)"))
         try:
@@ -139,14 +140,19 @@ class Checker:
     def _deadlock_check(self, result: Result, notes: list[str]) -> Result:
         """A reduction that does not preserve deadlocks (transactions) gets deadlock freedom checked by
         another sound route: an optimistic search."""
-        other = Checker(self.program, "optimistic", self.search, self.limits, None, self.refine,
+        limits = self.limits
+        if limits.time_limit is not None:
+            left = max(limits.time_limit - result.stats.seconds, 0.001)
+            limits = Limits(limits.max_states, left, limits.max_depth)
+        other = Checker(self.program, "optimistic", self.search, limits, None, self.refine,
                         self.infer_locks).run()
         if other.verdict == "ok":
             notes.append(f"deadlock freedom checked by an optimistic search ({other.stats.states:,} states), "
                          "since transactions do not preserve deadlocks")
             return result
         if other.verdict == "violation":
-            notes.append("found by the optimistic search that checks deadlock freedom for transactions")
+            notes.append("found by the optimistic search run to check deadlock freedom (transactions do not "
+                         "preserve deadlocks)")
             return Result("violation", result.reduction, result.stats, other.violations, model=result.model)
         notes.append("the optimistic search for deadlock freedom did not complete")
         return Result("incomplete", result.reduction, result.stats, limit=other.limit, model=result.model)

@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from movers.checker import check
+from movers.checker import check, load
+from movers.lang.errors import ModelSyntaxError
 from movers.reduce import REDUCTIONS
 from movers.report.result import Result, Stats
 from movers.report.text import print_compare, print_result
@@ -114,27 +115,34 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print_result(r, out, args.model, show_classification=args.show_classification,
                          show_locks=args.show_locks)
+            if (args.show_locks or args.show_classification) and args.reduction in ("none", "static-por"):
+                out.print(f"(--reduction {args.reduction} infers no classification: use optimistic or "
+                          "transactions)")
         return r.exit_code
     names = [n.strip() for n in args.reductions.split(",") if n.strip()]
     unknown = [n for n in names if n not in REDUCTIONS]
     if unknown:
         return _bad(f"unknown reduction '{unknown[0]}' (known: {', '.join(REDUCTIONS)})")
+    try:
+        load(args.model)
+    except (ModelSyntaxError, OSError) as e:
+        # The model itself is wrong: no row can be computed.
+        msg = str(e) if isinstance(e, ModelSyntaxError) else f"{args.model}: cannot read the model: {e}"
+        if args.json:
+            print(json.dumps({"error": msg}))
+        else:
+            err.print(Text(msg), soft_wrap=True, highlight=False)
+        return 2
     rows: list[Result] = []
     for n in names:
         r = check(args.model, reduction=n, search=args.search, max_states=args.max_states,
                   time_limit=args.time_limit)
-        if r.verdict == "error" and not rows and n == names[0]:
-            # The model itself is wrong (it does not compile): no row can be computed.
-            if args.json:
-                print(json.dumps({"error": r.error}))
-            else:
-                err.print(Text(r.error or "error"), soft_wrap=True, highlight=False)
-            return 2
         rows.append(r)  # a reduction that refuses this model shows its reason in its row
     if args.json:
         base = next((r for r in rows if r.reduction == "none"), None)
         print(json.dumps([
-            dict(r.to_json(), ratio=(r.stats.states / base.stats.states if base and base.stats.states else None))
+            dict(r.to_json(), ratio=(r.stats.states / base.stats.states
+                                     if base and base.stats.states and r.verdict != "error" else None))
             for r in rows
         ]))
     else:

@@ -140,7 +140,8 @@ class Classification:
     ) -> None:
         self.program = program
         self.refine = refine
-        # Without inference, a location with no declaration is unprotected from the start.
+        # Without lock inference, no location is guessed protected by locks (unshared and read-only still
+        # are: nothing else would let even a lock acquire be a mover).
         self.infer = infer
         # Incremental (Flanagan & Qadeer, section 6): a violated guess is weakened at once and the search
         # goes on; ``version`` counts the weakenings so that the search can re-expand what it stored.
@@ -291,10 +292,6 @@ class Classification:
                     self.written.add(key)
                 p = self.guess.get(key)
                 if p is None:
-                    if not self.infer:
-                        self.guess[key] = Protection(UNPROTECTED)
-                        visible = True
-                        continue
                     self.guess[key] = Protection(UNSHARED, owner=t)
                     continue
                 if p.kind == UNPROTECTED:
@@ -330,7 +327,7 @@ class Classification:
         # Data nobody writes needs no lock: read-only comes first, then the lockset, then unprotected.
         if p.kind == UNSHARED and key not in self.written and not is_write:
             return Protection(READONLY)
-        locks = self.lockset.get(key, frozenset())
+        locks = self.lockset.get(key, frozenset()) if self.infer else frozenset()
         if p.kind == LOCKED:
             locks = locks & p.locks
         if locks and not (p.kind == LOCKED and locks == p.locks):

@@ -113,10 +113,11 @@ class Transactions:
 
 
 def second_condition_violations(program: Any) -> list[str]:
-    """Declared predicates that another thread's step might make true or false (condition (ii) of section
-    4.1). Accepted: comparisons of ``t`` with a constant or with ``X.owner`` where X names a lock through a
-    global or a field that no thread assigns, and ``and``/``or``/``not`` of those. (Stoller & Cohen's
-    WFendExcl only forbids taking access away; the section 7 example gives it: ``y += 1``.)"""
+    """Declared predicates that might hold for two threads at once (condition (i) of section 4.1) or that
+    another thread's step might make true or false (condition (ii)). Accepted, because they meet both by
+    construction: ``t == k``, ``X.owner == t`` where X names a lock through globals or fields that no
+    thread assigns after construction, conjunctions of those, and ``False``. (Stoller & Cohen's WFendExcl
+    only forbids taking access away; the section 7 example gives it: ``y += 1``.)"""
     import ast
 
     written_globals: set[str] = set()
@@ -157,21 +158,30 @@ def _stable_lock(e: Any, written_globals: set[str], written_fields: set[str]) ->
     return False
 
 
-def _safe(e: Any, t: str, written_globals: set[str], written_fields: set[str]) -> bool:
+def _atom(e: Any, t: str, written_globals: set[str], written_fields: set[str]) -> bool:
+    """``t == k`` or ``X.owner == t`` (either way round): true for at most one thread at a time, and no
+    other thread's step can change it."""
     import ast
 
-    if isinstance(e, ast.BoolOp):
-        return all(_safe(v, t, written_globals, written_fields) for v in e.values)
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
-        return _safe(e.operand, t, written_globals, written_fields)
-    if isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], (ast.Eq, ast.NotEq)):
-        a, b = e.left, e.comparators[0]
-        for x, y in ((a, b), (b, a)):
-            if isinstance(x, ast.Name) and x.id == t:
-                if isinstance(y, ast.Constant):
-                    return True
-                if isinstance(y, ast.Attribute) and y.attr == "owner":
-                    return _stable_lock(y.value, written_globals, written_fields)
-    if isinstance(e, ast.Constant):
-        return True
+    if not (isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], ast.Eq)):
+        return False
+    a, b = e.left, e.comparators[0]
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, ast.Name) and x.id == t:
+            if isinstance(y, ast.Constant) and type(y.value) is int:
+                return True
+            if isinstance(y, ast.Attribute) and y.attr == "owner":
+                return _stable_lock(y.value, written_globals, written_fields)
     return False
+
+
+def _safe(e: Any, t: str, written_globals: set[str], written_fields: set[str]) -> bool:
+    """Conditions (i) and (ii) by construction: an atom, a conjunction of atoms, or ``False``. A
+    disjunction could hold for two threads at once (``t == 0 or m.owner == t``), so it is refused."""
+    import ast
+
+    if isinstance(e, ast.Constant):
+        return e.value is False
+    if isinstance(e, ast.BoolOp) and isinstance(e.op, ast.And):
+        return all(_atom(v, t, written_globals, written_fields) for v in e.values)
+    return _atom(e, t, written_globals, written_fields)

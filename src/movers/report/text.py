@@ -17,15 +17,20 @@ LIMIT_TEXT = {
 }
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def stats_line(result: Result) -> str:
     s = result.stats
     rate = f"{s.states_per_second:,.0f}" if s.seconds > 0 else "-"
     line = (f"{s.states:,} states, {s.transitions:,} transitions, max depth {s.max_depth}, "
             f"{s.seconds:.2f} s ({rate} states/s), peak memory {s.peak_memory_mb:.1f} MB")
     if s.transactions:
-        line += f"\n{s.transactions:,} transactions, {s.transitions / s.transactions:.1f} steps per transaction"
+        line += (f"\n{_count(s.transactions, 'transaction')}, "
+                 f"{s.transitions / s.transactions:.1f} steps per transaction")
     elif s.moves and s.moves != s.transitions:
-        line += f"\n{s.moves:,} moves, {s.transitions / s.moves:.1f} steps per move"
+        line += f"\n{_count(s.moves, 'move')}, {s.transitions / s.moves:.1f} steps per move"
     return line
 
 

@@ -152,6 +152,13 @@ class Checked:
                         o.state = None
         return outs
 
+    def steps(self, state: State) -> list[tuple[int, Outcome]]:
+        out = []
+        for t in range(len(state[2])):
+            if self.inner.enabled(state, t):
+                out.extend((t, o) for o in self.execute(state, t))
+        return out
+
     def execute_choice(self, state: State, t: int, choices: tuple[int, ...], track: bool = True) -> Outcome:
         o = self.inner.execute_choice(state, t, choices, True)
         if self.disciplines and o.violation is None and o.effect is not None:

@@ -11,19 +11,14 @@ ALL_KINDS = frozenset({"assertion", "deadlock", "invariant", "discipline", "atom
 
 class NoReduction:
     name = "none"
+    stores_all = True  # store() is always True: the search may skip asking
     preserves = ALL_KINDS
 
     def __init__(self, ts: TransitionSystem) -> None:
         self.ts = ts
 
     def moves(self, state: State) -> list[Move]:
-        ts = self.ts
-        out: list[Move] = []
-        for t in range(len(state[2])):
-            if ts.enabled(state, t):
-                for o in ts.execute(state, t):
-                    out.append(Move(((t, o.choices),), o.state, o.violation))
-        return out
+        return [Move(((t, o.choices),), o.state, o.violation) for t, o in self.ts.steps(state)]
 
     def store(self, state: State) -> bool:
         return True

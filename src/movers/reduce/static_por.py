@@ -38,6 +38,7 @@ from movers.semantics.state import State
 
 class StaticPOR:
     name = "static-por"
+    stores_all = True  # store() is always True: the search may skip asking
     preserves = ALL_BUT_ATOMICITY
 
     def __init__(self, ts: Any) -> None:

@@ -159,6 +159,7 @@ class Search:
         moves_of = red.moves
         check_state = ts.check_state
         visit = visited.add
+        stores_all = getattr(red, "stores_all", False)
         # Counters live in locals on this hot loop and are written back to stats at every tick.
         transitions = nmoves = max_d = 0
         try:
@@ -178,12 +179,23 @@ class Search:
                 if m.violation is not None:
                     return Found(m.violation[0], m.violation[1], self._path(stack) + list(m.steps))
                 s = m.state
-                if s is None or s in visited:
+                if s is None:
                     continue
-                if store(s):
+                if stores_all:
+                    # One hash of the (nested, uncached) state tuple instead of two: add, then compare sizes.
+                    n0 = len(visited)
                     visit(s)
-                    if max_states is not None and len(visited) >= max_states:
+                    if len(visited) == n0:
+                        continue
+                    if max_states is not None and n0 + 1 >= max_states:
                         raise _Stop("max-states")
+                else:
+                    if s in visited:
+                        continue
+                    if store(s):
+                        visit(s)
+                        if max_states is not None and len(visited) >= max_states:
+                            raise _Stop("max-states")
                 depth = len(stack)
                 if depth > max_d:
                     max_d = depth

@@ -197,6 +197,26 @@ class TransitionSystem:
                     pending.append(o.choices[:p] + (k,))
         return out
 
+    def steps(self, state: State) -> list[tuple[int, Outcome]]:
+        """Every enabled thread's next step from ``state``, every resolution: the successors of the full
+        interleaving semantics in one pass (enabledness inlined: this is the full search's hot path)."""
+        out: list[tuple[int, Outcome]] = []
+        threads = state[2]
+        run = self._run
+        track = self.track
+        for t in range(len(threads)):
+            th = threads[t]
+            if not th:
+                continue
+            top = th[-1]
+            if top[0].nodes[top[1]].guard is not None and not self.enabled(state, t):
+                continue
+            o = run(state, t, (), track)
+            out.append((t, o))
+            if self._last_arities:
+                out.extend((t, x) for x in self.execute(state, t)[1:])
+        return out
+
     def execute_choice(self, state: State, t: int, choices: tuple[int, ...], track: bool = True) -> Outcome:
         """Replay one resolution (for counterexample traces)."""
         return self._run(state, t, choices, track)

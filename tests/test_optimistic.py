@@ -296,3 +296,31 @@ def test_constructor_accesses_are_initialisation() -> None:
     """)
     assert r.verdict == "ok"
     assert r.classification["Box.v"].startswith("protected by")
+
+
+GUARD = """
+x = 0
+done = False
+def writer():
+    global x, done
+    a = 0
+    x = 1
+    x = 0
+    done = True
+def waiter():
+    wait_until(done or x == 1)
+    assert done, "saw the intermediate value"
+Thread(target=writer).start()
+Thread(target=waiter).start()
+"""
+
+
+@pytest.mark.parametrize("reduction", ["optimistic", "transactions"])
+def test_guard_reads_are_accesses(reduction: str) -> None:
+    # x == 1 holds only inside the writer's run of steps. A guard that reads x is an access to x even
+    # while it blocks; otherwise x would look unshared by the writer and the waiter, scheduled only before
+    # or after the writer's run, would never see x == 1.
+    base = movers.check(GUARD)
+    r = movers.check(GUARD, reduction=reduction)
+    assert base.verdict == r.verdict == "violation"
+    assert r.violations[0].kind == "assertion"

@@ -323,6 +323,19 @@ class Classification:
                     visible = True
         return visible, None
 
+    def check_guards(self, ts: Any, state: State) -> str | None:
+        """Check what every thread's guard reads in ``state`` against the discipline. Stoller & Cohen's
+        system model forbids protected variables in guards; we allow them but count a guard's reads as
+        accesses, even while it blocks: otherwise an invisible run (or a transaction) that writes such a
+        location could keep a guard false in the reduced system that a full interleaving finds true."""
+        for t in range(len(state[2])):
+            reads = ts.guard_reads(state, t)
+            if reads:
+                _, bad = self.check_access(ts, state, t, reads, [])
+                if bad is not None:
+                    return bad
+        return None
+
     def _weaken(self, key: Any, p: Protection, is_write: bool) -> Protection:
         # Data nobody writes needs no lock: read-only comes first, then the lockset, then unprotected.
         if p.kind == UNSHARED and key not in self.written and not is_write:

@@ -139,6 +139,9 @@ class Optimistic:
             bad = self.cls.check_declared(ts, state, state, -1)  # WFinitExcl
             if bad is not None:
                 return [Move((), None, ("discipline", bad))]
+        bad = self.cls.check_guards(ts, state)
+        if bad is not None:
+            return [Move((), None, ("discipline", bad))]
         # Every enabled thread moves, from visible states (the only ones moves end in) and, conservatively,
         # from any other state.
         out: list[Move] = []

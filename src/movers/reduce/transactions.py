@@ -90,6 +90,9 @@ class Transactions:
 
     def moves(self, state: tuple) -> list[Move]:
         n = len(state[2])
+        bad = self.cls.check_guards(self.ts, state)
+        if bad is not None:
+            return [Move((), None, ("discipline", bad))]
         for t in range(n):
             if not self.in_N(state, t):
                 return self._transaction(state, t)  # only a stored cut state can get here

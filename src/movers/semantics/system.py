@@ -142,6 +142,23 @@ class TransitionSystem:
         except RUNTIME_ERRORS:
             return True  # executing it reports the error
 
+    def guard_reads(self, state: State, t: int) -> list[Any]:
+        """The locations thread t's guard reads in ``state`` (whether it holds or not): a guard is an access
+        too, even while it blocks the thread."""
+        th = state[2][t]
+        if not th:
+            return []
+        top = th[-1]
+        guard = top[0].nodes[top[1]].guard
+        if guard is None:
+            return []
+        ctx = Ctx(state[0], state[1], state[2], t, True, th)
+        try:
+            guard(ctx)
+        except RUNTIME_ERRORS:
+            pass
+        return ctx.reads
+
     def enabled_threads(self, state: State) -> list[int]:
         return [t for t in range(len(state[2])) if self.enabled(state, t)]
 

@@ -324,3 +324,23 @@ def test_guard_reads_are_accesses(reduction: str) -> None:
     r = movers.check(GUARD, reduction=reduction)
     assert base.verdict == r.verdict == "violation"
     assert r.violations[0].kind == "assertion"
+
+
+@pytest.mark.parametrize("reduction", ["optimistic", "transactions"])
+def test_reading_lock_state_is_an_unprotected_access(reduction: str) -> None:
+    # m.owner changes with every thread's acquire and release: reading it is never a protected access.
+    src = """
+    m = Lock()
+    def holder():
+        with m:
+            a = 1
+    def watcher():
+        b = 0
+        seen = m.owner
+        assert seen is None, "m was held"
+    Thread(target=holder).start()
+    Thread(target=watcher).start()
+    """
+    base = movers.check(textwrap.dedent(src))
+    r = movers.check(textwrap.dedent(src), reduction=reduction)
+    assert base.verdict == r.verdict == "violation"

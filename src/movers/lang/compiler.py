@@ -1771,6 +1771,8 @@ class FunctionCompiler:
             idx = o[0].field_index.get(name)
             if idx is None:
                 if name == "owner":
+                    if ctx.track:
+                        ctx.reads.append((r, MON))  # the monitor (or a condition's lock): lock state
                     return sync.owner(ctx, r)
                 raise ModelError(f"{o[0].name} object has no field '{name}'")
             if ctx.track:

@@ -69,6 +69,8 @@ def key_name(program: Program, key: Any) -> str:
     if key[0] == "g":
         return program.globals[key[1]]
     cls, idx = key[1], key[2]
+    if idx < 2:
+        return f"the monitor of {cls.name} objects"
     if cls.is_list:
         return f"list (line {cls.line})[{idx - 2}]"
     return f"{cls.name}.{cls.fields[idx - 2]}"
@@ -195,6 +197,10 @@ class Classification:
         if key[0] == "g":
             return key[1] in self.unprotected_globals
         cls, idx = key[1], key[2]
+        if idx < 2 or (cls.builtin and not cls.is_list):
+            # Lock state (an owner, a count, a semaphore's value, a monitor) read as data: every thread's
+            # lock operations change it, so it is never protected.
+            return True
         if cls.is_list:
             return self.unprotected_elements
         return cls.fields[idx - 2] in self.unprotected_fields

@@ -121,7 +121,7 @@ class Checker:
             stats.transactions = stats.moves
         passes = getattr(search, "passes", 1)
         if passes > 1:
-            notes.append(f"the inferred protecting locks weakened during the search: {passes} passes over the "
+            notes.append(f"the inferred classification weakened during the search: {passes} passes over the "
                          "stored states (no restart)")
         result = self._result(ts, red.name, out)
         if result.verdict == "ok" and "deadlock" not in red.preserves and self._can_block():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -113,9 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         elif r.verdict == "error":
             err.print(Text(r.error or "error"), soft_wrap=True, highlight=False)
         else:
-            print_result(r, out, args.model, show_classification=args.show_classification,
-                         show_locks=args.show_locks)
-            if (args.show_locks or args.show_classification) and args.reduction in ("none", "static-por"):
+            infers = args.reduction not in ("none", "static-por")
+            print_result(r, out, args.model, show_classification=args.show_classification and infers,
+                         show_locks=args.show_locks and infers)
+            if (args.show_locks or args.show_classification) and not infers:
                 out.print(f"(--reduction {args.reduction} infers no classification: use optimistic or "
                           "transactions)")
         return r.exit_code
@@ -150,5 +152,16 @@ def main(argv: list[str] | None = None) -> int:
     return max((r.exit_code for r in rows if r.verdict != "error"), default=2)
 
 
+def run() -> None:
+    """The console script: ``main``, quiet when the reader of our output goes away (``| head``)."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -152,11 +152,11 @@ class Checked:
                         o.state = None
         return outs
 
-    def steps(self, state: State) -> list[tuple[int, Outcome]]:
-        out = []
+    def steps(self, state: State) -> list[Outcome]:
+        out: list[Outcome] = []
         for t in range(len(state[2])):
             if self.inner.enabled(state, t):
-                out.extend((t, o) for o in self.execute(state, t))
+                out.extend(self.execute(state, t))
         return out
 
     def execute_choice(self, state: State, t: int, choices: tuple[int, ...], track: bool = True) -> Outcome:

@@ -55,7 +55,8 @@ class Ctx:
         self.tid = tid
         if frames:
             top = frames[-1]
-            self.frames: list[tuple] = list(frames[:-1])
+            # The caller frames stay a tuple (no allocation for a one-frame thread) until a call or return.
+            self.frames: list[tuple] | tuple = frames[:-1]
             self.code: Code | None = top[0]
             self.pc = top[1]
             self.loc: list[Any] = list(top[2:])
@@ -98,7 +99,7 @@ class Ctx:
         """Call ``code``: the caller resumes at ``ret_pc`` (a continuation node) when it returns."""
         if len(self.frames) > 200:
             raise ModelError("recursion too deep (more than 200 frames)")
-        self.frames.append((self.code, ret_pc, *self.loc))
+        self.frames = [*self.frames, (self.code, ret_pc, *self.loc)]
         loc = args + [None] * (code.nlocals - len(args))
         self.code = code
         self.loc = loc
@@ -116,7 +117,9 @@ class Ctx:
                 self.dirty = True
                 break
         if self.frames:
-            top = self.frames.pop()
+            frames = self.frames
+            top = frames[-1]
+            self.frames = frames[:-1]
             self.code = top[0]
             self.pc = top[1]
             self.loc = list(top[2:])

@@ -20,6 +20,11 @@ class Move:
     state: State | None  # None when the move ends in a violation or is pruned by assume
     violation: tuple[str, str] | None = None
 
+    @property
+    def size(self) -> int:
+        """Atomic steps in this move (transitions, for the statistics)."""
+        return len(self.steps)
+
 
 class Reduction(Protocol):
     name: str

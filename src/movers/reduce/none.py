@@ -18,7 +18,8 @@ class NoReduction:
         self.ts = ts
 
     def moves(self, state: State) -> list[Move]:
-        return [Move(((t, o.choices),), o.state, o.violation) for t, o in self.ts.steps(state)]
+        # An Outcome is a one-step move already (steps, state, violation).
+        return self.ts.steps(state)  # type: ignore[return-value]
 
     def store(self, state: State) -> bool:
         return True

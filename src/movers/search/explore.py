@@ -174,7 +174,7 @@ class Search:
                     continue
                 top[2] = i + 1
                 m = moves[i]
-                transitions += len(m.steps)
+                transitions += m.size
                 nmoves += 1
                 if m.violation is not None:
                     return Found(m.violation[0], m.violation[1], self._path(stack) + list(m.steps))

@@ -38,13 +38,22 @@ class Effect:
 
 @dataclass(slots=True)
 class Outcome:
-    """One resolution of a step: successor (None if the step failed or an assume pruned it)."""
+    """One resolution of a step: successor (None if the step failed or an assume pruned it).
+
+    It is also a one-step move (``steps``, ``state``, ``violation``), so that the full search needs no
+    second object per transition."""
 
     state: State | None
     choices: tuple[int, ...]
     node: Node
     violation: tuple[str, str] | None = None  # (kind, message)
     effect: Effect | None = None
+    thread: int = -1
+    size = 1  # steps in this move (class constant, not a field)
+
+    @property
+    def steps(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
+        return ((self.thread, self.choices),)
 
 
 class InitError(Exception):
@@ -214,24 +223,32 @@ class TransitionSystem:
                     pending.append(o.choices[:p] + (k,))
         return out
 
-    def steps(self, state: State) -> list[tuple[int, Outcome]]:
+    def steps(self, state: State) -> list[Outcome]:
         """Every enabled thread's next step from ``state``, every resolution: the successors of the full
         interleaving semantics in one pass (enabledness inlined: this is the full search's hot path)."""
-        out: list[tuple[int, Outcome]] = []
+        out: list[Outcome] = []
         threads = state[2]
         run = self._run
         track = self.track
+        c = self._gctx
+        c.g, c.heap, c.threads = state[0], state[1], threads
         for t in range(len(threads)):
             th = threads[t]
             if not th:
                 continue
             top = th[-1]
-            if top[0].nodes[top[1]].guard is not None and not self.enabled(state, t):
-                continue
-            o = run(state, t, (), track)
-            out.append((t, o))
+            guard = top[0].nodes[top[1]].guard
+            if guard is not None:
+                c.tid = t
+                c.loc = top[2:]  # type: ignore[assignment]  # guards only read locals
+                try:
+                    if not guard(c):
+                        continue
+                except RUNTIME_ERRORS:
+                    pass  # executing the step reports the error
+            out.append(run(state, t, (), track))
             if self._last_arities:
-                out.extend((t, x) for x in self.execute(state, t)[1:])
+                out.extend(self.execute(state, t)[1:])
         return out
 
     def execute_choice(self, state: State, t: int, choices: tuple[int, ...], track: bool = True) -> Outcome:
@@ -286,7 +303,7 @@ class TransitionSystem:
         eff = None
         if track:
             eff = Effect(ctx.reads, ctx.writes, ctx.acquired, ctx.released, ctx.allocated, ctx.started)
-        return Outcome(new_state, choices, node, violation, eff)
+        return Outcome(new_state, choices, node, violation, eff, t)
 
     # -- evaluating model functions atomically (invariants) ---------------------------------------------------
 

@@ -266,18 +266,21 @@ class TransitionSystem:
         new_state: State | None = None
         try:
             node.run(ctx)
-            glue = 0
-            while ctx.code is not None:
-                nxt = ctx.code.nodes[ctx.pc]
-                if nxt.costly:
-                    if not ctx.atomic:
-                        break
-                    if nxt.guard is not None and not nxt.guard(ctx):
-                        raise ModelError(f"'{nxt.source}' would block inside 'with indivisible():'")
-                nxt.run(ctx)
-                glue += 1
-                if glue > GLUE_LIMIT:
-                    raise ModelError("a loop runs without ever taking a step (e.g. 'while True: pass')")
+            code = ctx.code
+            # Most steps end at the next costly node at once; the loop below is for glue and indivisible.
+            if code is not None and (not code.nodes[ctx.pc].costly or ctx.atomic):
+                glue = 0
+                while ctx.code is not None:
+                    nxt = ctx.code.nodes[ctx.pc]
+                    if nxt.costly:
+                        if not ctx.atomic:
+                            break
+                        if nxt.guard is not None and not nxt.guard(ctx):
+                            raise ModelError(f"'{nxt.source}' would block inside 'with indivisible():'")
+                    nxt.run(ctx)
+                    glue += 1
+                    if glue > GLUE_LIMIT:
+                        raise ModelError("a loop runs without ever taking a step (e.g. 'while True: pass')")
         except AssertionFailed as e:
             violation = ("assertion", str(e))
         except Pruned:
@@ -285,10 +288,11 @@ class TransitionSystem:
         except RUNTIME_ERRORS as e:
             violation = ("runtime-error", _runtime_message(e))
         else:
-            ts = (*ctx.frames, (ctx.code, ctx.pc, *ctx.loc)) if ctx.code is not None else ()
-            new_threads = threads[:t] + (ts,) + threads[t + 1:]
+            nt = list(threads)
+            nt[t] = (*ctx.frames, (ctx.code, ctx.pc, *ctx.loc)) if ctx.code is not None else ()
             if ctx.new_threads:
-                new_threads += tuple(ctx.new_threads)
+                nt += ctx.new_threads
+            new_threads = tuple(nt)
             h = ctx.heap
             new_state = (ctx.g, h if type(h) is tuple else tuple(h), new_threads)
             if ctx.dirty:

@@ -344,3 +344,17 @@ def test_reading_lock_state_is_an_unprotected_access(reduction: str) -> None:
     base = movers.check(textwrap.dedent(src))
     r = movers.check(textwrap.dedent(src), reduction=reduction)
     assert base.verdict == r.verdict == "violation"
+
+
+@pytest.mark.parametrize("reduction", ["optimistic", "transactions"])
+def test_blocked_guard_on_declared_data_watches_it(reduction: str) -> None:
+    # The waiter's guard reads x, which only the writer may access. Blocked, that is no violation (the full
+    # search reports none unless the guard lets the step run), but x == 1 holds only inside the writer's
+    # run: the reduction must make the writer's accesses to x visible so that the waiter can run then.
+    src = textwrap.dedent(GUARD).replace("x = 0\n", "x = 0\nthread_local(x, 0)\n", 1)
+    base = movers.check(src)
+    r = movers.check(src, reduction=reduction)
+    assert base.verdict == "violation" and base.violations[0].kind == "discipline"
+    assert r.verdict == "violation" and r.violations[0].kind == "discipline"
+    never = src.replace("wait_until(done or x == 1)", "wait_until(done or x == 5)")
+    assert movers.check(never).verdict == movers.check(never, reduction=reduction).verdict == "ok"

@@ -165,6 +165,8 @@ class Classification:
         self._decl_state: Any = None
         self._decls: Any = None
         self._values: dict[State, dict] = {}
+        # Declared locations that some blocked guard reads without access: accessing them is visible.
+        self.watched: set[Any] = set()
 
     # -- keys ------------------------------------------------------------------------------------------------
 
@@ -282,6 +284,8 @@ class Classification:
                         if not ts.evaluate_predicate(state, d.pred, t, obj):
                             return True, (f"thread {t} accesses {self._loc_name(state, loc)} without exclusive "
                                           f"access ({d.text}, line {d.line})")
+                    if self.watched and self.key(state, loc) in self.watched:
+                        visible = True  # a blocked guard of another thread reads it: see check_guards
                     continue
                 key = self.key(state, loc)
                 if self.is_unprotected_key(key):
@@ -336,11 +340,41 @@ class Classification:
         location could keep a guard false in the reduced system that a full interleaving finds true."""
         for t in range(len(state[2])):
             reads = ts.guard_reads(state, t)
-            if reads:
-                _, bad = self.check_access(ts, state, t, reads, [])
-                if bad is not None:
-                    return bad
+            if not reads:
+                continue
+            if self.declared:
+                # A blocked guard reading a *declared* location it has no access to is no violation yet (the
+                # full search reports one only if the guard ever lets the step run). Instead the location is
+                # watched: every access to it becomes visible (a non-mover), so that the reduced system shows
+                # the guard every value the location takes, and a real access is then checked as usual.
+                rest = []
+                for loc in reads:
+                    decls = self.declared_for(state, loc)
+                    if not decls:
+                        rest.append(loc)
+                        continue
+                    obj = loc[0] if type(loc) is tuple else None
+                    key = self.key(state, loc)
+                    if key not in self.watched and not all(
+                        ts.evaluate_predicate(state, d.pred, t, obj) for d in decls
+                    ):
+                        self._watch(key, t)
+                reads = rest
+            _, bad = self.check_access(ts, state, t, reads, [])
+            if bad is not None:
+                return bad
         return None
+
+    def _watch(self, key: Any, t: int) -> None:
+        self.watched.add(key)
+        msg = f"thread {t}'s guard reads {key_name(self.program, key)} without exclusive access"
+        p = Protection(UNPROTECTED)
+        r = Refine(key, p, p, msg + ": its accesses become visible")
+        if self.incremental:
+            self.refinements.append(r)
+            self.version += 1
+        else:
+            raise r
 
     def _weaken(self, key: Any, p: Protection, is_write: bool) -> Protection:
         # Data nobody writes needs no lock: read-only comes first, then the lockset, then unprotected.
@@ -354,7 +388,8 @@ class Classification:
         return Protection(UNPROTECTED)
 
     def apply(self, r: Refine) -> None:
-        self.guess[r.key] = r.new
+        if r.key not in self.watched:
+            self.guess[r.key] = r.new
         self.refinements.append(r)
 
     def _loc_name(self, state: State, loc: Any) -> str:

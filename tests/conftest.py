@@ -22,6 +22,19 @@ def states(src: str, **kw) -> int:
     return r.stats.states
 
 
+def agrees_with_none(path, reduction: str, fewer_states: bool = True, **kw):
+    """Check ``path`` with ``none`` and with ``reduction``: same verdict, same kind of violation, and (for
+    reductions whose states are states of the full system) never more states."""
+    base = movers.check(path, **kw)
+    r = movers.check(path, reduction=reduction, **kw)
+    assert r.verdict == base.verdict, (r.error, [(v.kind, v.message) for v in r.violations])
+    if base.violations:
+        assert r.violations[0].kind == base.violations[0].kind
+    elif fewer_states:
+        assert r.stats.states <= base.stats.states
+    return r
+
+
 @pytest.fixture
 def check():
     return run

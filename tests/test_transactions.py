@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from conftest import EXAMPLES
+from conftest import EXAMPLES, agrees_with_none
 from differential import run_differential
 from hypothesis import HealthCheck, given, note, settings
 from strategies import models, single_kind_models
@@ -23,11 +23,8 @@ def tx(src: str, **kw):
 
 @pytest.mark.parametrize("path", [p for p in FILES if p.name != "sc_example.py"], ids=lambda p: p.name)
 def test_examples_agree_with_none(path) -> None:
-    base = movers.check(path)
-    r = movers.check(path, reduction="transactions")
-    assert r.verdict == base.verdict, (r.error, r.violations)
-    if base.violations:
-        assert r.violations[0].kind == base.violations[0].kind
+    # transactions store P# states (with phases), which may outnumber the plain states
+    agrees_with_none(path, "transactions", fewer_states=False)
 
 
 @pytest.mark.parametrize("name", ["fq_counter.py", "bounded_buffer.py"])

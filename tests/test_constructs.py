@@ -263,3 +263,23 @@ def test_heap_symmetry_and_garbage() -> None:
     Thread(target=p).start()
     """)
     assert r.verdict == "ok"
+
+
+def test_semantic_queries_for_reductions() -> None:
+    # The questions reductions ask the semantics: who owns a lock, which objects a thread can reach.
+    import movers
+    from movers.ir.program import Ref
+    from movers.semantics.system import TransitionSystem
+
+    p = movers.load("m = Lock()\nclass N:\n    def __init__(self):\n        self.v = 0\n"
+                    "def w():\n    mine = N()\n    with m:\n        pass\nThread(target=w).start()\n")
+    ts = TransitionSystem(p)
+    s = ts.initial()
+    m = s[0][p.global_slot("m")]
+    assert type(m) is Ref and ts.lock_owner(s, m) is None
+    s = ts.execute(s, 0)[0].state  # mine = N() pushes __init__
+    s = ts.execute(s, 0)[0].state  # self.v = 0 returns
+    reach = ts.reachable_from_thread(s, 0)
+    assert m.i in reach and len(reach) == 2  # the lock and the thread's own node
+    s = ts.execute(s, 0)[0].state  # with m: acquire
+    assert ts.lock_owner(s, m) == 0

@@ -90,11 +90,6 @@ class Ctx:
         self.pc = top[1]
         self.loc = list(top[2:])
 
-    def thread_state(self) -> tuple:
-        if self.code is None:
-            return ()
-        return (*self.frames, (self.code, self.pc, *self.loc))
-
     def push(self, code: Code, args: list[Any], ret_pc: int) -> None:
         """Call ``code``: the caller resumes at ``ret_pc`` (a continuation node) when it returns."""
         if len(self.frames) > 200:

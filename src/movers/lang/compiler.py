@@ -731,14 +731,6 @@ class FunctionCompiler:
             return name in self.mc.global_slot
         return name not in self.slot and name in self.mc.global_slot
 
-    def after(self) -> Label:
-        """A label for the node right after the one about to be emitted."""
-        return self.label()
-
-    def next_setter(self) -> tuple[Label, Callable[[], int]]:
-        lbl = self.label()
-        return lbl, lambda: lbl.pc
-
     def stmt_Pass(self, s: ast.Pass) -> None:
         pass
 
@@ -1280,7 +1272,6 @@ class FunctionCompiler:
     def compile_indivisible(self, s: ast.With) -> None:
         body = [b for b in s.body if not isinstance(b, ast.Pass)]
         nxt = self.label()
-        first_guard: list[Callable[[Ctx], bool] | None] = [None]
 
         def make() -> Callable[[Ctx], None]:
             def run(ctx: Ctx) -> None:
@@ -1314,7 +1305,6 @@ class FunctionCompiler:
         if start < len(self.pending):
             info = self.pending[start][1]
             if "guard_make" in info:
-                first_guard[0] = info["guard_make"]
                 self.pending[entry][1]["guard_make"] = info["guard_make"]
                 if "blocked_make" in info:
                     self.pending[entry][1]["blocked_make"] = info["blocked_make"]
@@ -1483,8 +1473,8 @@ class FunctionCompiler:
         # A model object whose class defines the method gets a normal call instead.
         user_setup = self.method_call_setup(recv, method, [], e)
 
-        if method in ("wait",):
-            self.compile_wait_dynamic(s, recv, name, user_setup, nxt)
+        if method == "wait":
+            self.compile_wait(s, recv, False, name)  # c.wait() on a Condition
             return
 
         op: Callable[[Ctx, Any], None]
@@ -1549,10 +1539,6 @@ class FunctionCompiler:
         self.here(user_call_site)
         self.jump(nxt, s)
         self.here(nxt)
-
-    def compile_wait_dynamic(self, s: ast.Expr, recv: Fn, name: str, user_setup: Any, nxt: Label) -> None:
-        # c.wait() on a Condition (a model object defining wait() gets a plain call).
-        self.compile_wait(s, recv, False, name)
 
     # -- expressions ------------------------------------------------------------------------------------------
 

@@ -168,9 +168,6 @@ class TransitionSystem:
             pass
         return ctx.reads
 
-    def enabled_threads(self, state: State) -> list[int]:
-        return [t for t in range(len(state[2])) if self.enabled(state, t)]
-
     def deadlock(self, state: State) -> str | None:
         """If no thread can move and some have not terminated, say who waits on what."""
         threads = state[2]

@@ -354,8 +354,12 @@ def test_choose():
     for _ in range(200):
         assert choose(range(3)) in (0, 1, 2)
         assert choose(4, 5) in (4, 5)
-        assert choose(9) == 9
+        assert choose([1, 2, 3]) in (1, 2, 3)
+        assert choose((7, 8)) in (7, 8)
+    assert {choose([1, 2, 3]) for _ in range(300)} == {1, 2, 3}
     assert {choose(range(3)) for _ in range(300)} == {0, 1, 2}
+    with pytest.raises(TypeError):
+        choose(9)  # one argument is a sequence, as for random.choice: the checker agrees
     with pytest.raises(ValueError):
         choose(range(0))
 

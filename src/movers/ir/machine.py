@@ -8,13 +8,16 @@ Everything here is deliberately plain: the compiled closures index slots and nev
 
 Locations in an Effect are an ``int`` (a global's slot) or a pair ``(ref, index)`` (a heap object's field or
 element, ``index`` into the object tuple).
+
+Values in the state are boxed (``program.box``: booleans as ``Bool``, so that ``True`` and ``1`` are two
+states); every write below boxes, and the compiled loads unbox.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from movers.ir.program import CLS, FIELDS, MON, ClassInfo, Code, Ref, ref
+from movers.ir.program import CLS, FIELDS, MON, Bool, ClassInfo, Code, Ref, Unbound, box, ref
 
 
 class ModelError(Exception):
@@ -95,7 +98,7 @@ class Ctx:
         if len(self.frames) > 200:
             raise ModelError("recursion too deep (more than 200 frames)")
         self.frames = [*self.frames, (self.code, ret_pc, *self.loc)]
-        loc = args + [None] * (code.nlocals - len(args))
+        loc = code.new_frame_locals(args)
         self.code = code
         self.loc = loc
         self.pc = code.entry
@@ -126,8 +129,12 @@ class Ctx:
     def set_global(self, slot: int, v: Any) -> None:
         g = self.g
         old = g[slot]
-        if type(v) is Ref or type(old) is Ref or type(v) is tuple or type(old) is tuple:
+        tv = type(v)
+        if tv is Ref or type(old) is Ref or tv is tuple or type(old) is tuple:
+            v = box(v)
             self.dirty = True
+        elif tv is bool:
+            v = box(v)
         self.g = g[:slot] + (v,) + g[slot + 1:]
         if self.track:
             self.writes.append(slot)
@@ -143,8 +150,12 @@ class Ctx:
             heap = self.heap = list(heap)
         o = heap[r.i]
         old = o[idx]
-        if type(v) is Ref or type(old) is Ref or type(v) is tuple or type(old) is tuple:
+        tv = type(v)
+        if tv is Ref or type(old) is Ref or tv is tuple or type(old) is tuple:
+            v = box(v)
             self.dirty = True
+        elif tv is bool:
+            v = box(v)
         heap[r.i] = o[:idx] + (v,) + o[idx + 1:]
         if self.track:
             self.writes.append((r, idx))
@@ -161,6 +172,10 @@ class Ctx:
         if type(heap) is tuple:
             heap = self.heap = list(heap)
         r = ref(len(heap))
+        for x in o:
+            if type(x) is bool or type(x) is tuple:
+                o = o[:FIELDS] + tuple([box(y) for y in o[FIELDS:]])
+                break
         heap.append(o)
         self.dirty = True
         if self.track:
@@ -185,7 +200,13 @@ class Ctx:
 
 def show(v: Any) -> str:
     """A value as users see it in messages and traces."""
-    if v is None or type(v) in (int, bool):
+    if type(v) is Bool:
+        return repr(v.value)
+    if type(v) is Unbound:
+        return "<unbound>"
+    if type(v) is int:
+        return _show_int(v)
+    if v is None or type(v) is bool:
         return repr(v)
     if type(v) is Ref:
         return f"<object #{v.i}>"
@@ -193,6 +214,14 @@ def show(v: Any) -> str:
         inner = ", ".join(show(x) for x in v)
         return f"({inner},)" if len(v) == 1 else f"({inner})"
     return repr(v)
+
+
+def _show_int(v: int) -> str:
+    # Python refuses to print ints of more than 4,300 digits (and it is slow well before): show the size.
+    if -10**60 < v < 10**60:
+        return repr(v)
+    bits = v.bit_length()
+    return f"{'-' if v < 0 else ''}<an int of about {int(bits * 0.30103) + 1:,} digits>"
 
 
 def new_object(cls: ClassInfo, nfields: int | None = None) -> tuple:

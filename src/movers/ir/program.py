@@ -10,7 +10,8 @@ after a call returns, falling off the end of a function.
 
 Runtime values that are not plain Python data are interned objects compared by identity, so that states stay
 hashable tuples whose equality is exact: ``Ref`` (a heap reference), ``Func`` (a function value),
-``ClassInfo`` (an object's class, its first slot on the heap).
+``ClassInfo`` (an object's class, its first slot on the heap), and ``Bool`` (a boolean as a state holds it:
+see its docstring; Python's ``1 == True`` must not merge two states).
 """
 
 from __future__ import annotations
@@ -43,6 +44,75 @@ def ref(i: int) -> Ref:
     while len(_REFS) <= i:
         _REFS.append(Ref(len(_REFS)))
     return _REFS[i]
+
+
+class Bool:
+    """How a state holds a boolean.
+
+    ``True`` and ``1`` are different values of the language (``x is True`` tells them apart), but Python's
+    ``1 == True`` and ``hash(1) == hash(True)`` would merge two states that differ only there, and the
+    interleavings from the second would never be explored. So a state never holds a Python ``bool``: every
+    store into a global, a field, an array element or a local boxes it (``box``), and every load unboxes it
+    (``unbox``); compiled code only ever computes with plain Python values. The two instances are interned
+    and compare by identity, like ``Ref``.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: bool) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Bool({self.value})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (box, (self.value,))
+
+
+TRUE = Bool(True)
+FALSE = Bool(False)
+
+
+class Unbound:
+    """The value of a local variable before its first assignment. Reading it is a runtime error, as
+    Python's ``UnboundLocalError`` (a local that merely held ``None`` would hide the bug)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+    def __reduce__(self) -> str:
+        return "UNBOUND"
+
+
+UNBOUND = Unbound()
+
+
+def box(v: Any) -> Any:
+    """A runtime value as a state holds it: booleans boxed, also inside tuples. Idempotent."""
+    t = type(v)
+    if t is bool:
+        return TRUE if v else FALSE
+    if t is tuple:
+        for x in v:
+            tx = type(x)
+            if tx is bool or tx is tuple:
+                return tuple([box(y) for y in v])
+    return v
+
+
+def unbox(v: Any) -> Any:
+    """A value read from a state as compiled code sees it: the inverse of ``box``."""
+    t = type(v)
+    if t is Bool:
+        return v.value
+    if t is tuple:
+        for x in v:
+            tx = type(x)
+            if tx is Bool or tx is tuple:
+                return tuple([unbox(y) for y in v])
+    return v
 
 
 @dataclass(eq=False)
@@ -175,6 +245,17 @@ class Code:
     @property
     def nlocals(self) -> int:
         return len(self.locals)
+
+    def new_frame_locals(self, args: list[Any]) -> list[Any]:
+        """The locals of a fresh frame: the (boxed) arguments, then every variable unbound and every hidden
+        temporary (``$…``) None."""
+        blank = self.__dict__.get("_blank")
+        if blank is None or len(blank) + len(self.params) != len(self.locals):
+            blank = self._blank = [None if n.startswith("$") else UNBOUND for n in self.locals[len(self.params):]]
+        if len(args) != len(self.params):
+            # Callers check arity; a mismatch here only pads (the caller reports the error).
+            return [box(v) for v in args] + [UNBOUND] * (len(self.locals) - len(args))
+        return [box(v) for v in args] + blank
 
     def __repr__(self) -> str:
         return f"<code {self.name}>"

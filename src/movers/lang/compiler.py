@@ -17,7 +17,8 @@ hoisting them would change which of them run.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from movers.ir import sync
@@ -31,13 +32,18 @@ from movers.ir.program import (
     SYNC_KINDS,
     THREAD,
     AtomicBlock,
+    Bool,
     ClassInfo,
     Code,
     Exclusive,
     Func,
     Node,
     Program,
+    UNBOUND,
     Ref,
+    Unbound,
+    box,
+    unbox,
 )
 from movers.lang.errors import ModelSyntaxError, at
 
@@ -49,9 +55,7 @@ FORBIDDEN = {
 }
 SYNC_METHODS = {"acquire", "release", "wait", "notify", "notify_all", "notifyAll", "start", "join"}
 DECLARATIONS = {"exclusive", "guarded_by", "thread_local"}
-BUILTIN_CTORS = {"Lock", "RLock", "Semaphore", "Condition", "Thread"}
 PURE_BUILTINS = {"len", "min", "max", "abs", "tid", "choose", "int", "bool"}
-IGNORED_DECORATORS = {"staticmethod"}
 
 
 class Label:
@@ -59,6 +63,38 @@ class Label:
 
     def __init__(self) -> None:
         self.pc = -1
+
+
+class Facts:
+    """What a node's code may access: recorded by the expression and target compilers *while* they compile
+    the code that does the access, so that the static facts reductions rely on cannot disagree with what
+    executes (a second walk over AST shapes once missed ``v in a`` and ``x, y = a``)."""
+
+    __slots__ = ("reads", "writes", "fields_read", "fields_written", "elements_read", "elements_written",
+                 "callees", "allocates")
+
+    def __init__(self) -> None:
+        self.reads: set[str] = set()
+        self.writes: set[str] = set()
+        self.fields_read: set[str] = set()
+        self.fields_written: set[str] = set()
+        self.elements_read = False
+        self.elements_written = False
+        self.callees: set[str] = set()
+        self.allocates = False
+
+    def info(self) -> dict[str, Any]:
+        """The ``Node`` fields these facts fill."""
+        return {
+            "reads": frozenset(self.reads),
+            "writes": frozenset(self.writes),
+            "fields_read": frozenset(self.fields_read),
+            "fields_written": frozenset(self.fields_written),
+            "elements_read": self.elements_read,
+            "elements_written": self.elements_written,
+            "callee_names": frozenset(self.callees),
+            "allocates": self.allocates,
+        }
 
 
 class CallSite:
@@ -118,6 +154,14 @@ def _length(ctx: Ctx, v: Any) -> int:
     raise ModelError(f"len() of {show(v)}")
 
 
+def _truth(ctx: Ctx, v: Any) -> bool:
+    """Python's truth of a value: a list is false when empty; any other object is true."""
+    if type(v) is Ref:
+        o = ctx.heap[v.i]
+        return not o[0].is_list or len(o) > 2
+    return bool(v)
+
+
 def _is(a: Any, b: Any) -> bool:
     if a is None or b is None or type(a) is Ref or type(b) is Ref:
         return a is b
@@ -147,14 +191,6 @@ CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
     ast.Is: _is,
     ast.IsNot: lambda a, b: not _is(a, b),
 }
-
-
-def _names_in(node: ast.AST, ctx_type: type) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx_type)}
-
-
-def _attrs_in(node: ast.AST, ctx_type: type) -> set[str]:
-    return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ctx_type)}
 
 
 def _is_call_to(node: ast.AST, name: str) -> bool:
@@ -372,8 +408,12 @@ class ModuleCompiler:
                     dn = self._decorator_name(d)
                     if dn == "synchronized":
                         code.synchronized = True
-                    elif dn not in IGNORED_DECORATORS:
+                    else:
                         raise self.error(d, f"unsupported decorator '@{dn}' on a method")
+                if item.name.startswith("__") and item.name.endswith("__") and item.name != "__init__":
+                    # Python would call it implicitly (==, bool(), len(), hash…); the checker would not.
+                    raise self.error(item, f"unsupported construct: special method '{item.name}' "
+                                     "(only __init__ is supported)")
                 if not item.args.args:
                     raise self.error(item, "a method must take 'self' as its first parameter")
                 info.methods[item.name] = code
@@ -489,6 +529,18 @@ class FunctionCompiler:
         self.atomic_block = -1
         self.commit_next = False
         self.is_module = fn is None
+        # The facts of the node being compiled (see ``recording``); outside one, a sink nobody reads.
+        self.facts = Facts()
+
+    @contextmanager
+    def recording(self) -> Iterator[Facts]:
+        """Record the accesses of the code compiled inside the block, for the node about to be emitted."""
+        outer = self.facts
+        self.facts = f = Facts()
+        try:
+            yield f
+        finally:
+            self.facts = outer
 
     # -- slots ------------------------------------------------------------------------------------------------
 
@@ -627,10 +679,11 @@ class FunctionCompiler:
         sites: list[CallSite] = []
         self.site_stack = [sites]
         try:
-            finish = build()
+            with self.recording() as facts:
+                finish = build()
         finally:
             self.site_stack = outer
-        static = self.static_facts(s)
+        static = facts.info()
         static.update(info)
         last = {} if succ is None else {"succ": succ}
         if not sites:
@@ -658,7 +711,7 @@ class FunctionCompiler:
                 if nxt is None:
                     def run(ctx: Ctx) -> None:
                         if temp >= 0:
-                            ctx.loc[temp] = ctx.retval
+                            ctx.loc[temp] = box(ctx.retval)
                         finish(ctx)
                 else:
                     setup = nxt.setup
@@ -666,7 +719,7 @@ class FunctionCompiler:
 
                     def run(ctx: Ctx) -> None:
                         if temp >= 0:
-                            ctx.loc[temp] = ctx.retval
+                            ctx.loc[temp] = box(ctx.retval)
                         setup(ctx, pc)
 
                 return run
@@ -675,50 +728,6 @@ class FunctionCompiler:
             if nxt is None:
                 cont_info.update(last)
             self.emit(cont_make, False, s, **cont_info)
-
-    def static_facts(self, s: ast.AST) -> dict[str, Any]:
-        reads = {n for n in _names_in(s, ast.Load) if self.is_global(n)}
-        writes = {n for n in _names_in(s, ast.Store) if self.is_global(n)}
-        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and self.is_global(s.target.id):
-            reads.add(s.target.id)
-        allocates = any(
-            isinstance(n, ast.List)
-            or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                and (n.func.id in BUILTIN_CTORS or n.func.id in self.mc.classes))
-            for n in ast.walk(s)
-        )
-        fields_read = _attrs_in(s, ast.Load)
-        subs = [n for n in ast.walk(s) if isinstance(n, ast.Subscript)]
-        elements_read = any(isinstance(n.ctx, ast.Load) for n in subs)
-        elements_written = any(isinstance(n.ctx, ast.Store) for n in subs)
-        if isinstance(s, ast.AugAssign):
-            elements_read = elements_read or isinstance(s.target, ast.Subscript)
-            if isinstance(s.target, ast.Attribute):
-                fields_read = fields_read | {s.target.attr}
-        if isinstance(s, ast.For) and not _is_call_to(s.iter, "range"):
-            elements_read = True
-        # Which model code a statement may call: functions by name, methods by '.name', constructors.
-        callees: set[str] = set()
-        for n in ast.walk(s):
-            if isinstance(n, ast.Call):
-                f = n.func
-                if isinstance(f, ast.Name) and f.id not in self.slot:
-                    if f.id in self.mc.function_nodes:
-                        callees.add(f.id)
-                    elif f.id in self.mc.class_nodes:
-                        callees.add(f.id + ".__init__")
-                elif isinstance(f, ast.Attribute):
-                    callees.add("." + f.attr)
-        return {
-            "reads": frozenset(reads),
-            "writes": frozenset(writes),
-            "fields_read": frozenset(fields_read),
-            "fields_written": frozenset(_attrs_in(s, ast.Store)),
-            "elements_read": elements_read,
-            "elements_written": elements_written,
-            "callee_names": frozenset(callees),
-            "allocates": allocates,
-        }
 
     def lock_name(self, e: ast.expr) -> str | None:
         """The global a lock expression names (``m0``), or None when it is not known statically."""
@@ -817,6 +826,8 @@ class FunctionCompiler:
             if isinstance(t, ast.Attribute):
                 obj = self.expr(t.value)
                 name = t.attr
+                self.facts.fields_read.add(name)
+                self.facts.fields_written.add(name)
 
                 def finish(ctx: Ctx) -> None:
                     r = _check_ref(obj(ctx), f"attribute '{name}'")
@@ -824,13 +835,14 @@ class FunctionCompiler:
                     idx = _writable_field(o, name)
                     if ctx.track:
                         ctx.reads.append((r, idx))
-                    ctx.set_field(r, idx, op(o[idx], value(ctx)))
+                    ctx.set_field(r, idx, op(unbox(o[idx]), value(ctx)))
                     ctx.pc = nxt.pc
 
                 return finish
             if isinstance(t, ast.Subscript):
                 seq = self.expr(t.value)
                 index = self.expr(t.slice)
+                self.facts.elements_read = self.facts.elements_written = True
 
                 def finish(ctx: Ctx) -> None:
                     r = seq(ctx)
@@ -841,7 +853,7 @@ class FunctionCompiler:
                     idx = _index(o, i)
                     if ctx.track:
                         ctx.reads.append((r, idx))
-                    ctx.set_field(r, idx, op(o[idx], value(ctx)))
+                    ctx.set_field(r, idx, op(unbox(o[idx]), value(ctx)))
                     ctx.pc = nxt.pc
 
                 return finish
@@ -855,7 +867,7 @@ class FunctionCompiler:
         default = f"assertion failed: {self.mc.text(s.test)}"
 
         def build() -> Callable[[Ctx], None]:
-            test = self.expr(s.test)
+            test = self.condition(s.test)
             if isinstance(s.msg, ast.Constant) and isinstance(s.msg.value, str):
                 text = s.msg.value
                 msg: Fn | None = lambda ctx: text
@@ -900,7 +912,7 @@ class FunctionCompiler:
             v = self.expr(s.value) if s.value is not None else None
 
             def finish(ctx: Ctx) -> None:
-                ctx.loc[ret_slot] = v(ctx) if v is not None else None
+                ctx.loc[ret_slot] = box(v(ctx)) if v is not None else None
                 ctx.pc = chain.pc
 
             return finish
@@ -916,7 +928,7 @@ class FunctionCompiler:
             def run(ctx: Ctx) -> None:
                 v = ctx.loc[ret_slot]
                 ctx.loc[ret_slot] = None
-                ctx.ret(v)
+                ctx.ret(unbox(v))
 
             return run
 
@@ -945,7 +957,7 @@ class FunctionCompiler:
         nxt = self.label()
 
         def build() -> Callable[[Ctx], None]:
-            t = self.expr(test)
+            t = self.condition(test)
 
             def finish(ctx: Ctx) -> None:
                 ctx.pc = nxt.pc if t(ctx) else on_false.pc
@@ -993,23 +1005,25 @@ class FunctionCompiler:
         store = None
         step_val: Fn | None = None
         is_range = _is_call_to(it, "range") and "range" not in self.slot
-        if is_range:
-            assert isinstance(it, ast.Call)
-            if it.keywords or not 1 <= len(it.args) <= 3:
-                raise self.mc.error(it, "range() takes 1 to 3 arguments")
-            args = [self.expr(a, allow_calls=False) for a in it.args]
-            if len(args) == 1:
-                start, bound = (lambda ctx: 0), args[0]
+        with self.recording() as facts:
+            if is_range:
+                assert isinstance(it, ast.Call)
+                if it.keywords or not 1 <= len(it.args) <= 3:
+                    raise self.mc.error(it, "range() takes 1 to 3 arguments")
+                args = [self.expr(a, allow_calls=False) for a in it.args]
+                if len(args) == 1:
+                    start, bound = (lambda ctx: 0), args[0]
+                else:
+                    start, bound = args[0], args[1]
+                step_val = args[2] if len(args) == 3 else None
+                if step_val is not None:
+                    stp = self.hidden("s")
+                seq = None
             else:
-                start, bound = args[0], args[1]
-            step_val = args[2] if len(args) == 3 else None
-            if step_val is not None:
-                stp = self.hidden("s")
-            seq = None
-        else:
-            seq = self.expr(it, allow_calls=False)
-            start = bound = None  # type: ignore[assignment]
-        store = self.store(s.target)
+                seq = self.expr(it, allow_calls=False)
+                start = bound = None  # type: ignore[assignment]
+                self.facts.elements_read = True  # each header reads the next element of a list
+            store = self.store(s.target)
         body, end, nxt_head, brk = self.label(), self.label(), self.label(), self.label()
         src = f"for {self.mc.text(s.target)} in {self.mc.text(it)}"
 
@@ -1025,8 +1039,8 @@ class FunctionCompiler:
                 b, e = body.pc, end.pc
 
                 def run(ctx: Ctx) -> None:
-                    i, n = start(ctx), bound(ctx)
-                    d = step_val(ctx) if step_val is not None else 1
+                    i, n = _range_int(start(ctx)), _range_int(bound(ctx))
+                    d = _range_int(step_val(ctx)) if step_val is not None else 1
                     if d == 0:
                         raise ModelError("range() step must not be zero")
                     if (i < n) if d > 0 else (i > n):
@@ -1076,7 +1090,7 @@ class FunctionCompiler:
                         ctx.pc = e
                         return
                     ctx.loc[cur] = 1
-                    ctx.loc[stop] = v
+                    ctx.loc[stop] = box(v)
                     store(ctx, _item(ctx, v, 0))
                     ctx.pc = b
 
@@ -1098,11 +1112,12 @@ class FunctionCompiler:
 
                 return run
 
-        facts = self.static_facts(it)
-        facts["writes"] = frozenset(n for n in _names_in(s.target, ast.Store) if self.is_global(n))
-        self.emit(first_make, True, s, kind="loop", source=src, succ=[body, end], **facts)
+        # Both headers get every fact: over-approximating the second (which only reads the hidden counters
+        # and, for a list, the next element) costs reductions nothing worth a second record.
+        info = facts.info()
+        self.emit(first_make, True, s, kind="loop", source=src, succ=[body, end], **info)
         self.here(nxt_head)
-        self.emit(next_make, True, s, kind="loop", source=src, writes=facts["writes"], succ=[body, brk])
+        self.emit(next_make, True, s, kind="loop", source=src, succ=[body, brk], **info)
         self.here(body)
         self.exits.append(Exit(lambda n: None, (nxt_head, brk)))
         self.compile_block(s.body)
@@ -1145,19 +1160,21 @@ class FunctionCompiler:
             if len(e.args) != 1:
                 raise self.mc.error(e, "synchronized(obj) takes one object")
             slot = self.hidden("mon")
-            obj = self.expr(e.args[0], allow_calls=False)
+            with self.recording() as facts:
+                obj = self.expr(e.args[0], allow_calls=False)
 
             def r(ctx: Ctx) -> Any:
                 return ctx.loc[slot]
 
             self.compile_monitor_with(s, r, s.body, f"with {self.mc.text(e)}:", self.mc.text(e.args[0]),
-                                      init=(slot, obj))
+                                      init=(slot, obj), facts=facts)
             return
         self.compile_lock_with(s, e)
 
     def compile_lock_with(self, s: ast.With, e: ast.expr) -> None:
         slot = self.hidden("lock")
-        lock = self.expr(e, allow_calls=False)
+        with self.recording() as facts:
+            lock = self.expr(e, allow_calls=False)
         name = self.mc.text(e)
         nxt = self.label()
 
@@ -1176,10 +1193,9 @@ class FunctionCompiler:
         def blocked_make() -> Callable[[Ctx], str]:
             return lambda ctx: f"waits to acquire {name} {sync.lock_holder_text(ctx, lock(ctx))}".strip()
 
-        facts = self.static_facts(e)
         lock_name = self.lock_name(e)
         self.emit(make, True, s, kind="acquire", source=f"with {name}:", guard_make=guard_make,
-                  blocked_make=blocked_make, lock_name=lock_name, **facts)
+                  blocked_make=blocked_make, lock_name=lock_name, **facts.info())
         self.here(nxt)
 
         def emit_exit(at_node: ast.AST) -> None:
@@ -1213,6 +1229,7 @@ class FunctionCompiler:
         src: str,
         name: str,
         init: tuple[int, Fn] | None = None,
+        facts: Facts | None = None,
     ) -> None:
         nxt = self.label()
         if init is not None:
@@ -1244,7 +1261,8 @@ class FunctionCompiler:
 
             return text
 
-        self.emit(make, True, s, kind="acquire", source=src, guard_make=guard_make, blocked_make=blocked_make)
+        self.emit(make, True, s, kind="acquire", source=src, guard_make=guard_make, blocked_make=blocked_make,
+                  **(facts or Facts()).info())
         self.here(nxt)
 
         def emit_exit(at_node: ast.AST) -> None:
@@ -1323,6 +1341,7 @@ class FunctionCompiler:
         for key in ("elements_read", "elements_written"):
             ent[key] = any(inf.get(key, False) for inf in inner)
         ent["callee_names"] = frozenset().union(*(inf.get("callee_names", frozenset()) for inf in inner))
+        ent["allocates"] = any(inf.get("allocates", False) for inf in inner)
 
     def compile_atomic(self, s: ast.With) -> None:
         outer = self.atomic_block
@@ -1337,7 +1356,8 @@ class FunctionCompiler:
     def call_stmt_wait_until(self, s: ast.Expr, e: ast.Call) -> None:
         if len(e.args) != 1 or e.keywords:
             raise self.mc.error(e, "wait_until(cond) takes one condition")
-        cond = self.expr(e.args[0], allow_calls=False)
+        with self.recording() as facts:
+            cond = self.condition(e.args[0], allow_calls=False)
         nxt = self.label()
         text = self.mc.text(e.args[0])
 
@@ -1351,8 +1371,8 @@ class FunctionCompiler:
 
             return run
 
-        self.emit(make, True, s, kind="wait_until", guard_make=lambda: (lambda ctx: bool(cond(ctx))),
-                  blocked_make=lambda: (lambda ctx: f"waits until {text}"), **self.static_facts(e))
+        self.emit(make, True, s, kind="wait_until", guard_make=lambda: cond,
+                  blocked_make=lambda: (lambda ctx: f"waits until {text}"), **facts.info())
         self.here(nxt)
 
     def call_stmt_assume(self, s: ast.Expr, e: ast.Call) -> None:
@@ -1361,7 +1381,7 @@ class FunctionCompiler:
         nxt = self.label()
 
         def build() -> Callable[[Ctx], None]:
-            cond = self.expr(e.args[0])
+            cond = self.condition(e.args[0])
 
             def finish(ctx: Ctx) -> None:
                 if not cond(ctx):
@@ -1389,7 +1409,9 @@ class FunctionCompiler:
     def call_stmt_wait(self, s: ast.Expr, e: ast.Call) -> None:
         if len(e.args) != 1:
             raise self.mc.error(e, "wait(obj) takes one object")
-        self.compile_wait(s, self.expr(e.args[0], allow_calls=False), True, self.mc.text(e.args[0]))
+        with self.recording() as facts:
+            obj = self.expr(e.args[0], allow_calls=False)
+        self.compile_wait(s, obj, True, self.mc.text(e.args[0]), facts)
 
     def call_stmt_notify(self, s: ast.Expr, e: ast.Call) -> None:
         self._notify_stmt(s, e, False)
@@ -1400,7 +1422,8 @@ class FunctionCompiler:
     def _notify_stmt(self, s: ast.Expr, e: ast.Call, everyone: bool) -> None:
         if len(e.args) != 1:
             raise self.mc.error(e, "notify(obj) takes one object")
-        obj = self.expr(e.args[0], allow_calls=False)
+        with self.recording() as facts:
+            obj = self.expr(e.args[0], allow_calls=False)
         nxt = self.label()
 
         def make() -> Callable[[Ctx], None]:
@@ -1410,10 +1433,10 @@ class FunctionCompiler:
 
             return run
 
-        self.emit(make, True, s, kind="notify", **self.static_facts(e))
+        self.emit(make, True, s, kind="notify", **facts.info())
         self.here(nxt)
 
-    def compile_wait(self, s: ast.AST, obj: Fn, monitor: bool, name: str) -> None:
+    def compile_wait(self, s: ast.AST, obj: Fn, monitor: bool, name: str, facts: Facts) -> None:
         """``wait`` is two steps: release and join the wait set; then, once notified, re-acquire."""
         slot, count = self.hidden("w"), self.hidden("c")
         reacq, nxt = self.label(), self.label()
@@ -1429,7 +1452,7 @@ class FunctionCompiler:
 
             return run
 
-        self.emit(make, True, s, kind="wait", **self.static_facts(s))
+        self.emit(make, True, s, kind="wait", **facts.info())
         self.here(reacq)
 
         def make2() -> Callable[[Ctx], None]:
@@ -1466,7 +1489,10 @@ class FunctionCompiler:
             raise self.mc.error(e, f"{method}() with arguments is not supported in models")
         if method == "join" and e.args:
             raise self.mc.error(e, "join() with a timeout is not supported in models")
-        recv = self.expr(f.value, allow_calls=False)
+        with self.recording() as facts:
+            recv = self.expr(f.value, allow_calls=False)
+        # The receiver may be a model object whose class defines the method: then it is a plain call.
+        facts.callees.add("." + method)
         name = self.mc.text(f.value)
         user_call_site = self.label()
         nxt = self.label()
@@ -1474,7 +1500,7 @@ class FunctionCompiler:
         user_setup = self.method_call_setup(recv, method, [], e)
 
         if method == "wait":
-            self.compile_wait(s, recv, False, name)  # c.wait() on a Condition
+            self.compile_wait(s, recv, False, name, facts)  # c.wait() on a Condition
             return
 
         op: Callable[[Ctx, Any], None]
@@ -1535,7 +1561,7 @@ class FunctionCompiler:
             b = blocked
             info["blocked_make"] = lambda: (lambda ctx: b(ctx, recv(ctx)))
         self.emit(make, True, s, kind=kind, lock_name=self.lock_name(f.value), succ=[nxt, user_call_site], **info,
-                  **self.static_facts(f.value))
+                  **facts.info())
         self.here(user_call_site)
         self.jump(nxt, s)
         self.here(nxt)
@@ -1556,6 +1582,18 @@ class FunctionCompiler:
         if m is None:
             raise self.mc.error(e, f"unsupported construct: {type(e).__name__.lower()} expression")
         return m(e)
+
+    def condition(self, e: ast.expr, allow_calls: bool = True) -> Fn:
+        """``e`` compiled for its truth (``if``, ``while``, ``assert``, ``not``…), as Python tests it."""
+        f = self.expr(e, allow_calls)
+        if isinstance(e, ast.Compare) or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not)):
+            return f  # already a bool
+
+        def truth(ctx: Ctx) -> bool:
+            v = f(ctx)
+            return _truth(ctx, v) if type(v) is Ref else bool(v)
+
+        return truth
 
     def no_calls(self, e: ast.expr, why: str) -> Fn:
         saved = self.site_stack
@@ -1587,14 +1625,25 @@ class FunctionCompiler:
         name = e.id
         if name in self.slot and name not in self.global_names:
             i = self.slot[name]
-            return lambda ctx: ctx.loc[i]
+
+            def read_local(ctx: Ctx) -> Any:
+                v = ctx.loc[i]
+                if type(v) in _BOXED:
+                    if v is UNBOUND:
+                        raise ModelError(f"local variable '{name}' referenced before assignment")
+                    return unbox(v)
+                return v
+
+            return read_local
         if name in self.mc.global_slot:
             s = self.mc.global_slot[name]
+            self.facts.reads.add(name)
 
             def read(ctx: Ctx) -> Any:
                 if ctx.track:
                     ctx.reads.append(s)
-                return ctx.g[s]
+                v = ctx.g[s]
+                return unbox(v) if type(v) in _BOXED else v
 
             return read
         if name in self.mc.funcs:
@@ -1620,6 +1669,7 @@ class FunctionCompiler:
     def e_List(self, e: ast.List) -> Fn:
         parts = [self._expr(x) for x in e.elts]
         cls = self.list_class(e)
+        self.facts.allocates = True
 
         def run(ctx: Ctx) -> Ref:
             return ctx.alloc((cls, None, *(p(ctx) for p in parts)))
@@ -1632,6 +1682,7 @@ class FunctionCompiler:
                 raise self.mc.error(e, "only [value] * n creates an array")
             item, count = self._expr(e.left.elts[0]), self._expr(e.right)
             cls = self.list_class(e)
+            self.facts.allocates = True
 
             def alloc(ctx: Ctx) -> Ref:
                 n = count(ctx)
@@ -1653,9 +1704,10 @@ class FunctionCompiler:
         return lambda ctx: op(a(ctx), b(ctx))
 
     def e_UnaryOp(self, e: ast.UnaryOp) -> Fn:
-        a = self._expr(e.operand)
         if isinstance(e.op, ast.Not):
-            return lambda ctx: not a(ctx)
+            t = self.condition(e.operand)
+            return lambda ctx: not t(ctx)
+        a = self._expr(e.operand)
         if isinstance(e.op, ast.USub):
             return lambda ctx: -a(ctx)
         if isinstance(e.op, ast.UAdd):
@@ -1669,7 +1721,7 @@ class FunctionCompiler:
                 v: Any = True
                 for p in parts:
                     v = p(ctx)
-                    if not v:
+                    if not (_truth(ctx, v) if type(v) is Ref else v):
                         return v
                 return v
         else:
@@ -1677,14 +1729,15 @@ class FunctionCompiler:
                 v: Any = False
                 for p in parts:
                     v = p(ctx)
-                    if v:
+                    if _truth(ctx, v) if type(v) is Ref else v:
                         return v
                 return v
 
         return run
 
     def e_IfExp(self, e: ast.IfExp) -> Fn:
-        t = self.no_calls(e.test, "inside a conditional expression")
+        self.no_calls(e.test, "inside a conditional expression")
+        t = self.condition(e.test)
         a = self.no_calls(e.body, "inside a conditional expression")
         b = self.no_calls(e.orelse, "inside a conditional expression")
         return lambda ctx: a(ctx) if t(ctx) else b(ctx)
@@ -1695,6 +1748,7 @@ class FunctionCompiler:
         ops: list[Callable[[Any, Any], bool]] = []
         for o in e.ops:
             if isinstance(o, (ast.In, ast.NotIn)):
+                self.facts.elements_read = True  # `v in a` reads every element of a list
                 neg = isinstance(o, ast.NotIn)
                 ops.append(_make_in(neg))
             else:
@@ -1725,6 +1779,7 @@ class FunctionCompiler:
         if isinstance(e.slice, ast.Slice):
             raise self.mc.error(e, "unsupported construct: slices")
         seq, index = self._expr(e.value), self._expr(e.slice)
+        self.facts.elements_read = True
 
         def run(ctx: Ctx) -> Any:
             v = seq(ctx)
@@ -1736,7 +1791,8 @@ class FunctionCompiler:
                 idx = _index(o, i)
                 if ctx.track:
                     ctx.reads.append((v, idx))
-                return o[idx]
+                x = o[idx]
+                return unbox(x) if type(x) in _BOXED else x
             if type(v) is tuple:
                 if type(i) is not int or not -len(v) <= i < len(v):
                     raise ModelError(f"tuple index {show(i)} out of range")
@@ -1748,6 +1804,7 @@ class FunctionCompiler:
     def e_Attribute(self, e: ast.Attribute) -> Fn:
         obj = self._expr(e.value)
         name = e.attr
+        self.facts.fields_read.add(name)
 
         def run(ctx: Ctx) -> Any:
             r = obj(ctx)
@@ -1763,7 +1820,8 @@ class FunctionCompiler:
                 raise ModelError(f"{o[0].name} object has no field '{name}'")
             if ctx.track:
                 ctx.reads.append((r, idx))
-            return o[idx]
+            x = o[idx]
+            return unbox(x) if type(x) in _BOXED else x
 
         return run
 
@@ -1775,6 +1833,7 @@ class FunctionCompiler:
                 raise self.mc.error(e, f"'{name}' is not allowed: a model is parsed, never executed")
             if name in self.mc.functions and name not in self.slot:
                 code = self.mc.functions[name]
+                self.facts.callees.add(name)
                 args = self.call_args(e)
                 self.check_arity(e, code, len(e.args))
                 return self.site(lambda ctx, ret_pc: ctx.push(code, [a(ctx) for a in args], ret_pc), e)
@@ -1795,6 +1854,7 @@ class FunctionCompiler:
                 raise self.mc.error(e, f"{f.attr}() must be a statement of its own")
             recv = self._expr(f.value)
             args = self.call_args(e)
+            self.facts.callees.add("." + f.attr)
             return self.site(self.method_call_setup(recv, f.attr, args, e), e)
         raise self.mc.error(e, "unsupported call")
 
@@ -1820,7 +1880,7 @@ class FunctionCompiler:
             loc = ctx.loc
             v = loc[t]
             loc[t] = None
-            return v
+            return unbox(v)
 
         return read
 
@@ -1854,6 +1914,7 @@ class FunctionCompiler:
         code = base.lookup(f.attr)
         if code is None:
             raise self.mc.error(e, f"base class '{base.name}' has no method '{f.attr}'")
+        self.facts.callees.add("." + f.attr)
         self.check_arity(e, code, len(args) + 1)
         return self.site(lambda ctx, ret_pc: ctx.push(code, [ctx.loc[self_slot], *(a(ctx) for a in args)],
                                                       ret_pc), e)
@@ -1862,6 +1923,8 @@ class FunctionCompiler:
         args = self.call_args(e)
         init = cls.lookup("__init__")
         nfields = len(cls.fields)
+        self.facts.allocates = True
+        self.facts.callees.add(cls.name + ".__init__")
         if init is None:
             if args:
                 raise self.mc.error(e, f"{cls.name}() takes no arguments (it has no __init__)")
@@ -1901,15 +1964,31 @@ class FunctionCompiler:
 
     def b_bool(self, e: ast.Call) -> Fn:
         (a,) = self._args(e, 1, 1, "bool")
-        return lambda ctx: bool(a(ctx))
+        return lambda ctx: _truth(ctx, a(ctx))
 
     def b_min(self, e: ast.Call) -> Fn:
-        parts = self._args(e, 2, 8, "min")
-        return lambda ctx: min(p(ctx) for p in parts)
+        return self._extremum(e, "min", min)
 
     def b_max(self, e: ast.Call) -> Fn:
-        parts = self._args(e, 2, 8, "max")
-        return lambda ctx: max(p(ctx) for p in parts)
+        return self._extremum(e, "max", max)
+
+    def _extremum(self, e: ast.Call, name: str, pick: Callable[[Any], Any]) -> Fn:
+        """``min(a, b, …)``, or, as in Python, ``min(seq)`` of a list's or tuple's elements."""
+        parts = self._args(e, 1, 8, name)
+        if len(parts) > 1:
+            return lambda ctx: pick([p(ctx) for p in parts])
+        (seq,) = parts
+        self.facts.elements_read = True
+
+        def run(ctx: Ctx) -> Any:
+            items = _as_tuple(ctx, seq(ctx))
+            if type(items) is not tuple:
+                raise ModelError(f"{name}() of {show(items)}: one argument must be a list or a tuple")
+            if not items:
+                raise ModelError(f"{name}() of an empty sequence")
+            return pick(items)
+
+        return run
 
     def b_tid(self, e: ast.Call) -> Fn:
         self._args(e, 0, 0, "tid")
@@ -1933,18 +2012,34 @@ class FunctionCompiler:
         if not e.args:
             raise self.mc.error(e, "choose() needs at least one alternative")
         parts = self._args(e, 1, 64, "choose")
-        return lambda ctx: parts[ctx.choose(len(parts))](ctx)
+        if len(parts) > 1:
+            return lambda ctx: parts[ctx.choose(len(parts))](ctx)
+        # One argument is a sequence to choose an element from, as random.choice does (the shim agrees).
+        (seq,) = parts
+        self.facts.elements_read = True
+
+        def one_of(ctx: Ctx) -> Any:
+            items = _as_tuple(ctx, seq(ctx))
+            if type(items) is not tuple:
+                raise ModelError(f"choose({show(items)}): one argument must be a list, a tuple or a range; "
+                                 "to choose among values, give two or more")
+            return items[ctx.choose(len(items))]
+
+        return one_of
 
     def b_Lock(self, e: ast.Call) -> Fn:
         self._args(e, 0, 0, "Lock")
+        self.facts.allocates = True
         return sync.new_lock
 
     def b_RLock(self, e: ast.Call) -> Fn:
         self._args(e, 0, 0, "RLock")
+        self.facts.allocates = True
         return sync.new_rlock
 
     def b_Semaphore(self, e: ast.Call) -> Fn:
         parts = self._args(e, 0, 1, "Semaphore")
+        self.facts.allocates = True
         if not parts:
             return sync.new_semaphore
         v = parts[0]
@@ -1952,6 +2047,7 @@ class FunctionCompiler:
 
     def b_Condition(self, e: ast.Call) -> Fn:
         parts = self._args(e, 0, 1, "Condition")
+        self.facts.allocates = True
         if not parts:
             return sync.new_condition
         lock = parts[0]
@@ -1976,6 +2072,7 @@ class FunctionCompiler:
         if target is None:
             raise self.mc.error(e, "Thread(target=f, args=(…)) needs a target")
         t = target
+        self.facts.allocates = True
 
         def run(ctx: Ctx) -> Ref:
             a = args(ctx)
@@ -2007,18 +2104,24 @@ class FunctionCompiler:
 
                 def store_local(ctx: Ctx, v: Any) -> None:
                     loc = ctx.loc
-                    if type(v) is Ref or type(v) is tuple or type(loc[i]) is Ref or type(loc[i]) is tuple:
+                    tv = type(v)
+                    if tv is Ref or tv is tuple or type(loc[i]) is Ref or type(loc[i]) is tuple:
                         ctx.dirty = True
+                        v = box(v)
+                    elif tv is bool:
+                        v = box(v)
                     loc[i] = v
 
                 return store_local
             if name in self.mc.global_slot:
                 s = self.mc.global_slot[name]
+                self.facts.writes.add(name)
                 return lambda ctx, v: ctx.set_global(s, v)
             raise self.mc.error(t, f"cannot assign to '{name}'")
         if isinstance(t, ast.Attribute):
             obj = self._expr(t.value)
             name = t.attr
+            self.facts.fields_written.add(name)
 
             def store_field(ctx: Ctx, v: Any) -> None:
                 r = _check_ref(obj(ctx), f"attribute '{name}'")
@@ -2029,6 +2132,7 @@ class FunctionCompiler:
             if isinstance(t.slice, ast.Slice):
                 raise self.mc.error(t, "unsupported construct: slices")
             seq, index = self._expr(t.value), self._expr(t.slice)
+            self.facts.elements_written = True
 
             def store_item(ctx: Ctx, v: Any) -> None:
                 r = seq(ctx)
@@ -2043,10 +2147,11 @@ class FunctionCompiler:
         if isinstance(t, (ast.Tuple, ast.List)):
             parts = [self.store(x) for x in t.elts]
             n = len(parts)
+            self.facts.elements_read = True  # unpacking a list reads every element
 
             def store_tuple(ctx: Ctx, v: Any) -> None:
                 if type(v) is Ref and ctx.heap[v.i][0].is_list:
-                    v = tuple(ctx.heap[v.i][2:])
+                    v = _list_items(ctx, v)
                 if type(v) is not tuple or len(v) != n:
                     raise ModelError(f"cannot unpack {show(v)} into {n} values")
                 for p, x in zip(parts, v, strict=True):
@@ -2069,20 +2174,41 @@ def _make_in(neg: bool) -> Callable[[Any, Any], bool]:
     return op
 
 
+# The types of state values that a load must unbox (see ``program.Bool``).
+_BOXED = frozenset({Bool, tuple, Unbound})
+
+
+def _list_items(ctx: Ctx, r: Ref) -> tuple:
+    """Every element of a list, read at once (``v in a``, ``x, y = a``): each element is an access."""
+    o = ctx.heap[r.i]
+    if ctx.track:
+        ctx.reads.extend((r, k) for k in range(2, len(o)))
+    return tuple([unbox(x) for x in o[2:]])
+
+
 def _as_tuple(ctx: Ctx, v: Any) -> Any:
     if type(v) is Ref:
         o = ctx.heap[v.i]
         if o[0].is_list:
-            return tuple(o[2:])
+            return _list_items(ctx, v)
     return v
 
 
 def _item(ctx: Ctx, v: Any, i: int) -> Any:
     if type(v) is tuple:
-        return v[i]
+        return unbox(v[i])
     if ctx.track:
         ctx.reads.append((v, i + 2))
-    return ctx.heap[v.i][i + 2]
+    return unbox(ctx.heap[v.i][i + 2])
+
+
+def _range_int(v: Any) -> int:
+    # range() takes ints (a bool counts as one, as in Python) and yields ints.
+    if type(v) is int:
+        return v
+    if type(v) is bool:
+        return int(v)
+    raise ModelError(f"range() needs ints, got {show(v)}")
 
 
 def _count(n: Any) -> int:
@@ -2108,12 +2234,12 @@ def _start_thread(ctx: Ctx, r: Any) -> None:
         code = target.code
         if len(code.params) != len(args):
             raise ModelError(f"thread target {code.name}() takes {len(code.params)} arguments, {len(args)} given")
-        frame_locals = list(args) + [None] * (code.nlocals - len(args))
+        frame_locals = code.new_frame_locals(list(args))
     else:
         code = cls.lookup("run")
         if code is None:
             raise ModelError(f"{cls.name} has no run() method")
-        frame_locals = [r] + [None] * (code.nlocals - 1)
+        frame_locals = code.new_frame_locals([r])
     ctx.set_field(r, 2, tid)
     ctx.new_threads.append(((code, code.entry, *frame_locals),))
     if ctx.track:

@@ -327,8 +327,11 @@ class Semaphore:
 
 
 def choose(*values: Any) -> Any:
-    """A random one of ``values``; ``choose(range(n))`` picks from the range."""
-    if len(values) == 1 and isinstance(values[0], range):
+    """A random one of ``values``; with one argument, a random element of it (a list, a tuple or a range),
+    as ``random.choice`` does: the checker explores every element."""
+    if len(values) == 1:
+        if not isinstance(values[0], (range, list, tuple)):
+            raise TypeError("choose(x) with one argument needs a list, a tuple or a range")
         pool: Iterable[Any] = values[0]
     else:
         pool = values

@@ -94,7 +94,7 @@ class TransitionSystem:
         """Run the module-level code atomically; the threads it started are the initial threads."""
         if self._initial is None:
             p = self.program
-            frame = (p.init, p.init.entry, *([None] * p.init.nlocals))
+            frame = (p.init, p.init.entry, *p.init.new_frame_locals([]))
             ctx = Ctx((None,) * len(p.globals), [], (), -1, frames=(frame,))
             try:
                 _run_to_completion(ctx, INIT_LIMIT, "module initialisation")
@@ -312,7 +312,7 @@ class TransitionSystem:
         """Run a model function to completion on ``state`` without changing it; returns its value."""
         ctx = Ctx(state[0], state[1], state[2], -1)
         a = list(args or [])
-        ctx.load_thread(((code, code.entry, *a, *([None] * (code.nlocals - len(a)))),))
+        ctx.load_thread(((code, code.entry, *code.new_frame_locals(a)),))
         _run_to_completion(ctx, GLUE_LIMIT, code.name)
         return ctx.retval
 

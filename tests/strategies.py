@@ -83,7 +83,7 @@ GLOBAL_NAMES = ("x", "y", "z")
 LOCK_NAMES = ("m0", "m1")
 ARRAY_NAME = "a"
 
-__all__ = ["K", "models", "single_kind_models"]
+__all__ = ["K", "models", "single_kind_models", "value_models"]
 
 
 @dataclass
@@ -388,3 +388,130 @@ def single_kind_models(draw: DrawFn, max_threads: int = 3) -> tuple[str, str]:
     else:
         src = draw(models(asserts=False, max_threads=max_threads, blocking=True, assumes=False))
     return src, kind
+
+
+# -- value models: booleans and ints mixed, None, tuples, fields, `is` ----------------------------------------
+
+VALUES = ("0", "1", "True", "False", "None", "(1, True)", "(1, 1)", "(0, False)")
+VALUE_GLOBALS = ("x", "y")
+FIELDS = ("f", "g")
+
+
+def _value_atom(draw: DrawFn, fn: _Fn, const: bool = True) -> str:
+    kinds = (["const"] if const else []) + ["global", "field", "array"] + (["local"] if fn.readable else [])
+    kind = draw(st.sampled_from(kinds))
+    if kind == "const":
+        return draw(st.sampled_from(VALUES))
+    if kind == "global":
+        return draw(st.sampled_from(VALUE_GLOBALS))
+    if kind == "field":
+        return f"o.{draw(st.sampled_from(FIELDS))}"
+    if kind == "array":
+        return f"a[{draw(st.integers(0, 1))}]"
+    return draw(st.sampled_from(sorted(fn.readable)))
+
+
+def _value_cond(draw: DrawFn, fn: _Fn) -> str:
+    """A total condition (never a runtime error) that tells True from 1 where ``is`` is used."""
+    a = _value_atom(draw, fn, const=False)  # `is` of a literal is a SyntaxWarning in Python
+    kind = draw(st.integers(0, 4))
+    if kind == 0:
+        return f"{a} is {draw(st.sampled_from(['True', 'False', 'None']))}"
+    if kind == 1:
+        return f"{a} is not {draw(st.sampled_from(['True', 'False', 'None']))}"
+    if kind == 2:
+        return f"{a} {draw(st.sampled_from(['==', '!=']))} {_value_atom(draw, fn)}"
+    if kind == 3:
+        return f"not {a}"
+    return a
+
+
+def _value_expr(draw: DrawFn, fn: _Fn, whole: bool) -> str:
+    kind = draw(st.integers(0, 6))
+    if kind == 0 and whole:
+        return f"choose({draw(st.sampled_from(VALUES))}, {draw(st.sampled_from(VALUES))})"
+    if kind == 1:
+        return _value_cond(draw, fn)
+    if kind == 2:
+        return f"bool({_value_atom(draw, fn)})"
+    if kind == 3:
+        return f"int(bool({_value_atom(draw, fn)}))"
+    if kind == 4:
+        return f"({_value_atom(draw, fn)}, {_value_atom(draw, fn)})"
+    return _value_atom(draw, fn)
+
+
+def _value_statement(draw: DrawFn, fn: _Fn, depth: int, asserts: bool) -> list[str]:
+    fn.budget -= 1
+    kind = draw(st.integers(0, 11))
+    if kind == 0 and asserts:
+        return [f"assert {_value_cond(draw, fn)}"]
+    if kind == 2 and depth == 0 and fn.budget >= 1:
+        cond = _value_cond(draw, fn)
+        before = set(fn.readable)
+        then = _value_statement(draw, fn, depth + 1, asserts)
+        fn.readable = set(before)
+        orelse = _value_statement(draw, fn, depth + 1, asserts)
+        fn.readable = before
+        return [f"if {cond}:", *_indent(then), "else:", *_indent(orelse)]
+    if kind == 3 and depth == 0 and fn.budget >= 1:
+        body = _value_statement(draw, fn, depth + 1, asserts)
+        return ["with m:", *_indent(body)]
+    value = _value_expr(draw, fn, whole=True)
+    where = draw(st.sampled_from(["global", "field", "array", "local"]))
+    if where == "global":
+        target = draw(st.sampled_from(VALUE_GLOBALS))
+        fn.assigned_globals.add(target)
+    elif where == "field":
+        target = f"o.{draw(st.sampled_from(FIELDS))}"
+    elif where == "array":
+        target = f"a[{draw(st.integers(0, 1))}]"
+    else:
+        target = f"t{draw(st.integers(0, 1))}"
+        fn.readable.add(target)
+    return [f"{target} = {value}"]
+
+
+@st.composite
+def value_models(draw: DrawFn, asserts: bool = True) -> str:
+    """A model whose values mix booleans and ints (and None and tuples) in globals, fields, array elements
+    and locals, with ``is`` tests that tell ``True`` from ``1``: every step is total (no runtime error), so
+    the only possible violation is a failed ``assert``::
+
+        class Cell:
+            def __init__(self):
+                self.f = True
+                self.g = 0
+
+        x = 1
+        y = (1, True)
+        a = [False, 1]
+        o = Cell()
+        m = Lock()
+
+        def worker_0():
+            global x
+            x = choose(1, True)
+            if o.f is True:
+                t0 = (x, None)
+            else:
+                a[1] = x == 1
+            assert x is not True
+    """
+    lines = ["from movers.lang import *", "", "class Cell:", "    def __init__(self):"]
+    lines += [f"        self.{f} = {draw(st.sampled_from(VALUES))}" for f in FIELDS]
+    lines.append("")
+    lines += [f"{g} = {draw(st.sampled_from(VALUES))}" for g in VALUE_GLOBALS]
+    lines.append(f"a = [{draw(st.sampled_from(VALUES))}, {draw(st.sampled_from(VALUES))}]")
+    lines += ["o = Cell()", "m = Lock()"]
+    n_threads = draw(st.integers(2, 3))
+    for k in range(n_threads):
+        fn = _Fn(params=[], budget=draw(st.integers(2, 4 if n_threads == 2 else 3)))
+        body: list[str] = []
+        while fn.budget > 0:
+            body += _value_statement(draw, fn, 0, asserts)
+        decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
+        lines += ["", f"def worker_{k}():", *_indent(decl + body)]
+    lines.append("")
+    lines += [f"Thread(target=worker_{k}).start()" for k in range(n_threads)]
+    return "\n".join(lines) + "\n"

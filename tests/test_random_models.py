@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, assume, given, note, settings
 try:
     from differential import run_differential, violation_kinds
     from naive_explorer import naive_explore
-    from strategies import models, single_kind_models
+    from strategies import models, single_kind_models, value_models
 except ImportError:  # tests/ imported as a package
     from tests.differential import run_differential, violation_kinds
     from tests.naive_explorer import naive_explore
-    from tests.strategies import models, single_kind_models
+    from tests.strategies import models, single_kind_models, value_models
 
 __all__ = ["run_differential"]
 
@@ -162,6 +162,33 @@ def test_full_search_agrees_with_the_naive_explorer(src: str) -> None:
     assume(r.verdict != "incomplete" and naive.complete)
     assert r.verdict == naive.verdict
     assert set(violation_kinds(r)) <= naive.kinds
+    if r.verdict == "ok":
+        # The two state representations correspond one to one: the same number of states, or the checker
+        # merges states the language tells apart (or splits states it does not).
+        assert r.stats.states == naive.states
+
+
+@CHECKER
+@given(value_models())
+def test_values_agree_with_the_naive_explorer(src: str) -> None:
+    """Booleans and ints mixed, None, tuples, fields and ``is``: the naive explorer keeps types in its keys,
+    so a checker whose state store took ``1 == True`` at Python's word would lose states (and bugs)."""
+    note(src)
+    r = _check(src)
+    naive = naive_explore(src, max_states=50000)
+    note(f"naive: {naive}")
+    assume(r.verdict != "incomplete" and naive.complete)
+    assert r.verdict == naive.verdict
+    assert set(violation_kinds(r)) <= naive.kinds
+    if r.verdict == "ok":
+        assert r.stats.states == naive.states
+
+
+@CHECKER
+@given(value_models())
+def test_values_reductions_agree_with_none(src: str) -> None:
+    note(src)
+    run_differential(src, ("static-por", "optimistic", "transactions"), compare_kinds=False)
 
 
 _REDUCTIONS = [name for name in os.environ.get("MOVERS_REDUCTIONS", "").split(",") if name]

@@ -16,6 +16,7 @@ see its docstring; Python's ``1 == True`` must not merge two states).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -217,6 +218,7 @@ class Node:
     lock_name: str | None = None  # the global holding the lock a lock operation uses, if that is known
     calls: bool = False
     allocates: bool = False
+    chooses: bool = False  # makes a nondeterministic choice (choose)
     atomic_block: int = -1  # the `with atomic():` block it is in, or -1
     commit: bool = False  # `commit()` marks this node as the commit point
     blocked_on: Callable[[Any], str] | None = None  # describes what a disabled node waits for
@@ -331,5 +333,7 @@ class Program:
         return self.globals.index(name)
 
     def source_line(self, line: int) -> str:
-        lines = self.source.splitlines()
+        lines = self.__dict__.get("_lines")
+        if lines is None:
+            lines = self._lines = re.split(r"\r\n|\r|\n", self.source)
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""

@@ -17,6 +17,7 @@ hoisting them would change which of them run.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,6 +32,7 @@ from movers.ir.program import (
     SEMAPHORE,
     SYNC_KINDS,
     THREAD,
+    UNBOUND,
     AtomicBlock,
     Bool,
     ClassInfo,
@@ -39,7 +41,6 @@ from movers.ir.program import (
     Func,
     Node,
     Program,
-    UNBOUND,
     Ref,
     Unbound,
     box,
@@ -71,7 +72,7 @@ class Facts:
     executes (a second walk over AST shapes once missed ``v in a`` and ``x, y = a``)."""
 
     __slots__ = ("reads", "writes", "fields_read", "fields_written", "elements_read", "elements_written",
-                 "callees", "allocates")
+                 "callees", "allocates", "chooses")
 
     def __init__(self) -> None:
         self.reads: set[str] = set()
@@ -82,6 +83,7 @@ class Facts:
         self.elements_written = False
         self.callees: set[str] = set()
         self.allocates = False
+        self.chooses = False
 
     def info(self) -> dict[str, Any]:
         """The ``Node`` fields these facts fill."""
@@ -94,6 +96,7 @@ class Facts:
             "elements_written": self.elements_written,
             "callee_names": frozenset(self.callees),
             "allocates": self.allocates,
+            "chooses": self.chooses,
         }
 
 
@@ -168,14 +171,63 @@ def _is(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+# Bounds on the size of values, so that one step of a model cannot run for minutes or exhaust memory inside
+# CPython's arithmetic, where no time limit can interrupt it (`10 ** 10 ** 8`): a result past them is a
+# runtime error of the model. Documented in docs/language.md.
+MAX_INT_BITS = 1 << 16
+MAX_SEQUENCE = 100_000
+
+
+def _int_like(v: Any) -> bool:
+    return type(v) is int or type(v) is bool
+
+
+def _too_big(what: str) -> ModelError:
+    return ModelError(f"{what}: the checker bounds integers to {MAX_INT_BITS:,} bits and tuples and arrays "
+                      f"to {MAX_SEQUENCE:,} elements")
+
+
+def _add(a: Any, b: Any) -> Any:
+    v = a + b
+    if type(v) is tuple and len(v) > MAX_SEQUENCE:
+        raise _too_big("tuple too long")
+    return v
+
+
+def _mul(a: Any, b: Any) -> Any:
+    if _int_like(a) and _int_like(b):
+        if a.bit_length() + b.bit_length() > MAX_INT_BITS:
+            raise _too_big("integer too large")
+    elif type(a) is tuple and _int_like(b) and len(a) * b > MAX_SEQUENCE:
+        raise _too_big("tuple too long")
+    elif type(b) is tuple and _int_like(a) and len(b) * a > MAX_SEQUENCE:
+        raise _too_big("tuple too long")
+    return a * b
+
+
+def _pow(a: Any, b: Any) -> Any:
+    if _int_like(a) and _int_like(b):
+        if b < 0:
+            raise ModelError(f"{show(a)} ** {show(b)}: a negative exponent gives a fraction; values are ints")
+        if b > 1 and (a > 1 or a < -1) and b * (abs(a).bit_length() - 1) > MAX_INT_BITS:
+            raise _too_big("integer too large")
+    return a**b
+
+
+def _lshift(a: Any, b: Any) -> Any:
+    if _int_like(a) and _int_like(b) and a and b > 0 and a.bit_length() + b > MAX_INT_BITS:
+        raise _too_big("integer too large")
+    return a << b
+
+
 BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: lambda a, b: a + b,
+    ast.Add: _add,
     ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
+    ast.Mult: _mul,
     ast.FloorDiv: lambda a, b: a // b,
     ast.Mod: lambda a, b: a % b,
-    ast.Pow: lambda a, b: a**b,
-    ast.LShift: lambda a, b: a << b,
+    ast.Pow: _pow,
+    ast.LShift: _lshift,
     ast.RShift: lambda a, b: a >> b,
     ast.BitAnd: lambda a, b: a & b,
     ast.BitOr: lambda a, b: a | b,
@@ -191,6 +243,12 @@ CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
     ast.Is: _is,
     ast.IsNot: lambda a, b: not _is(a, b),
 }
+
+
+# How the tokenizer breaks lines (str.splitlines also breaks at form feeds and others, shifting line numbers).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Node sources (shown in traces) longer than this are cut: a 5 MB assertion message stays out of every step.
+TEXT_LIMIT = 200
 
 
 def _is_call_to(node: ast.AST, name: str) -> bool:
@@ -216,7 +274,7 @@ class ModuleCompiler:
     def __init__(self, source: str, filename: str) -> None:
         self.source = source
         self.filename = filename
-        self.lines = source.splitlines()
+        self._blines: list[bytes] | None = None
         self.globals: list[str] = []
         self.global_slot: dict[str, int] = {}
         self.classes: dict[str, ClassInfo] = {}
@@ -232,10 +290,29 @@ class ModuleCompiler:
         return at(self.filename, node, message)
 
     def text(self, node: ast.AST) -> str:
-        seg = ast.get_source_segment(self.source, node)
-        if seg is None:
+        """The source of ``node`` on one line, for traces and messages (cut after ``TEXT_LIMIT`` characters).
+
+        ``ast.get_source_segment`` splits the whole source at every call, which is quadratic on a large
+        model; the lines are split once here, as the tokenizer splits them (not at form feeds)."""
+        end_line = getattr(node, "end_lineno", None)
+        end_col = getattr(node, "end_col_offset", None)
+        if end_line is None or end_col is None:
             return ""
-        return " ".join(seg.split()) if "\n" in seg else seg
+        if self._blines is None:
+            self._blines = [ln.encode("utf-8") for ln in _LINE_BREAK.split(self.source)]
+        lines = self._blines
+        first, last = node.lineno - 1, end_line - 1  # type: ignore[attr-defined]
+        if not 0 <= first <= last < len(lines):
+            return ""
+        col = node.col_offset  # type: ignore[attr-defined]
+        if first == last:
+            raw = lines[first][col:end_col]
+        else:
+            raw = b"\n".join([lines[first][col:], *lines[first + 1:last][:TEXT_LIMIT], lines[last][:end_col]])
+        seg = raw[: 4 * TEXT_LIMIT].decode("utf-8", "replace")
+        if "\n" in seg or "\r" in seg:
+            seg = " ".join(seg.split())
+        return seg if len(seg) <= TEXT_LIMIT else seg[: TEXT_LIMIT - 1] + "…"
 
     # -- pass 1: the module's shape ---------------------------------------------------------------------------
 
@@ -243,7 +320,11 @@ class ModuleCompiler:
         try:
             tree = ast.parse(self.source, self.filename)
         except SyntaxError as e:
-            raise ModelSyntaxError(self.filename, e.lineno or 0, e.offset or 0, f"syntax error: {e.msg}") from None
+            msg = e.msg
+            if "integer string conversion" in msg:
+                msg = "integer literal too large (more than 4,300 digits)"
+            raise ModelSyntaxError(self.filename, max(e.lineno or 1, 1), max(e.offset or 1, 1),
+                                   f"syntax error: {msg}") from None
         init_body: list[ast.stmt] = []
         declarations: list[ast.Call] = []
         for s in tree.body:
@@ -310,7 +391,7 @@ class ModuleCompiler:
         fc.finish()
         for d in declarations:
             self._declaration(d)
-        return Program(
+        program = Program(
             filename=self.filename,
             source=self.source,
             globals=self.globals,
@@ -321,6 +402,29 @@ class ModuleCompiler:
             exclusives=self.exclusives,
             atomic_blocks=self.atomic_blocks,
         )
+        for _, code in self.invariants:
+            self._check_pure(program, code)
+        return program
+
+    def _check_pure(self, program: Program, invariant: Code) -> None:
+        """An @invariant is evaluated in every state and must not change it, block or branch: reject, at the
+        statement that would, writes to globals, fields and elements, synchronisation, assert, assume and
+        choose, in the invariant and in everything it calls."""
+        for code in program.reachable_codes([invariant]):
+            for n in code.nodes:
+                why = ""
+                if n.is_sync:
+                    why = "a synchronisation operation"
+                elif n.kind in ("assert", "assume"):
+                    why = f"'{n.kind}' (an invariant returns its truth: use 'return')"
+                elif n.chooses:
+                    why = "a nondeterministic choice"
+                elif n.writes or n.fields_written or n.elements_written:
+                    why = "a write to the state"
+                if why:
+                    raise ModelSyntaxError(self.filename, n.line, max(n.col, 1),
+                                           f"the @invariant {invariant.name}() must not change the state or "
+                                           f"block: this is {why}")
 
     @staticmethod
     def _is_main_guard(test: ast.expr) -> bool:
@@ -869,7 +973,7 @@ class FunctionCompiler:
         def build() -> Callable[[Ctx], None]:
             test = self.condition(s.test)
             if isinstance(s.msg, ast.Constant) and isinstance(s.msg.value, str):
-                text = s.msg.value
+                text = s.msg.value if len(s.msg.value) <= 1000 else s.msg.value[:999] + "…"
                 msg: Fn | None = lambda ctx: text
             else:
                 msg = self.expr(s.msg) if s.msg is not None else None
@@ -1342,6 +1446,7 @@ class FunctionCompiler:
             ent[key] = any(inf.get(key, False) for inf in inner)
         ent["callee_names"] = frozenset().union(*(inf.get("callee_names", frozenset()) for inf in inner))
         ent["allocates"] = any(inf.get("allocates", False) for inf in inner)
+        ent["chooses"] = any(inf.get("chooses", False) for inf in inner)
 
     def compile_atomic(self, s: ast.With) -> None:
         outer = self.atomic_block
@@ -1647,8 +1752,11 @@ class FunctionCompiler:
 
             return read
         if name in self.mc.funcs:
-            f = self.mc.funcs[name]
-            return lambda ctx: f
+            raise self.mc.error(e, f"'{name}' is a function: functions are not values in models; call it, or "
+                                f"start it with Thread(target={name})")
+        if name in self.mc.classes:
+            raise self.mc.error(e, f"'{name}' is a class: classes are not values in models; call it to create "
+                                "an object")
         if name in ("True", "False", "None"):
             v = {"True": True, "False": False, "None": None}[name]
             return lambda ctx: v
@@ -1686,8 +1794,10 @@ class FunctionCompiler:
 
             def alloc(ctx: Ctx) -> Ref:
                 n = count(ctx)
-                if type(n) is not int or n < 0:
+                if not _int_like(n) or n < 0:
                     raise ModelError(f"array length must be a non-negative int, got {show(n)}")
+                if n > MAX_SEQUENCE:
+                    raise _too_big(f"array of {show(n)} elements")
                 return ctx.alloc((cls, None, *((item(ctx),) * n)))
 
             return alloc
@@ -1696,7 +1806,13 @@ class FunctionCompiler:
             raise self.mc.error(e, "unsupported operator (values are ints: use // for division)")
         a, b = self._expr(e.left), self._expr(e.right)
         if isinstance(e.op, ast.Add):
-            return lambda ctx: a(ctx) + b(ctx)
+            def add(ctx: Ctx) -> Any:
+                v = a(ctx) + b(ctx)
+                if type(v) is tuple and len(v) > MAX_SEQUENCE:
+                    raise _too_big("tuple too long")
+                return v
+
+            return add
         if isinstance(e.op, ast.Sub):
             return lambda ctx: a(ctx) - b(ctx)
         if isinstance(e.op, ast.Mod):
@@ -1995,6 +2111,7 @@ class FunctionCompiler:
         return lambda ctx: ctx.tid if ctx.tid >= 0 else None
 
     def b_choose(self, e: ast.Call) -> Fn:
+        self.facts.chooses = True
         if len(e.args) == 1 and _is_call_to(e.args[0], "range"):
             r = e.args[0]
             assert isinstance(r, ast.Call)
@@ -2060,9 +2177,11 @@ class FunctionCompiler:
             raise self.mc.error(e, "use Thread(target=f, args=(…))")
         for k in e.keywords:
             if k.arg == "target":
-                if not (isinstance(k.value, ast.Name) and k.value.id in self.mc.functions):
+                if not (isinstance(k.value, ast.Name) and k.value.id in self.mc.functions
+                        and k.value.id not in self.slot):
                     raise self.mc.error(k.value, "Thread target must be the name of a model function")
-                target = self._expr(k.value)
+                func = self.mc.funcs[k.value.id]
+                target = lambda ctx, func=func: func  # noqa: E731
             elif k.arg == "args":
                 args = self._expr(k.value)
             elif k.arg in ("daemon", "name"):

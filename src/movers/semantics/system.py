@@ -66,12 +66,23 @@ class InitError(Exception):
         self.line = line
 
 
+# CPython's names for the checker's value representations, as users know those values.
+_TYPE_NAMES = (("'NoneType'", "None"), ("'Ref'", "object"), ("'Func'", "function"), ("'Bool'", "bool"))
+
+
 def _runtime_message(e: BaseException) -> str:
     if isinstance(e, ZeroDivisionError):
         return "division by zero"
     if isinstance(e, RecursionError):
         return "recursion too deep"
-    return str(e)
+    if isinstance(e, ModelError):
+        return str(e)
+    if isinstance(e, ValueError) and "int_max_str_digits" in str(e):
+        return "an integer too large to print"
+    msg = str(e)
+    for internal, shown in _TYPE_NAMES:
+        msg = msg.replace(internal, shown)
+    return msg
 
 
 RUNTIME_ERRORS = (ModelError, TypeError, ZeroDivisionError, ValueError, OverflowError, RecursionError)

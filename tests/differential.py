@@ -12,6 +12,11 @@
   then legitimately stop at a different kind (``tests/strategies.single_kind_models`` generates models
   with only one possible kind).
 
+- both say ``ok`` and the reduction stored more states than ``none``: every reduction stores states of the
+  program (transactions normalise the phases they add, ``instrument/phases.py``), a subset of those the full
+  search reaches, so ``states`` may only shrink. (A search that stops at a violation has stored an
+  arbitrary part of its space, so counts are compared only when both searches completed with ``ok``.)
+
 An ``incomplete`` verdict (a limit was hit) on either side is compared only for ok-versus-violation.
 """
 
@@ -61,6 +66,8 @@ def run_differential(
             problems.append(f"{name}: verdict {r.verdict}, none: {base.verdict}")
         elif compare_kinds and base.verdict == r.verdict == "violation" and violation_kinds(base) != violation_kinds(r):
             problems.append(f"{name}: kinds {violation_kinds(r)}, none: {violation_kinds(base)}")
+        elif base.verdict == r.verdict == "ok" and r.stats.states > base.stats.states:
+            problems.append(f"{name}: stores {r.stats.states} states, more than none's {base.stats.states}")
     if problems:
         raise AssertionError("\n".join(problems) + f"\n--- model ---\n{src}")
     return results

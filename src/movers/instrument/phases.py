@@ -24,6 +24,19 @@ The phase update is the paper's: p' = E(t, l) in the post-state and (p or l = In
 pre-state), which for these classes is: right -> True; left and non-movers -> False; both -> p (True at
 the thread's first step).
 
+Normal phases. A state of P# is stored once per phase vector, so a phase that carries no information must
+have one value, or one program state is stored (and counted) several times. Two cases, from section 4.2:
+
+- at Init (the thread's entry location: one frame, at the code's entry) the phase is ``INIT``, whether the
+  thread has not run yet or has come back there: conditions A and B exclude l = Init from R(t) and L(t),
+  and the update at l = Init is p' = E(t, l) in the post-state, whatever p was;
+- a terminated thread's phase is ``False``: it has no next action, so it is in N(t) (``in_N``) and no
+  step reads its phase again.
+
+In every other thread outside a transaction the phase is ``False`` (``True`` is R(t)), so in the states the
+search stores (every thread in N) the phases are a function of the program state, and ``states`` counts
+program states as in every other reduction.
+
 The assertion delta(t, l) before each unsafe access: a data access to a location with a declared predicate
 that is false is a ``discipline`` violation. Automatic predicates (the inferred protecting locks, section 6)
 are weakened instead (``Classification`` in incremental mode): the access then becomes a non-mover.
@@ -50,6 +63,16 @@ def next_phase(p: Any, mover: str) -> bool:
     if mover == BOTH:
         return True if p is INIT else p
     return False
+
+
+def normal_phase(thread: tuple, p: Any) -> Any:
+    """The phase of a thread (its frames) stored in a state: ``p``, except where the phase carries no
+    information (module docstring, "Normal phases")."""
+    if not thread:
+        return False
+    if len(thread) == 1 and thread[0][1] == thread[0][0].entry:
+        return INIT
+    return p
 
 
 class PhaseSystem:
@@ -86,7 +109,8 @@ class PhaseSystem:
         if o.state is None:
             return
         ph = state[3]
-        p = next_phase(ph[t], mover)
+        # Only thread t's frames changed: the other threads' phases are normal already.
+        p = normal_phase(o.state[2][t], next_phase(ph[t], mover))
         new = ph[:t] + (p,) + ph[t + 1:]
         started = len(o.state[2]) - len(ph)
         if started > 0:

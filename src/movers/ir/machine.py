@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from movers.ir.program import CLS, FIELDS, MON, Bool, ClassInfo, Code, Ref, Unbound, box, ref
+from movers.ir.program import CLS, FIELDS, MON, THREAD, UNBOUND, Bool, ClassInfo, Code, Ref, Unbound, box, ref
 
 
 class ModelError(Exception):
@@ -224,9 +224,14 @@ def _show_int(v: int) -> str:
     return f"{'-' if v < 0 else ''}<an int of about {int(bits * 0.30103) + 1:,} digits>"
 
 
-def new_object(cls: ClassInfo, nfields: int | None = None) -> tuple:
-    n = len(cls.fields) if nfields is None else nfields
-    return (cls, None) + (None,) * n
+def new_object(cls: ClassInfo) -> tuple:
+    """A fresh instance of a model class: every field unbound until assigned (reading one first is a runtime
+    error, as Python's AttributeError), except a Thread subclass's own bookkeeping (not started yet)."""
+    blank = cls.__dict__.get("_blank")
+    if blank is None:
+        builtin = THREAD.fields if cls.is_thread else ()
+        blank = cls._blank = (cls, None) + tuple(None if f in builtin else UNBOUND for f in cls.fields)
+    return blank
 
 
 __all__ = ["CLS", "MON", "FIELDS", "Ctx", "ModelError", "AssertionFailed", "Pruned", "show", "new_object"]

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from movers.ir import sync
-from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
+from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, new_object, show
 from movers.ir.program import (
     CONDITION,
     LOCK,
@@ -939,6 +939,8 @@ class FunctionCompiler:
                     idx = _writable_field(o, name)
                     if ctx.track:
                         ctx.reads.append((r, idx))
+                    if o[idx] is UNBOUND:
+                        raise ModelError(f"{o[0].name} object has no attribute '{name}' (not assigned yet)")
                     ctx.set_field(r, idx, op(unbox(o[idx]), value(ctx)))
                     ctx.pc = nxt.pc
 
@@ -1937,7 +1939,11 @@ class FunctionCompiler:
             if ctx.track:
                 ctx.reads.append((r, idx))
             x = o[idx]
-            return unbox(x) if type(x) in _BOXED else x
+            if type(x) in _BOXED:
+                if x is UNBOUND:
+                    raise ModelError(f"{o[0].name} object has no attribute '{name}' (not assigned yet)")
+                return unbox(x)
+            return x
 
         return run
 
@@ -2038,19 +2044,18 @@ class FunctionCompiler:
     def constructor(self, e: ast.Call, cls: ClassInfo) -> Fn:
         args = self.call_args(e)
         init = cls.lookup("__init__")
-        nfields = len(cls.fields)
         self.facts.allocates = True
         self.facts.callees.add(cls.name + ".__init__")
         if init is None:
             if args:
                 raise self.mc.error(e, f"{cls.name}() takes no arguments (it has no __init__)")
-            return lambda ctx: ctx.alloc((cls, None) + (None,) * nfields)
+            return lambda ctx: ctx.alloc(new_object(cls))
         self.check_arity(e, init, len(args) + 1)
         temp = self.hidden("t")
 
         def setup(ctx: Ctx, ret_pc: int) -> None:
             vals = [a(ctx) for a in args]
-            r = ctx.alloc((cls, None) + (None,) * nfields)
+            r = ctx.alloc(new_object(cls))
             ctx.loc[temp] = r
             ctx.push(init, [r, *vals], ret_pc)
 

@@ -36,6 +36,10 @@ class Reduction(Protocol):
     def store(self, state: State) -> bool: ...
 
 
+# Steps after which a move ends even though the reduction would go on (see ``thread_moves``).
+MOVE_LIMIT = 1000
+
+
 def thread_moves(
     ts: Any,
     state: State,
@@ -47,34 +51,57 @@ def thread_moves(
     """The moves of thread ``t`` from ``state``: its next step, then its following steps for as long as
     ``ends`` says False; a tree when the steps make choices. ``ends(s)`` is True where a move ends, False
     to go on, None for a dead end (the branch is dropped). ``step(s)`` gives the outcomes of the thread's
-    next step from ``s``. A run that comes back to a state it has passed ends there, and that state is
-    added to ``cut`` (to be stored: it breaks the cycle)."""
+    next step from ``s``.
+
+    Two things end a move early, at a state that is then added to ``cut`` (to be stored, and expanded like
+    any stored state): a run that comes back to a state it has passed (it breaks the cycle), and a run of
+    ``MOVE_LIMIT`` steps (a thread counting forever on local data never repeats a state, and would hold the
+    search, its limits and Ctrl-C inside one move). Ending a move early is sound: the cut state is a state
+    of the program, the thread's run goes on from it in a move of its own, and the other threads may also
+    move from it, which only adds interleavings of the real system (optimistic: the rest of the invisible
+    run is explored as well; transactions: a cut state is not in N, so only ``t`` moves from it, and the
+    transaction goes on unchanged). 1,000 steps keeps the cut states of a long but finite local computation
+    to one per thousand steps, and a move's cost (each step is executed and classified) to milliseconds
+    between two looks at the limits.
+
+    The steps of a run are kept as parent pointers, ``(steps so far, (t, choices))``, and turned into a
+    tuple once per move: copying a growing tuple at every step would be quadratic in the run's length."""
     out: list[Move] = []
-    work = [(o, ((t, o.choices),)) for o in reversed(step(state))]
+    work: list[tuple[Any, Any, int]] = [(o, (None, (t, o.choices)), 1) for o in reversed(step(state))]
     seen = {state}
     while work:
-        o, steps = work.pop()
+        o, path, length = work.pop()
         if o.violation is not None:
-            out.append(Move(steps, None, o.violation))
+            out.append(Move(_steps(path), None, o.violation))
             continue
         s = o.state
         if s is None:
             continue  # an assume pruned this path
         bad = ts.check_state(s)
         if bad is not None:
-            out.append(Move(steps, None, bad))
+            out.append(Move(_steps(path), None, bad))
             continue
         end = ends(s)
         if end is None:
             continue
         if end:
-            out.append(Move(steps, s))
+            out.append(Move(_steps(path), s))
             continue
-        if s in seen:
+        if s in seen or length >= MOVE_LIMIT:
             cut.add(s)
-            out.append(Move(steps, s))
+            out.append(Move(_steps(path), s))
             continue
         seen.add(s)
         for o2 in reversed(step(s)):
-            work.append((o2, steps + ((t, o2.choices),)))
+            work.append((o2, (path, (t, o2.choices)), length + 1))
     return out
+
+
+def _steps(path: Any) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """The steps of a run kept as parent pointers, first step first."""
+    out = []
+    while path is not None:
+        path, st = path
+        out.append(st)
+    out.reverse()
+    return tuple(out)

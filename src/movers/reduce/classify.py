@@ -20,7 +20,16 @@ Sources of a location's classification, in order of precedence:
    *unprotected*. Each refinement strictly weakens the guess, so refinement terminates.
 
 Initialisation (section 9's init^x_i): a thread may access the fields of an object while it runs that
-object's ``__init__``; such accesses are always allowed and do not count for the lockset.
+object's ``__init__`` and no other thread can reach the object; such accesses are always allowed, are
+invisible and do not count for the lockset. Section 9 lets init^x_i hold for the whole constructor and
+relies on the discipline to catch another thread's access meanwhile, but an exempt access never enters
+the guess, so a constructor that lets ``self`` escape (starts a thread with it, stores it in a global or in
+an object another thread reaches) and then writes a field would hide the other thread's access between the
+two writes. So the exemption ends as soon as ``self`` escapes: from then on the constructor's accesses are
+checked and recorded like any other. The exemption is sound because it is a dynamic *unshared*
+predicate: no other thread can reach the object, so no other thread's step can access it or make it
+reachable (only the initialising thread's own steps can), and the access commutes with every other
+thread's step; it holds for one thread at a time and no other thread can take it away (WFendExcl).
 
 Abstract locations name what the classification is about, stably across states and heap renumbering:
 ``("g", slot)`` a global, ``("f", cls, index)`` a field of every object of a class, or the element at that
@@ -38,7 +47,7 @@ from typing import Any
 
 from movers.instrument.properties import declarations_at
 from movers.ir.program import CONDITION, LOCK, MON, RLOCK, Code, Exclusive, Program, Ref, ref
-from movers.semantics.state import State
+from movers.semantics.state import State, reachable
 
 UNSHARED, READONLY, LOCKED, UNPROTECTED = "unshared", "read-only", "protected", "unprotected"
 
@@ -164,6 +173,8 @@ class Classification:
         self.declared = bool(program.exclusives)
         self._decl_state: Any = None
         self._decls: Any = None
+        self._shared_state: Any = None
+        self._shared: tuple[int, set[int]] = (-1, set())
         self._values: dict[State, dict] = {}
         # Declared locations that some blocked guard reads without access: accessing them is visible.
         self.watched: set[Any] = set()
@@ -259,6 +270,23 @@ class Classification:
                 return True
         return False
 
+    def reachable_by_others(self, state: State, t: int) -> set[int]:
+        """Heap objects a thread other than ``t`` can reach, from the globals or its frames."""
+        if state is not self._shared_state or self._shared[0] != t:
+            roots: list[Any] = list(state[0])
+            for u, th in enumerate(state[2]):
+                if u != t:
+                    for frame in th:
+                        roots.extend(frame[2:])
+            self._shared_state = state
+            self._shared = (t, reachable(state, roots))
+        return self._shared[1]
+
+    def initialising(self, state: State, t: int, r: Ref) -> bool:
+        """init^x_t for the fields of ``r``: thread ``t`` runs ``r``'s ``__init__`` and ``r`` has not
+        escaped to another thread (module docstring, "Initialisation")."""
+        return self.in_constructor(state, t, r) and r.i not in self.reachable_by_others(state, t)
+
     def check_access(
         self, ts: Any, state: State, t: int, reads: list[Any], writes: list[Any]
     ) -> tuple[bool, str | None]:
@@ -291,7 +319,7 @@ class Classification:
                 if self.is_unprotected_key(key):
                     visible = True
                     continue
-                if type(loc) is tuple and self.in_constructor(state, t, loc[0]):
+                if type(loc) is tuple and self.initialising(state, t, loc[0]):
                     continue
                 if held is None:
                     held = held_refs(state, t)
@@ -421,9 +449,14 @@ class Classification:
                     out[(k, obj)] = []
         return out
 
-    def check_declared(self, ts: Any, before: State, after: State, t: int) -> str | None:
-        """Disjointness in ``after`` (section 4.1 (ii)), and that thread ``t`` took no other thread's
-        exclusive access away (WFendExcl)."""
+    def check_declared(
+        self, ts: Any, before: State, after: State, t: int, renumbered: list[int] | None = None
+    ) -> str | None:
+        """Disjointness in ``after`` (section 4.1 (ii)), and that thread ``t``'s step from ``before`` to
+        ``after`` took no other thread's exclusive access away (WFendExcl). A per-object predicate is
+        compared on the same object before and after the step, whatever index heap canonicalisation gave
+        it: ``renumbered`` is the step's Effect's (object k after the step is object renumbered[k] before;
+        None when no object moved)."""
         a = self.declared_values(ts, after)
         for (k, _obj), holders in a.items():
             if len(holders) > 1:
@@ -431,7 +464,13 @@ class Classification:
                 return (f"exclusive access predicates of line {d.line} hold for threads "
                         f"{holders[0]} and {holders[1]} at once ({d.text})")
         b = self.declared_values(ts, before)
+        moved = None if renumbered is None else {old: new for new, old in enumerate(renumbered)}
         for key, holders in b.items():
+            obj = key[1]
+            if obj is not None and moved is not None:
+                if obj.i not in moved:
+                    continue  # garbage after the step: nobody can access it any more
+                key = (key[0], ref(moved[obj.i]))
             for i in holders:
                 # A terminated thread accesses nothing more: taking its access away is harmless.
                 if i != t and i < len(after[2]) and after[2][i] and i not in a.get(key, ()):
@@ -452,4 +491,3 @@ class Classification:
         """The classification of every location seen, for users (``--show-classification``)."""
         return {key_name(self.program, k): p.describe(self.program) for k, p in sorted(
             self.guess.items(), key=lambda kv: key_name(self.program, kv[0]))}
-

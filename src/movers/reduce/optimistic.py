@@ -30,7 +30,8 @@ How the implementation meets the well-formedness conditions of section 4:
   of its choices; the step is visible if any resolution is), so a thread's next step is either visible or
   invisible in a given state.
 - WFfiniteInvis: an invisible run that comes back to a state it has passed ends there, and that state is
-  stored, so a thread looping forever on local data does not hang the search.
+  stored, so a thread looping forever on local data does not hang the search; so does a run of
+  ``base.MOVE_LIMIT`` steps (a thread counting forever never comes back to a state).
 - WFinitExcl, disjointness and WFendExcl for declared predicates are checked after every visible step.
 - Invariants: locations an invariant reads are unprotected (so steps writing them are visible), and
   invariants are also checked in the intermediate states of every move.
@@ -100,7 +101,7 @@ class Optimistic:
         if predicates_may_change and cls.declared:
             for o in outs:
                 if o.state is not None and o.violation is None:
-                    bad = cls.check_declared(ts, state, o.state, i)
+                    bad = cls.check_declared(ts, state, o.state, i, o.effect.renumbered if o.effect else None)
                     if bad is not None:
                         o.violation = ("discipline", bad)
                         o.state = None

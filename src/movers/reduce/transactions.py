@@ -9,13 +9,17 @@ thread's phase. Following section 4.2, each thread t is at every state in one of
 - R(t): in the right-mover (pre-commit) part of a transaction: its phase is True (condition A);
 - L(t): in the left-mover (post-commit) part: phase False, not at Init, and its next step is a left mover
   in this state (condition B);
-- N(t): not inside a transaction: everything else (terminated threads included).
+- N(t): not inside a transaction: everything else (terminated threads, and threads at their entry
+  location, the paper's Init, included).
 
 The search schedules a thread only when every *other* thread is in N (rule (step)), so a transaction runs
 without interruption from a state where all threads are in N to the next such state. A transaction is
 explored as one move and the states inside it are not stored; only states where every thread is in N are.
 Condition C (every L run reaches N) is met by ending a transaction that comes back to a state it has
-passed, and storing that state: this breaks every cycle of L states by an N state.
+passed, and storing that state: this breaks every cycle of L states by an N state. A transaction is also
+cut, and the state stored, after ``base.MOVE_LIMIT`` steps; only its thread moves from such a state (it is
+not in N), so the transaction goes on unchanged. P#'s phases are normalised where they carry no information
+(``instrument/phases.py``), so the stored states are program states.
 
 Protecting locks are inferred incrementally (section 6): a location starts protected (unshared by its first
 accessor, then read-only, then by the locks held at every access) and loses protection the moment an access

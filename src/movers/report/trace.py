@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from movers.ir.machine import show
-from movers.ir.program import CONDITION, LOCK, RLOCK, SEMAPHORE, Program, Ref
+from movers.ir.program import CONDITION, LOCK, RLOCK, SEMAPHORE, UNBOUND, Program, Ref
 from movers.report.result import TraceStep
 from movers.semantics.state import State
 
@@ -54,7 +54,7 @@ def _expand(state: State, path: str, r: Ref, out: dict[str, str], seen: set[int]
         if mon[2]:
             out[f"{path}.waiting"] = show(mon[2])
     for name, v in zip(cls.fields, obj[2:], strict=False):
-        if not name.startswith("_"):
+        if not name.startswith("_") and v is not UNBOUND:
             _leaf(state, f"{path}.{name}", v, out, seen)
 
 

@@ -27,9 +27,15 @@ State = tuple[tuple, tuple, tuple]
 
 
 def canonical(state: State) -> State:
+    return canonical_order(state)[0]
+
+
+def canonical_order(state: State) -> tuple[State, list[int] | None]:
+    """The canonical state, and how it renumbered the heap: object k of the result is object ``order[k]`` of
+    ``state`` (objects missing from ``order`` were garbage); None when nothing moved."""
     g, heap, threads = state
     if not heap:
-        return state
+        return state, None
     index: dict[int, int] = {}
     order: list[int] = []
 
@@ -57,7 +63,7 @@ def canonical(state: State) -> State:
                 mark(v)
         k += 1
     if len(order) == len(heap) and all(i == j for i, j in enumerate(order)):
-        return state
+        return state, None
 
     def remap(v: Any) -> Any:
         t = type(v)
@@ -70,7 +76,7 @@ def canonical(state: State) -> State:
     new_heap = tuple(heap[i][:2] + tuple([remap(x) for x in heap[i][2:]]) for i in order)
     new_g = tuple([remap(x) for x in g])
     new_threads = tuple(tuple(f[:2] + tuple([remap(x) for x in f[2:]]) for f in th) for th in threads)
-    return (new_g, new_heap, new_threads)
+    return (new_g, new_heap, new_threads), order
 
 
 def reachable(state: State, roots: list[Any]) -> set[int]:

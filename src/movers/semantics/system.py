@@ -16,7 +16,7 @@ from typing import Any
 
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import Code, Node, Program, Ref
-from movers.semantics.state import State, canonical, reachable
+from movers.semantics.state import State, canonical, canonical_order, reachable
 
 # Free glue run within one step before we call it a non-terminating loop (e.g. `while True: pass`).
 GLUE_LIMIT = 100_000
@@ -34,6 +34,10 @@ class Effect:
     released: list[Ref] = field(default_factory=list)
     allocated: list[Ref] = field(default_factory=list)
     started: list[int] = field(default_factory=list)
+    # How heap canonicalisation renumbered objects after the step: object k of the successor is object
+    # renumbered[k] of the pre-state (indices past the pre-state's heap are objects the step allocated);
+    # None when no object moved. Lets a reduction compare the same object on both sides of a step.
+    renumbered: list[int] | None = None
 
 
 @dataclass(slots=True)
@@ -304,7 +308,7 @@ class TransitionSystem:
             h = ctx.heap
             new_state = (ctx.g, h if type(h) is tuple else tuple(h), new_threads)
             if ctx.dirty:
-                new_state = canonical(new_state)
+                new_state, order = canonical_order(new_state)
         made = ctx.made
         if made is None:
             self._last_arities = ()
@@ -314,7 +318,8 @@ class TransitionSystem:
             choices = tuple(made)
         eff = None
         if track:
-            eff = Effect(ctx.reads, ctx.writes, ctx.acquired, ctx.released, ctx.allocated, ctx.started)
+            eff = Effect(ctx.reads, ctx.writes, ctx.acquired, ctx.released, ctx.allocated, ctx.started,
+                         order if new_state is not None and ctx.dirty else None)
         return Outcome(new_state, choices, node, violation, eff, t)
 
     # -- evaluating model functions atomically (invariants) ---------------------------------------------------

@@ -263,6 +263,8 @@ def new_rlock(ctx: Ctx) -> Ref:
 
 
 def new_semaphore(ctx: Ctx, value: int = 1) -> Ref:
+    if type(value) is bool:
+        value = int(value)  # as threading.Semaphore(True): a counter, never a boolean in the state
     if type(value) is not int or value < 0:
         raise ModelError(f"Semaphore value must be a non-negative int, got {show(value)}")
     return ctx.alloc((SEMAPHORE, None, value))

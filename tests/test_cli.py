@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import EXAMPLES
 
 SC = str(EXAMPLES / "sc_example.py")
@@ -93,3 +94,122 @@ def test_ctrl_c_stops_with_statistics(tmp_path) -> None:
     d = json.loads(out)
     assert d["verdict"] == "incomplete" and d["stats"]["states"] > 0
     assert "Traceback" not in err
+
+
+# -- issue 7: the model argument, shortest counterexamples, internal errors, output that cannot be written -----
+
+RACY = EXAMPLES / "racy_counter.py"
+
+
+def test_model_argument_is_always_a_path(tmp_path) -> None:
+    """`movers check pass` reads the file named pass; `True` and "" name no file: never source text."""
+    (tmp_path / "pass").write_text(RACY.read_text())
+    p = subprocess.run([sys.executable, "-m", "movers.cli", "check", "pass", "--json"], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 1 and json.loads(p.stdout)["verdict"] == "violation"
+    p = subprocess.run([sys.executable, "-m", "movers.cli", "check", "True"], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path)
+    assert p.returncode == 2 and "True: cannot read the model" in p.stderr and "verified" not in p.stdout
+    for cmd in ("check", "compare"):
+        p = movers_cli(cmd, "")
+        assert p.returncode == 2 and "the model path is empty" in p.stderr and "verified" not in p.stdout
+
+
+def test_api_model_rule_is_explicit(tmp_path) -> None:
+    import pathlib
+
+    import movers
+
+    (tmp_path / "pass").write_text(RACY.read_text())
+    assert movers.check(str(tmp_path / "pass")).verdict == "violation"  # no newline: a path
+    assert movers.check(pathlib.Path(tmp_path / "pass")).verdict == "violation"
+    r = movers.check("True")
+    assert r.verdict == "error" and "cannot read the model" in r.error
+    assert movers.check("").verdict == "error"
+    assert movers.check(source="x = 0").verdict == "ok"  # source= is source text, even on one line
+    assert movers.check("x = 0\n").verdict == "ok"  # a newline: source text
+    assert movers.check(str(tmp_path / "pass"), source="x = 0\n").verdict == "error"
+
+
+def test_bfs_reports_a_one_step_deadlock_before_a_two_step_assertion(tmp_path) -> None:
+    """Thread 0's assertion fails after 2 steps and is generated first; thread 1's first step deadlocks
+    both threads. Breadth-first search must report the deadlock, 1 step long."""
+    import movers
+
+    src = ("go = 0\n\ndef a():\n    wait_until(go == 0)\n    assert False, 'two steps'\n\n"
+           "def b():\n    global go\n    go = 1\n    wait_until(False)\n\n"
+           "Thread(target=a).start()\nThread(target=b).start()\n")
+    r = movers.check(source=src, search="bfs")
+    v = r.violations[0]
+    assert r.verdict == "violation" and v.kind == "deadlock" and len(v.trace) == 1, (v.kind, len(v.trace))
+    f = tmp_path / "m.py"
+    f.write_text(src)
+    p = movers_cli("check", str(f), "--search", "bfs", "--json")
+    d = json.loads(p.stdout)
+    assert p.returncode == 1 and d["violations"][0]["kind"] == "deadlock" and len(d["violations"][0]["trace"]) == 1
+
+
+def test_compare_needs_a_reduction() -> None:
+    for value in ("", ",", " , ,"):
+        p = movers_cli("compare", SC, f"--reductions={value}")
+        assert p.returncode == 2 and "--reductions names no reduction" in p.stderr, p.stderr
+
+
+def test_incomplete_json_says_which_limit() -> None:
+    p = movers_cli("check", str(EXAMPLES / "counter_bench.py"), "--max-states", "50", "--json")
+    d = json.loads(p.stdout)
+    assert p.returncode == 3 and d["limit"] == "max-states"
+    p = movers_cli("check", SC, "--json")
+    assert "limit" not in json.loads(p.stdout)  # the object of DESIGN.md, unchanged for complete runs
+
+
+@pytest.mark.parametrize("json_flag", [True, False])
+def test_internal_error_exit_4(monkeypatch, capsys, json_flag: bool) -> None:
+    import movers.checker
+    from movers.cli import main
+
+    def broken(*args, **kw):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(movers.checker, "check", broken)
+    monkeypatch.delenv("MOVERS_DEBUG", raising=False)
+    code = main(["check", SC, *(["--json"] if json_flag else [])])
+    out, err = capsys.readouterr()
+    assert code == 4
+    assert "internal error (a bug in movers" in err and "ZeroDivisionError: a bug" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    if json_flag:
+        d = json.loads(out)
+        assert d["verdict"] == "error" and "a bug" in d["error"] and "stats" in d
+    monkeypatch.setenv("MOVERS_DEBUG", "1")
+    assert main(["check", SC]) == 4
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_closed_pipe_keeps_the_violation_exit_code() -> None:
+    for reader in ("true", "head -c 10"):
+        p = subprocess.run(f"{sys.executable} -m movers.cli check {RACY} --json | {reader}; "
+                           "exit ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 1, (reader, p.returncode, p.stderr)
+        assert "Traceback" not in p.stderr and "Exception ignored" not in p.stderr
+    p = subprocess.run(f"{sys.executable} -m movers.cli compare {RACY} | head -c 10; exit ${{PIPESTATUS[0]}}",
+                       shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+@pytest.mark.parametrize("json_flag", ["--json", "--quiet"])
+def test_full_disk_and_closed_stdout_keep_the_exit_code(unbuffered: str, json_flag: str) -> None:
+    import os
+
+    env = dict(os.environ, PYTHONUNBUFFERED=unbuffered)
+    if not unbuffered:
+        del env["PYTHONUNBUFFERED"]
+    for redirect in (">/dev/full", ">&-"):
+        p = subprocess.run(f"{sys.executable} -m movers.cli check {RACY} {json_flag} {redirect}", shell=True,
+                           capture_output=False, stderr=subprocess.PIPE, text=True, timeout=120, env=env)
+        assert p.returncode == 1, (redirect, p.returncode, p.stderr)
+        assert "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
+        if redirect == ">/dev/full":
+            assert "cannot write the report" in p.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 
@@ -76,3 +78,111 @@ def test_python_api_returns_error_verdict() -> None:
     r = movers.check("x = (\n")
     assert r.verdict == "error" and r.error.startswith("<model>:")
     assert r.exit_code == 2
+
+
+# -- issue 7: files read as Python reads them, nesting, 1-based columns, the API never raises -------------------
+
+
+def cli_bytes(tmp_path, data: bytes, *args: str) -> tuple[int, str, str]:
+    f = tmp_path / "model.py"
+    f.write_bytes(data)
+    p = subprocess.run([sys.executable, "-m", "movers.cli", "check", str(f), *args],
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_coding_line_and_bom_are_honoured(tmp_path) -> None:
+    # Latin-1 with its coding line: é (0xe9) is a valid character in an assertion message.
+    code, out, err = cli_bytes(tmp_path, b"# -*- coding: latin-1 -*-\nx = 0\nassert x == 0, 'caf\xe9'\n")
+    assert code == 0 and "Traceback" not in err, err
+    code, out, err = cli_bytes(tmp_path, b"\xef\xbb\xbfx = 0\nassert x == 0\n")
+    assert code == 0 and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("data", "where", "needle"),
+    [
+        (b"x = 0\ny = '\xff\xfe'\n", "2:6", "cannot decode the model as utf-8"),
+        (b"# coding: klingon\nx = 0\n", "1:1", "unknown encoding: klingon"),
+        (b"\xef\xbb\xbf# coding: latin-1\nx = 0\n", "1:1", "cannot decode the model"),
+        (b"x = 0\x00\n", "1:6", "null character"),
+    ],
+)
+def test_undecodable_files(tmp_path, data: bytes, where: str, needle: str) -> None:
+    for args in ((), ("--json",)):
+        code, out, err = cli_bytes(tmp_path, data, *args)
+        assert code == 2 and "Traceback" not in out + err, err
+        text = json.loads(out)["error"] if args else err
+        assert f"model.py:{where}: " in text and needle in text, text
+
+
+def elif_chain(n: int, indent: str = "") -> str:
+    return (f"{indent}if x == 0:\n{indent}    pass\n"
+            + "".join(f"{indent}elif x == {i}:\n{indent}    pass\n" for i in range(1, n)))
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "x = 0\n" + elif_chain(1000),
+        "x = 0\ny = " + "x + " * 1000 + "x\n",
+        "x = 0\ny = " + "-" * 1000 + "x\n",
+        "x = 0\ndef f():\n    global x\n    x = " + "not " * 500 + "x\nThread(target=f).start()\n",
+        "x = 0\ndef f():\n" + elif_chain(500, "    ") + "Thread(target=f).start()\n",
+    ],
+)
+def test_deep_nesting_is_an_error_not_a_crash(tmp_path, src: str) -> None:
+    code, out, err = cli(tmp_path, src, "--json")
+    assert code == 2 and "Traceback" not in err, err
+    msg = json.loads(out)["error"]
+    assert re.match(r"\S*model\.py:[1-9]\d*:[1-9]\d*: ", msg), msg
+    assert "too deeply nested" in msg, msg
+
+
+def test_columns_are_one_based_everywhere() -> None:
+    import ast
+
+    from movers.lang.errors import ModelSyntaxError, at
+
+    assert str(ModelSyntaxError("m.py", 0, 0, "x")) == "m.py:1:1: x"
+    assert str(ModelSyntaxError("m.py", None, None, "x")) == "m.py:1:1: x"
+    e = ModelSyntaxError("m.py", 3, 0, "x")
+    assert (e.line, e.col) == (3, 1) and str(e) == "m.py:3:1: x"
+    assert str(at("m.py", None, "no node")) == "m.py:1:1: no node"
+    node = ast.parse("y = 1").body[0]
+    assert str(at("m.py", node, "here")) == "m.py:1:1: here"
+
+
+@pytest.mark.parametrize(
+    ("kw", "needle"),
+    [
+        ({"reduction": "bogus"}, "unknown reduction 'bogus'"),
+        ({"search": "sideways"}, "unknown search 'sideways'"),
+        ({"time_limit": float("nan")}, "time_limit must be a positive finite number"),
+        ({"time_limit": float("inf")}, "time_limit must be a positive finite number"),
+        ({"time_limit": -1}, "time_limit must be positive"),
+        ({"max_states": 0}, "max_states must be positive"),
+        ({"max_depth": 2.5}, "max_depth must be a positive integer"),
+        ({"max_memory": float("nan")}, "max_memory must be a positive finite number"),
+    ],
+)
+def test_api_returns_an_error_result_for_bad_arguments(kw: dict, needle: str) -> None:
+    import movers
+
+    r = movers.check(source="x = 0\n", **kw)
+    assert r.verdict == "error" and r.exit_code == 2 and needle in r.error, r.error
+
+
+def test_api_returns_an_error_result_for_bad_files(tmp_path) -> None:
+    import movers
+
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(b"x = '\xff'\n")
+    for model, needle in [(tmp_path / "nope.py", "cannot read the model"), (tmp_path, "cannot read the model"),
+                          (bad, "bad.py:1:6: cannot decode"), ("", "the model path is empty"),
+                          (3, "must be a path or source text")]:
+        r = movers.check(model)
+        assert r.verdict == "error" and needle in r.error, (model, r.error)
+    deep = "x = 0\n" + elif_chain(1000)
+    r = movers.check(source=deep)
+    assert r.verdict == "error" and "too deeply nested" in r.error

@@ -396,3 +396,26 @@ def test_violation_after_a_long_local_run_has_its_whole_trace(reduction: str) ->
     trace = r.violations[0].trace
     assert trace[-1].source == "assert x == 0"
     assert sum(1 for s in trace if s.source == "k += 1") == 1500
+
+
+def test_a_program_state_stored_in_two_passes_counts_once() -> None:
+    """Found by the value-model differential test: the incremental passes of transactions stored one program
+    state under two phase vectors (the phase of a write that was a mover in the first pass, before the lock
+    inference weakened it). ``states`` counts program states, so it never exceeds none's."""
+    src = model("""
+        x = 0
+        def worker_0():
+            global x
+            x = choose(0, 0)
+            x = choose(0, 0)
+        def worker_1():
+            global x
+            x = choose(0, 0)
+            assert x is not True
+        Thread(target=worker_0).start()
+        Thread(target=worker_1).start()
+    """)
+    base = movers.check(src)
+    r = movers.check(src, reduction="transactions")
+    assert base.verdict == r.verdict == "ok"
+    assert r.stats.states <= base.stats.states, (r.stats.states, base.stats.states)

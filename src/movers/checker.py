@@ -7,9 +7,13 @@ step-granularity trace.
 
 from __future__ import annotations
 
+import ast
+import codecs
+import io
 import os
 import resource
 import time
+import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,17 +28,149 @@ from movers.reduce.classify import Classification, Refine
 from movers.reduce.transactions import second_condition_violations
 from movers.report.result import Result, Stats, Violation
 from movers.report.trace import replay
-from movers.search.explore import Limits, Search
+from movers.search.explore import Limits, Search, thaw
+from movers.search.limits import LimitReached, enforce, poll, problems, settle, stop_reason
 from movers.semantics.system import InitError, TransitionSystem
 
+SEARCHES = ("dfs", "bfs")
 
-def load(model: str | os.PathLike[str], filename: str | None = None) -> Program:
-    """Compile a model given as a path or as source text (a string with a newline)."""
-    if isinstance(model, os.PathLike) or ("\n" not in model and model.endswith(".py")):
-        path = Path(model)
-        source = path.read_text(encoding="utf-8")
-        return compile_model(source, filename or str(model))
-    return compile_model(model, filename or "<model>")
+
+def is_source_text(model: str | os.PathLike[str]) -> bool:
+    """The rule of ``movers.check(model)`` and ``movers.load(model)``: a ``str`` containing a newline is
+    the model's source text; any other ``str`` and every ``os.PathLike`` (``pathlib.Path``) is a path.
+    ``source=`` passes source text explicitly, whatever it contains."""
+    return isinstance(model, str) and "\n" in model
+
+
+def read_model(path: str | os.PathLike[str], filename: str | None = None) -> str:
+    """A model file's text, decoded as Python decodes a module (PEP 263: a UTF-8 BOM or a coding line gives
+    the encoding; UTF-8 otherwise). Undecodable bytes are a ModelSyntaxError at their line and column."""
+    name = filename or os.fspath(path)
+    data = Path(path).read_bytes()
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as e:
+        if data.startswith(codecs.BOM_UTF8) and "encoding problem" in e.msg:
+            raise ModelSyntaxError(name, 1, 1, "cannot decode the model: it starts with a UTF-8 byte order mark "
+                                   "but declares another encoding") from None
+        if "invalid or missing encoding declaration" not in e.msg:  # an unknown encoding
+            raise ModelSyntaxError(name, 1, 1, f"cannot decode the model: {e.msg}") from None
+        encoding = "utf-8"  # the first lines are not UTF-8: decoding says where
+    try:
+        text = data.decode(encoding)  # "utf-8-sig" drops the BOM
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise ModelSyntaxError(name, line, col, f"cannot decode the model as {encoding}: byte "
+                               f"0x{data[e.start]:02x} is invalid (save the file as UTF-8, or declare its "
+                               "encoding in a '# -*- coding: …' line)") from None
+    return text
+
+
+def _deepest(tree: ast.AST) -> tuple[int, int, int]:
+    """(depth, line, column) of the most deeply nested node, found without recursion."""
+    best = (0, 1, 0)
+    todo: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while todo:
+        node, d = todo.pop()
+        if d > best[0] and hasattr(node, "lineno"):
+            best = (d, node.lineno, node.col_offset)
+        todo.extend((c, d + 1) for c in ast.iter_child_nodes(node))
+    return best
+
+
+def _unparsable_statement(source: str) -> int:
+    """The first line of the first top-level statement that Python's parser cannot take alone (1 if none)."""
+    lines = source.splitlines(keepends=True)
+    starts = [i for i, ln in enumerate(lines) if ln[:1] not in ("", " ", "\t", "\n", "\r", "#", ")", "]", "}")]
+    starts.append(len(lines))
+    for a, b in zip(starts, starts[1:], strict=False):
+        try:
+            ast.parse("".join(lines[a:b]))
+        except (RecursionError, MemoryError):
+            return a + 1
+        except (SyntaxError, ValueError):
+            continue  # a chunk cut inside a statement (elif, else, a continuation line): not the culprit
+    return 1
+
+
+def _too_deep(source: str, filename: str) -> ModelSyntaxError:
+    """The error for a model nested beyond what the parser or the compiler can recurse through."""
+    try:
+        tree = ast.parse(source)
+    except (RecursionError, MemoryError, SyntaxError, ValueError):
+        line = _unparsable_statement(source)
+        return ModelSyntaxError(filename, line, 1, "too deeply nested: this statement nests expressions or "
+                                "'elif' branches more deeply than Python's parser allows; split it up")
+    depth, line, col = _deepest(tree)
+    return ModelSyntaxError(filename, line, col + 1, f"too deeply nested ({depth} levels of nested "
+                            "expressions or statements down to here); split the expression or the 'elif' "
+                            "chain up")
+
+
+def compile_source(source: str, filename: str) -> Program:
+    """Compile model text; nesting too deep for Python's recursion is a ModelSyntaxError, not a crash."""
+    if "\0" in source:
+        i = source.index("\0")
+        line = source.count("\n", 0, i) + 1
+        raise ModelSyntaxError(filename, line, i - (source.rfind("\n", 0, i) + 1) + 1,
+                               "the model contains a null character")
+    try:
+        return compile_model(source, filename)
+    except RecursionError:
+        pass
+    except MemoryError:
+        # Deep nesting can exhaust the parser's stack too; a model that is merely large is a memory limit.
+        if _nesting(source) < DEEP:
+            raise
+    raise _too_deep(source, filename)
+
+
+# A nesting depth that only a generated or pathological model reaches (Python's parser stops near 200 for
+# brackets and at about 1,000 levels of recursion).
+DEEP = 100
+
+
+def _nesting(source: str) -> int:
+    """The nesting depth of the model's syntax tree (a large number if Python cannot even parse it)."""
+    try:
+        return _deepest(ast.parse(source))[0]
+    except (RecursionError, MemoryError):
+        return 10**9
+    except (SyntaxError, ValueError):
+        return 0
+
+
+def load(
+    model: str | os.PathLike[str] | None = None, filename: str | None = None, *, source: str | None = None
+) -> Program:
+    """Compile a model and return its program: ``model`` is a path (see ``is_source_text`` for the one
+    exception), ``source=`` is source text. Raises ModelSyntaxError (``file:line:col: message``) for a model
+    that is wrong, OSError for a file that cannot be read, ValueError for arguments that name no model."""
+    problem = _model_problem(model, source)
+    if problem:
+        raise ValueError(problem)
+    if source is not None:
+        return compile_source(source, filename or "<model>")
+    assert model is not None
+    if is_source_text(model):
+        return compile_source(str(model), filename or "<model>")
+    name = filename or os.fspath(model)
+    return compile_source(read_model(model, name), name)
+
+
+def _model_problem(model: object, source: object) -> str | None:
+    if source is not None:
+        if model is not None:
+            return "give either a model path or source=, not both"
+        return None if isinstance(source, str) else "source= must be a str"
+    if model is None:
+        return "no model: give a path or source="
+    if not isinstance(model, (str, os.PathLike)):
+        return f"the model must be a path or source text, not {type(model).__name__}"
+    if isinstance(model, str) and model == "":
+        return "the model path is empty"
+    return None
 
 
 def peak_memory_mb() -> float:
@@ -63,7 +199,30 @@ class Checker:
         return instrument(TransitionSystem(self.program), disciplines=not own)
 
     def run(self) -> Result:
-        if self.search not in ("dfs", "bfs"):
+        """Check the program; a limit reached, Ctrl-C or running out of memory anywhere gives an incomplete
+        result with the statistics so far (never an exception)."""
+        self._start = time.perf_counter()
+        try:
+            with enforce(self.limits.budget()):  # within movers.check, the budget that began at compile time
+                return self._run()
+        except (LimitReached, KeyboardInterrupt, MemoryError) as e:
+            return self._stopped(stop_reason(e))
+        finally:
+            thaw()
+
+    def _stopped(self, why: str) -> Result:
+        search = getattr(self, "last_search", None)
+        stats = search.stats if search is not None else Stats()
+        if self.reduction == "transactions":
+            stats.transactions = stats.moves
+        if search is not None:
+            stats.states = len(search.stored)
+        stats.seconds = round(time.perf_counter() - self._start, 4)
+        stats.peak_memory_mb = round(peak_memory_mb(), 1)
+        return Result("incomplete", self.reduction, stats, limit=why, model=self.program.filename)
+
+    def _run(self) -> Result:
+        if self.search not in SEARCHES:
             return Result("error", self.reduction, error=f"unknown search '{self.search}' (dfs or bfs)")
         ts = self.system()
         options: dict[str, Any] = {}
@@ -90,6 +249,7 @@ class Checker:
         try:
             ts.initial()
         except InitError as e:
+            settle()
             where = f" (line {e.line})" if e.line else ""
             v = Violation(e.kind, f"during module initialisation{where}: {e.message}", [], e.line)
             st = Stats(peak_memory_mb=round(peak_memory_mb(), 1))
@@ -97,25 +257,24 @@ class Checker:
         notes: list[str] = []
         start = time.perf_counter()
         self.last_reduction = red
-        limits = self.limits
         while True:
-            search = Search(ts, red, limits, self.progress)
+            search = Search(ts, red, self.limits, self.progress)
             self.last_search = search
             try:
                 out = search.run(self.search)
                 break
             except Refine as r:
-                # Section 8: revise the guess and start again; the classification only ever weakens.
+                # Section 8: revise the guess and start again; the classification only ever weakens. The time
+                # limit covers every restart: the budget is the check's, not the search's.
                 cls = options["classification"]
                 cls.apply(r)
                 red.reset()  # type: ignore[attr-defined]
                 notes.append(f"refined: {r.message}; now {r.new.describe(self.program)} (search restarted)")
-                if limits.time_limit is not None:
-                    left = self.limits.time_limit - (time.perf_counter() - start)  # type: ignore[operator]
-                    if left <= 0:
-                        out = search.run_result_after_stop("time-limit")
-                        break
-                    limits = Limits(limits.max_states, left, limits.max_depth)
+                poll()
+        deadlock_search = (out.found is None and out.limit is None and "deadlock" not in red.preserves
+                           and self._can_block())
+        if not deadlock_search:
+            settle()  # the verdict is known: replaying its trace is not cut short by the limits
         stats = out.stats
         if red.name == "transactions":
             stats.transactions = stats.moves
@@ -124,8 +283,9 @@ class Checker:
             notes.append(f"the inferred classification weakened during the search: {passes} passes over the "
                          "stored states (no restart)")
         result = self._result(ts, red.name, out)
-        if result.verdict == "ok" and "deadlock" not in red.preserves and self._can_block():
+        if deadlock_search:
             result = self._deadlock_check(result, notes)
+            settle()
         stats.peak_memory_mb = round(peak_memory_mb(), 1)
         stats.seconds = round(time.perf_counter() - start, 4)
         result.notes = notes
@@ -140,11 +300,8 @@ class Checker:
     def _deadlock_check(self, result: Result, notes: list[str]) -> Result:
         """A reduction that does not preserve deadlocks (transactions) gets deadlock freedom checked by
         another sound route: an optimistic search."""
-        limits = self.limits
-        if limits.time_limit is not None:
-            left = max(limits.time_limit - result.stats.seconds, 0.001)
-            limits = Limits(limits.max_states, left, limits.max_depth)
-        other = Checker(self.program, "optimistic", self.search, limits, None, self.refine,
+        # Run within this check's budget: the time limit covers both searches.
+        other = Checker(self.program, "optimistic", self.search, self.limits, None, self.refine,
                         self.infer_locks).run()
         if other.verdict == "ok":
             notes.append(f"deadlock freedom checked by an optimistic search ({other.stats.states:,} states), "
@@ -171,27 +328,61 @@ class Checker:
 
 
 def check(
-    model: str | os.PathLike[str],
+    model: str | os.PathLike[str] | None = None,
     *,
+    source: str | None = None,
     reduction: str = "none",
     search: str = "dfs",
     max_states: int | None = None,
     time_limit: float | None = None,
     max_depth: int | None = None,
+    max_memory: float | None = None,
     progress: Callable[[Stats], None] | None = None,
     filename: str | None = None,
     refine: bool = True,
     infer_locks: bool = True,
 ) -> Result:
-    """Check a model (a path, or source text) and return its Result (the fields of ``--json``).
+    """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
 
-    A model that does not compile gives verdict "error" with the ``file:line:col`` message in ``error``.
+    ``model`` is a path (a ``str`` containing a newline is source text, see ``is_source_text``); ``source=``
+    passes source text. Bad arguments (an unknown reduction or search, a limit that is not positive and
+    finite, an unreadable or undecodable file) and a model that does not compile give verdict "error" with
+    the message in ``error``. ``time_limit`` (seconds) and ``max_memory`` (MB; None: 75% of the machine's
+    memory) cover everything from reading the model on; reaching one gives verdict "incomplete".
     """
+    name = str(reduction)
+    problem = arguments_problem(model, source, reduction, search, max_states=max_states,
+                                time_limit=time_limit, max_depth=max_depth, max_memory=max_memory)
+    if problem:
+        return Result("error", name, error=problem)
+    limits = Limits(max_states, time_limit, max_depth, max_memory)
+    start = time.perf_counter()
+    where = filename or ("<model>" if source is not None or is_source_text(model) else os.fspath(model))  # type: ignore[arg-type]
     try:
-        program = load(model, filename)
-    except ModelSyntaxError as e:
-        return Result("error", reduction, error=str(e))
-    except OSError as e:
-        return Result("error", reduction, error=f"{model}: cannot read the model: {e.strerror or e}")
-    limits = Limits(max_states, time_limit, max_depth)
-    return Checker(program, reduction, search, limits, progress, refine, infer_locks).run()
+        with enforce(limits.budget()):
+            try:
+                program = load(model, filename, source=source)
+            except ModelSyntaxError as e:
+                return Result("error", name, error=str(e))
+            except OSError as e:
+                return Result("error", name, error=f"{where}: cannot read the model: {e.strerror or e}")
+            return Checker(program, name, search, limits, progress, refine, infer_locks).run()
+    except (LimitReached, KeyboardInterrupt, MemoryError) as e:
+        # Stopped while reading, compiling or setting up: no search has run, so the statistics are empty.
+        st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(), 1))
+        return Result("incomplete", name, st, limit=stop_reason(e), model=where)
+
+
+def arguments_problem(
+    model: object, source: object, reduction: object, search: object, **limits: Any
+) -> str | None:
+    """What is wrong with the arguments of ``check`` (the message of its error Result), or None."""
+    problem = _model_problem(model, source)
+    if problem:
+        return problem
+    if reduction not in REDUCTIONS:
+        return f"unknown reduction '{reduction}' (known: {', '.join(REDUCTIONS)})"
+    if search not in SEARCHES:
+        return f"unknown search '{search}' (dfs or bfs)"
+    bad = problems(**limits)
+    return f"{bad[0][0]} {bad[0][1]}" if bad else None

@@ -1,40 +1,47 @@
 """The command line: ``movers check MODEL.py`` and ``movers compare MODEL.py``.
 
 Exit codes: 0 verified, 1 violation, 2 the model or the command line is wrong, 3 incomplete (a limit was
-hit, or Ctrl-C), with the statistics so far.
+hit, or Ctrl-C), with the statistics so far, 4 internal error (a bug in movers, never a verdict).
+
+Only the standard library is imported at the top: ``run`` installs the Ctrl-C handler first, and the
+checker (and rich) are imported after it, so that no Ctrl-C, however early, prints a traceback.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
+import signal
 import sys
-import time
-from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.live import Live
-from rich.text import Text
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
 
-from movers.checker import check, load
-from movers.lang.errors import ModelSyntaxError
-from movers.reduce import REDUCTIONS
-from movers.report.result import Result, Stats
-from movers.report.text import print_compare, print_result
+    from rich.console import Console
+
+    from movers.report.result import Result, Stats
+
+EXIT_INCOMPLETE = 3
+EXIT_INTERNAL = 4
+LIMIT_OPTIONS = {"max_states": "--max-states", "time_limit": "--time-limit", "max_depth": "--max-depth",
+                 "max_memory": "--max-memory"}
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
+    from movers.reduce import REDUCTIONS
+
     p = argparse.ArgumentParser(prog="movers", description="Model checker for multithreaded Python models.")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("check", help="explore every interleaving of a model")
-    c.add_argument("model", help="the model file (.py)")
+    c.add_argument("model", help="the model file (a path, whatever its suffix)")
     c.add_argument("--reduction", default="none", help=f"one of: {', '.join(REDUCTIONS)} (default none)")
     c.add_argument("--search", choices=("dfs", "bfs"), default="dfs",
                    help="depth-first (default) or breadth-first (shortest counterexample)")
     c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    c.add_argument("--max-states", type=int, metavar="N", help="stop after storing N states")
-    c.add_argument("--time-limit", type=float, metavar="SECONDS", help="stop after this many seconds")
+    _limit_options(c)
     c.add_argument("--max-depth", type=int, metavar="N", help="do not explore paths longer than N moves")
     c.add_argument("--atomicity", choices=("commit", "reduction"), help="check 'with atomic():' blocks")
     c.add_argument("--quiet", action="store_true", help="no progress line")
@@ -48,19 +55,31 @@ def _parser() -> argparse.ArgumentParser:
                    help="infer the classification of undeclared locations (default); with --no-infer-locks "
                         "they are unprotected")
     k = sub.add_parser("compare", help="one row per reduction on the same model")
-    k.add_argument("model")
+    k.add_argument("model", help="the model file (a path, whatever its suffix)")
     k.add_argument("--reductions", default=",".join(REDUCTIONS), help="comma-separated reduction names")
     k.add_argument("--search", choices=("dfs", "bfs"), default="dfs")
-    k.add_argument("--max-states", type=int, metavar="N")
-    k.add_argument("--time-limit", type=float, metavar="SECONDS")
+    _limit_options(k)
     k.add_argument("--json", action="store_true")
     return p
+
+
+def _limit_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-states", type=int, metavar="N", help="stop after storing N states")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="stop after this many seconds, compilation and module initialisation included")
+    p.add_argument("--max-memory", type=float, metavar="MB",
+                   help="stop when the process uses this much memory (default: 75%% of the machine's)")
 
 
 def _progress(console: Console, enabled: bool) -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
     """A live progress line that appears once a run has lasted a second."""
     if not enabled:
         return None, lambda: None
+    import time
+
+    from rich.live import Live
+    from rich.text import Text
+
     start = time.perf_counter()
     live: list[Live] = []
 
@@ -82,84 +101,314 @@ def _progress(console: Console, enabled: bool) -> tuple[Callable[[Stats], None] 
     return update, stop
 
 
+def _say(message: str) -> None:
+    """One line on stderr; a stderr that is gone is not worth a traceback."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def _bad(message: str) -> int:
-    print(f"movers: error: {message}", file=sys.stderr)
+    _say(f"movers: error: {message}")
     return 2
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    for name in ("max_states", "time_limit", "max_depth"):
-        v = getattr(args, name, None)
-        if v is not None and v <= 0:
-            return _bad(f"--{name.replace('_', '-')} must be positive")
+def _write(text: str) -> None:
+    """The report, on stdout. A reader that went away (``| head``) or a full disk (``> /dev/full``) does not
+    change the exit code, which is the verdict's: the failure is said on stderr (except for a closed pipe,
+    the normal end of ``| head``) and the rest of the output is dropped."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_stdout()
+    except OSError as e:
+        _drop_stdout()
+        _say(f"movers: cannot write the report to standard output: {e.strerror or e}")
+
+
+def _drop_stdout() -> None:
+    """Send what stdout still buffers, and anything later, to /dev/null: the interpreter's last flush at exit
+    would otherwise fail again and print 'Exception ignored'."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _console_output(render: Callable[[Console], None]) -> None:
+    """Render with rich into a string, then write it at once (one place where writing can fail)."""
+    import io
+
+    from rich.console import Console
+
+    tty = _stdout_isatty()
+    buf = io.StringIO()
     # Piped output is not cut to 80 columns: counterexample tables stay readable in logs.
-    out = Console() if sys.stdout.isatty() else Console(width=160)
-    err = Console(stderr=True)
-    if args.command == "check":
-        if args.reduction not in REDUCTIONS:
-            return _bad(f"unknown reduction '{args.reduction}' (known: {', '.join(REDUCTIONS)})")
-        if args.atomicity:
-            return _bad("--atomicity is not implemented yet (atomic blocks are parsed and recorded only)")
-        show = not args.quiet and not args.json and sys.stdout.isatty()
-        progress, stop = _progress(out, show)
+    console = Console(file=buf, width=_terminal_width() if tty else 160, force_terminal=tty,
+                      color_system="auto" if tty else None)
+    render(console)
+    _write(buf.getvalue())
+
+
+def _stdout_isatty() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (ValueError, AttributeError, OSError):
+        return False
+
+
+def _terminal_width() -> int:
+    try:
+        columns = os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        columns = 0
+    return columns or 80  # a pseudo-terminal may report 0 columns
+
+
+def _limit_problem(args: argparse.Namespace) -> str | None:
+    from movers.search.limits import problems
+
+    values = {name: getattr(args, name, None) for name in LIMIT_OPTIONS}
+    bad = problems(**values)
+    return f"{LIMIT_OPTIONS[bad[0][0]]} {bad[0][1]}" if bad else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit code. Never raises, except SystemExit for argparse's usage
+    errors (code 2) and --help."""
+    json_out = "--json" in (sys.argv[1:] if argv is None else argv)
+    reduction: str | None = None
+    try:
+        args = _parser().parse_args(argv)
+        json_out = args.json
+        reduction = getattr(args, "reduction", None)
+        if args.model == "":
+            return _bad("the model path is empty")
+        problem = _limit_problem(args)
+        if problem:
+            return _bad(problem)
+        if args.command == "check":
+            return _check(args)
+        return _compare(args)
+    except (KeyboardInterrupt, MemoryError) as e:
+        # Outside a check (which turns them into an incomplete result itself): nothing was measured.
+        return _stopped_early("interrupted" if isinstance(e, KeyboardInterrupt) else "memory", json_out, reduction)
+    except Exception as e:
+        return _internal_error(e, json_out, reduction)
+    except BaseException as e:
+        if type(e).__name__ != "LimitReached":  # not imported yet if Ctrl-C came first
+            raise
+        return _stopped_early(str(e), json_out, reduction)
+
+
+ZERO_STATS = {"states": 0, "transitions": 0, "max_depth": 0, "seconds": 0.0, "peak_memory_mb": 0.0}
+
+
+def _stopped_early(why: str, json_out: bool, reduction: str | None) -> int:
+    """Stopped outside a check (while starting up, say): the report of an incomplete run with no statistics,
+    written without the modules that may not be imported yet."""
+    import json
+
+    if json_out:
+        _write(json.dumps({"verdict": "incomplete", "reduction": reduction, "stats": ZERO_STATS,
+                           "violations": [], "error": None, "limit": why}) + "\n")
+    else:
+        reason = {"memory": "the memory limit (--max-memory) was reached",
+                  "time-limit": "the time limit (--time-limit) was reached"}.get(why, why)
+        _write(f"incomplete: {reason}  ({reduction or 'none'} reduction)\n"
+               "0 states, 0 transitions, max depth 0, 0.00 s (- states/s), peak memory 0.0 MB\n")
+    return EXIT_INCOMPLETE
+
+
+def _internal_error(e: Exception, json_out: bool, reduction: str | None) -> int:
+    """Any exception that escapes the checker is a bug in movers: exit code 4, never a verdict."""
+    import json
+    import traceback
+
+    what = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+    _say(f"movers: internal error (a bug in movers, please report it): {what}"
+         + ("" if os.environ.get("MOVERS_DEBUG") else "  [MOVERS_DEBUG=1 shows the traceback]"))
+    if os.environ.get("MOVERS_DEBUG"):
         try:
-            r = check(args.model, reduction=args.reduction, search=args.search, max_states=args.max_states,
-                      time_limit=args.time_limit, max_depth=args.max_depth, progress=progress,
-                      refine=not args.no_refine, infer_locks=args.infer_locks)
-        finally:
-            stop()
-        if args.json:
-            print(json.dumps(r.to_json()))
-        elif r.verdict == "error":
-            err.print(Text(r.error or "error"), soft_wrap=True, highlight=False)
-        else:
-            infers = args.reduction not in ("none", "static-por")
-            print_result(r, out, args.model, show_classification=args.show_classification and infers,
-                         show_locks=args.show_locks and infers)
-            if (args.show_locks or args.show_classification) and not infers:
-                out.print(f"(--reduction {args.reduction} infers no classification: use optimistic or "
-                          "transactions)")
+            traceback.print_exception(e, file=sys.stderr)
+        except (OSError, ValueError):
+            pass
+    if json_out:
+        _write(json.dumps({"verdict": "error", "reduction": reduction, "stats": ZERO_STATS, "violations": [],
+                           "error": f"internal error (a bug in movers): {what}"}) + "\n")
+    return EXIT_INTERNAL
+
+
+def _check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from movers.checker import check
+    from movers.reduce import REDUCTIONS
+
+    if args.reduction not in REDUCTIONS:
+        return _bad(f"unknown reduction '{args.reduction}' (known: {', '.join(REDUCTIONS)})")
+    if args.atomicity:
+        return _bad("--atomicity is not implemented yet (atomic blocks are parsed and recorded only)")
+    show = not args.quiet and not args.json and _stdout_isatty()
+    stop: Callable[[], None] = lambda: None  # noqa: E731
+    progress = None
+    if show:
+        from rich.console import Console
+
+        progress, stop = _progress(Console(), True)
+    try:
+        # On the command line the model is always a path, whatever its name: never source text.
+        r = check(Path(args.model), reduction=args.reduction, search=args.search, max_states=args.max_states,
+                  time_limit=args.time_limit, max_depth=args.max_depth, max_memory=args.max_memory,
+                  progress=progress, refine=not args.no_refine, infer_locks=args.infer_locks)
+    finally:
+        stop()
+    return _report(r, args)
+
+
+def _report(r: Result, args: argparse.Namespace) -> int:
+    import json
+
+    if args.json:
+        # The verdict is known: the one JSON object is written whole, and its exit code is the verdict's.
+        _ignore_interrupts()
+        _write(json.dumps(r.to_json()) + "\n")
         return r.exit_code
+    if r.verdict == "error":
+        _say(r.error or "error")
+        return r.exit_code
+    from movers.report.text import print_result
+
+    infers = args.reduction not in ("none", "static-por")
+
+    def render(out: Console) -> None:
+        print_result(r, out, args.model, show_classification=args.show_classification and infers,
+                     show_locks=args.show_locks and infers)
+        if (args.show_locks or args.show_classification) and not infers:
+            out.print(f"(--reduction {args.reduction} infers no classification: use optimistic or "
+                      "transactions)")
+
+    try:
+        _console_output(render)
+    except KeyboardInterrupt:
+        _say("movers: interrupted while printing the report")
+        return EXIT_INCOMPLETE
+    return r.exit_code
+
+
+def _ignore_interrupts() -> None:
+    """From here on Ctrl-C does nothing: the JSON object is written whole. Only under ``run`` (the process is
+    ours); ``main`` called from Python leaves the caller's handlers alone."""
+    if signal.getsignal(signal.SIGINT) is _on_interrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from movers.checker import check, load
+    from movers.lang.errors import ModelSyntaxError
+    from movers.reduce import REDUCTIONS
+    from movers.report.result import Result, Stats
+    from movers.search.explore import Limits
+    from movers.search.limits import LimitReached, enforce, stop_reason
+
     names = [n.strip() for n in args.reductions.split(",") if n.strip()]
+    if not names:
+        return _bad(f"--reductions names no reduction (known: {', '.join(REDUCTIONS)})")
     unknown = [n for n in names if n not in REDUCTIONS]
     if unknown:
         return _bad(f"unknown reduction '{unknown[0]}' (known: {', '.join(REDUCTIONS)})")
-    try:
-        load(args.model)
-    except (ModelSyntaxError, OSError) as e:
-        # The model itself is wrong: no row can be computed.
-        msg = str(e) if isinstance(e, ModelSyntaxError) else f"{args.model}: cannot read the model: {e}"
-        if args.json:
-            print(json.dumps({"error": msg}))
-        else:
-            err.print(Text(msg), soft_wrap=True, highlight=False)
-        return 2
+    path = Path(args.model)
+    limits = Limits(args.max_states, args.time_limit, None, args.max_memory)
     rows: list[Result] = []
-    for n in names:
-        r = check(args.model, reduction=n, search=args.search, max_states=args.max_states,
-                  time_limit=args.time_limit)
-        rows.append(r)  # a reduction that refuses this model shows its reason in its row
+    try:
+        # The model is compiled once first: a model that is wrong stops the comparison before any row.
+        with enforce(limits.budget()):
+            load(path)
+    except (ModelSyntaxError, OSError) as e:
+        msg = str(e) if isinstance(e, ModelSyntaxError) else f"{args.model}: cannot read the model: {e.strerror or e}"
+        if args.json:
+            _write(json.dumps({"error": msg}) + "\n")
+        else:
+            _say(msg)
+        return 2
+    except (LimitReached, KeyboardInterrupt, MemoryError) as e:
+        rows.append(Result("incomplete", names[0], Stats(), limit=stop_reason(e), model=args.model))
+    if not rows:
+        for n in names:
+            r = check(path, reduction=n, search=args.search, max_states=args.max_states,
+                      time_limit=args.time_limit, max_memory=args.max_memory)
+            rows.append(r)  # a reduction that refuses this model shows its reason in its row
+            if r.limit == "interrupted":
+                break  # Ctrl-C stops the comparison, not just this row
     if args.json:
+        _ignore_interrupts()
         base = next((r for r in rows if r.reduction == "none"), None)
-        print(json.dumps([
+        _write(json.dumps([
             dict(r.to_json(), ratio=(r.stats.states / base.stats.states
                                      if base and base.stats.states and r.verdict != "error" else None))
             for r in rows
-        ]))
+        ]) + "\n")
     else:
-        print_compare(rows, out, args.model)
+        from movers.report.text import print_compare
+
+        try:
+            _console_output(lambda out: print_compare(rows, out, args.model))
+        except KeyboardInterrupt:
+            _say("movers: interrupted while printing the report")
+            return EXIT_INCOMPLETE
+    if any(r.limit == "interrupted" for r in rows):
+        return EXIT_INCOMPLETE
     return max((r.exit_code for r in rows if r.verdict != "error"), default=2)
 
 
+_interrupted = False
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    # The first Ctrl-C stops the check, which then reports what it has; later ones are ignored, so that
+    # they cannot interrupt that report with a traceback.
+    global _interrupted
+    _interrupted = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def run() -> None:
-    """The console script: ``main``, quiet when the reader of our output goes away (``| head``)."""
+    """The console script: ``main`` with Ctrl-C handled once, and a stdout that may be closed or full."""
+    global _interrupted
+    code: int | None = None
     try:
+        signal.signal(signal.SIGINT, _on_interrupt)
+        if sys.stdout is None:  # started with stdout closed (``>&-``): the report goes nowhere, the code stays
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         code = main()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the report is written: nothing is left to stop
+    except KeyboardInterrupt:
+        # Ctrl-C on the way into main (before its own handlers) or on the way out: never a traceback.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _interrupted = True
+        if code is None:
+            code = _stopped_early("interrupted", "--json" in sys.argv[1:], None)
+    try:
         sys.stdout.flush()
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = 0
+    except OSError:
+        _drop_stdout()
+    if _interrupted:
+        # CPython 3.11 remembers a KeyboardInterrupt raised inside exec'd or eval'd code (dataclasses and
+        # namedtuples are made so at import time) as "unhandled" even when it was caught, and at exit kills
+        # the process with SIGINT instead of returning our code: leave without that last look.
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+        os._exit(code)
     sys.exit(code)
 
 

@@ -105,6 +105,11 @@ class PhaseSystem:
     def phases(state: tuple) -> tuple:
         return state[3]
 
+    @staticmethod
+    def program_state(state: tuple) -> tuple:
+        """The state of the program, without the phases P# adds."""
+        return state[:3]
+
     def _extend(self, state: tuple, t: int, o: Outcome, mover: str) -> None:
         if o.state is None:
             return

@@ -70,7 +70,7 @@ class Result:
     stats: Stats = field(default_factory=Stats)
     violations: list[Violation] = field(default_factory=list)
     error: str | None = None
-    # Why a search is incomplete: "max-states", "time-limit", "max-depth" or "interrupted".
+    # Why a search is incomplete: "max-states", "time-limit", "max-depth", "memory" or "interrupted".
     limit: str | None = None
     model: str = ""
     # Remarks for users: classification refinements and restarts, warnings about preserved properties.
@@ -89,10 +89,13 @@ class Result:
         return {"ok": 0, "violation": 1, "error": 2, "incomplete": 3}[self.verdict]
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        d = {
             "verdict": self.verdict,
             "reduction": self.reduction,
             "stats": self.stats.to_json(),
             "violations": [v.to_json() for v in self.violations],
             "error": self.error,
         }
+        if self.verdict == "incomplete":
+            d["limit"] = self.limit  # why: only an incomplete run has one
+        return d

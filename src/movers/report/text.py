@@ -13,6 +13,7 @@ LIMIT_TEXT = {
     "max-states": "the state limit (--max-states) was reached",
     "time-limit": "the time limit (--time-limit) was reached",
     "max-depth": "the depth limit (--max-depth) cut some paths",
+    "memory": "the memory limit (--max-memory) was reached",
     "interrupted": "interrupted",
 }
 
@@ -107,6 +108,8 @@ def print_compare(rows: list[Result], console: Console, model: str) -> None:
         if base is not None and base.stats.states and r.verdict != "error":
             ratio = f"{s.states / base.stats.states:.2f}"
         verdict = r.verdict if r.verdict != "violation" else f"violation ({r.violations[0].kind})"
+        if r.verdict == "incomplete" and r.limit:
+            verdict = f"incomplete ({r.limit})"
         if r.verdict == "error":
             verdict = "refused: " + (r.error or "").split(";")[0].removeprefix("--reduction ")
         per_move = f"{s.transitions / s.moves:.2f}" if s.moves else ""

@@ -16,6 +16,7 @@ from typing import Any
 
 from movers.reduce.base import Move, Reduction
 from movers.report.result import Stats
+from movers.search.limits import Budget, LimitReached, default_max_memory_mb, enforce, poll
 from movers.semantics.state import State
 
 Step = tuple[int, tuple[int, ...]]
@@ -23,9 +24,17 @@ Step = tuple[int, tuple[int, ...]]
 
 @dataclass
 class Limits:
+    """``max_memory`` is in MB; None means the default ceiling (``limits.default_max_memory_mb``)."""
+
     max_states: int | None = None
     time_limit: float | None = None
     max_depth: int | None = None
+    max_memory: float | None = None
+
+    def budget(self) -> Budget:
+        """The time and memory part, enforced wherever the time goes (``movers.search.limits``)."""
+        mem = self.max_memory if self.max_memory is not None else default_max_memory_mb()
+        return Budget(self.time_limit, mem)
 
 
 @dataclass
@@ -43,6 +52,12 @@ class Outcome:
     found: Found | None
     stats: Stats
     limit: str | None  # why the search stopped early, if it did
+
+
+def thaw() -> None:
+    """Give the objects frozen at the end of searches back to the garbage collector (the states themselves
+    are freed by reference counting once the search is dropped; cycles need the collector)."""
+    gc.unfreeze()
 
 
 class _Stop(Exception):
@@ -77,9 +92,8 @@ class Search:
         now = time.perf_counter()
         self.stats.seconds = now - self._start
         self.stats.states = stored
-        lim = self.limits
-        if lim.time_limit is not None and now - self._start >= lim.time_limit:
-            raise _Stop("time-limit")
+        # The timer of the budget raises on its own on the main thread; elsewhere this look is the only one.
+        poll()
         if self.progress is not None and now - self._last_progress >= self.PROGRESS_EVERY:
             self._last_progress = now
             self.progress(self.stats)
@@ -92,32 +106,44 @@ class Search:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            if getattr(self.red, "incremental", False):
-                found = self._incremental(strategy)
-            else:
-                found = self._dfs() if strategy == "dfs" else self._bfs()
+            with enforce(self.limits.budget()):
+                if getattr(self.red, "incremental", False):
+                    found = self._incremental(strategy)
+                else:
+                    found = self._dfs() if strategy == "dfs" else self._bfs()
             limit = None
-        except _Stop as s:
+        except (_Stop, LimitReached) as s:
             found, limit = None, s.why
         except KeyboardInterrupt:
             found, limit = None, "interrupted"
+        except MemoryError:
+            found, limit = None, "memory"
         finally:
             if gc_was_enabled:
+                # Without the freeze, the first collection after the search would scan every state stored
+                # (seconds for millions): that would overshoot a time limit and slow every end of search.
+                # The checker thaws them (``thaw``) once its result is built.
+                gc.freeze()
                 gc.enable()
         self.stats.seconds = time.perf_counter() - self._start
-        self.stats.states = len(self._store)
+        self.stats.states = self._distinct_states()
         if found is None and limit is None and self.truncated:
             limit = "max-depth"
         return Outcome(found, self.stats, limit)
+
+    def _distinct_states(self) -> int:
+        """How many states were stored, as states of the program: an instrumentation that adds ghost state
+        (transactions' phases) says how to see through it, so that ``states`` means the same in every row
+        (a program state stored under two phase vectors, in two passes of an incremental search, is one)."""
+        project = getattr(self.ts, "program_state", None)
+        if project is None:
+            return len(self._store)
+        return len({project(s) for s in self._store})
 
     @property
     def stored(self) -> Any:
         """The states the search stored (a set for DFS, the BFS tree's keys for BFS)."""
         return self._store
-
-    def run_result_after_stop(self, why: str) -> Outcome:
-        """The outcome of a run that was stopped before it could start (e.g. the time ran out)."""
-        return Outcome(None, self.stats, why)
 
     def _initial(self) -> tuple[State, Found | None]:
         init = self.ts.initial()
@@ -252,6 +278,9 @@ class Search:
         stats.states = len(stored)
         if bad:
             return bad
+        dead = ts.deadlock(init)
+        if dead:
+            return Found("deadlock", dead, [], init)
         queue: deque[tuple[State, int]] = deque([(init, 0)])
         expanded = 0
         while queue:
@@ -261,10 +290,6 @@ class Search:
                     self.truncated = True
                 continue
             moves = red.moves(s)
-            if not moves:
-                dead = ts.deadlock(s)
-                if dead:
-                    return Found("deadlock", dead, self._bfs_path(parent, s), s)
             for m in moves:
                 stats.transitions += len(m.steps)
                 stats.moves += 1
@@ -283,6 +308,12 @@ class Search:
                 v = ts.check_state(n)
                 if v is not None:
                     return Found(v[0], v[1], self._bfs_path(parent, n), n)
+                # A deadlock is seen when its state is generated, as violations of moves are: every violation
+                # on level d+1 is then found while level d is expanded, before any on a deeper level, so the
+                # counterexample is a shortest one whatever its kind.
+                dead = ts.deadlock(n)
+                if dead:
+                    return Found("deadlock", dead, self._bfs_path(parent, n), n)
                 queue.append((n, depth + 1))
             expanded += 1
             if expanded % self.CHECK_EVERY == 0:
@@ -306,6 +337,9 @@ class Search:
         self._store = stored
         if bad:
             return bad
+        dead = ts.deadlock(init)
+        if dead:
+            return Found("deadlock", dead, [], init)
         roots = [init]
         self.passes = 0
         transitions = nmoves = 0
@@ -324,10 +358,6 @@ class Search:
                             self.truncated = True
                         continue
                     moves = red.moves(s)
-                    if not moves:
-                        dead = ts.deadlock(s)
-                        if dead:
-                            return Found("deadlock", dead, self._bfs_path(parent, s), s)
                     for m in moves:
                         transitions += len(m.steps)
                         nmoves += 1
@@ -347,6 +377,10 @@ class Search:
                         v = ts.check_state(n)
                         if v is not None:
                             return Found(v[0], v[1], self._bfs_path(parent, n), n)
+                        # As in _bfs: deadlocks are seen on generation, so that bfs gives a shortest trace.
+                        dead = ts.deadlock(n)
+                        if dead:
+                            return Found("deadlock", dead, self._bfs_path(parent, n), n)
                         work.append(n)
                     expanded += 1
                     # A state here expands whole transactions: look at the clock more often.

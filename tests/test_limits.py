@@ -1,0 +1,270 @@
+"""Limits that always hold (issue 7, items 11 and 12): --time-limit and --max-memory end a check with exit 3
+wherever its time goes (compiling, module initialisation, one slow step), running out of memory is an
+incomplete result, and Ctrl-C at any moment, or twice, gives exit 3 and never a traceback.
+
+The machine is shared and noisy: the timings asserted are generous (a 1 s limit must end within 10 s)."""
+
+from __future__ import annotations
+
+import json
+import math
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import movers
+from movers.search import limits
+
+# A counter without bound: the state space never ends.
+FOREVER = """\
+x = 0
+def f():
+    global x
+    while True:
+        x += 1
+Thread(target=f).start()
+"""
+
+# One step that runs for seconds: a 20,000-iteration loop made one step by indivisible(), each write
+# copying a 50,000-element list; the counter n keeps every step's state new.
+SLOW_STEP = """\
+a = [0] * 50000
+n = 0
+def f():
+    global a, n
+    while True:
+        with indivisible():
+            i = 0
+            while i < 20000:
+                a[i] = n
+                i += 1
+            n += 1
+Thread(target=f).start()
+"""
+
+# Module initialisation that runs for seconds (10 million steps at most are allowed).
+SLOW_INIT = """\
+i = 0
+while i < 1000000000:
+    i += 1
+"""
+
+# Large states, so that memory grows fast: 2,000 elements copied into every new state.
+BIG_STATES = """\
+a = [0] * 2000
+def f():
+    global a
+    while True:
+        a[0] += 1
+Thread(target=f).start()
+"""
+
+
+def huge_model() -> str:
+    """100,000 statements: seconds of compilation whatever the compiler's speed."""
+    return "x = 0\n" + "".join(f"y{i} = {i}\n" for i in range(100_000)) + FOREVER.split("\n", 1)[1]
+
+
+def write(tmp_path: Path, src: str, name: str = "model.py") -> Path:
+    f = tmp_path / name
+    f.write_text(src)
+    return f
+
+
+def movers_run(*args: str, timeout: float = 120, **kw) -> tuple[subprocess.CompletedProcess[str], float]:
+    start = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "movers.cli", *args], capture_output=True, text=True,
+                       timeout=timeout, **kw)
+    return p, time.monotonic() - start
+
+
+def incomplete(p: subprocess.CompletedProcess[str], limit: str) -> dict:
+    assert "Traceback" not in p.stderr, p.stderr
+    assert p.returncode == 3, (p.returncode, p.stdout, p.stderr)
+    d = json.loads(p.stdout)
+    assert d["verdict"] == "incomplete" and d["limit"] == limit, d
+    return d
+
+
+# -- the time limit, wherever the time goes ---------------------------------------------------------------------
+
+
+def test_time_limit_during_compilation(tmp_path) -> None:
+    f = write(tmp_path, huge_model())
+    p, took = movers_run("check", str(f), "--json", "--time-limit", "0.5")
+    d = incomplete(p, "time-limit")
+    assert d["stats"]["states"] == 0  # stopped before any search: while compiling
+    assert took < 15
+
+
+def test_time_limit_during_module_initialisation(tmp_path) -> None:
+    f = write(tmp_path, SLOW_INIT)
+    p, took = movers_run("check", str(f), "--json", "--time-limit", "1")
+    d = incomplete(p, "time-limit")
+    assert d["stats"]["states"] == 0
+    assert took < 10
+
+
+@pytest.mark.parametrize("reduction", ["none", "optimistic"])
+def test_time_limit_inside_one_slow_step(tmp_path, reduction: str) -> None:
+    f = write(tmp_path, SLOW_STEP)
+    p, took = movers_run("check", str(f), "--json", "--time-limit", "1", "--reduction", reduction)
+    incomplete(p, "time-limit")
+    assert took < 10
+
+
+def test_time_limit_applies_to_the_api_from_another_thread() -> None:
+    """Signals reach the main thread only: elsewhere the explorers' polling enforces the limit."""
+    out: list[movers.Result] = []
+    t = threading.Thread(target=lambda: out.append(movers.check(source=FOREVER, time_limit=0.5)))
+    t.start()
+    t.join(timeout=30)
+    assert not t.is_alive()
+    assert out[0].verdict == "incomplete" and out[0].limit == "time-limit"
+
+
+def test_time_limit_in_the_api_covers_module_initialisation() -> None:
+    handler = signal.getsignal(signal.SIGALRM)
+    start = time.monotonic()
+    r = movers.check(source=SLOW_INIT, time_limit=0.5)
+    assert r.verdict == "incomplete" and r.limit == "time-limit" and r.exit_code == 3
+    assert time.monotonic() - start < 10
+    # The caller's signal handler is back and the timer is disarmed.
+    assert signal.getsignal(signal.SIGALRM) == handler
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--time-limit", "nan"), ("--time-limit", "inf"), ("--max-memory", "nan"), ("--max-memory", "inf"),
+     ("--max-memory", "-1"), ("--max-memory", "0")],
+)
+def test_limits_must_be_positive_and_finite(tmp_path, option: str, value: str) -> None:
+    f = write(tmp_path, "x = 0\n")
+    p, _ = movers_run("check", str(f), f"{option}={value}")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert f"movers: error: {option} must be" in p.stderr
+
+
+def test_limit_problems() -> None:
+    assert limits.problems(time_limit=math.nan) == [("time_limit", "must be a positive finite number")]
+    assert limits.problems(max_memory=math.inf) == [("max_memory", "must be a positive finite number")]
+    assert limits.problems(max_states=True) == [("max_states", "must be a positive integer")]
+    assert limits.problems(max_depth=-3) == [("max_depth", "must be positive")]
+    assert limits.problems(max_states=10, time_limit=0.5, max_memory=100, max_depth=None) == []
+
+
+# -- memory -----------------------------------------------------------------------------------------------------
+
+
+def test_max_memory_ends_with_exit_3(tmp_path) -> None:
+    f = write(tmp_path, BIG_STATES)
+    p, took = movers_run("check", str(f), "--json", "--max-memory", "200")
+    d = incomplete(p, "memory")
+    assert d["stats"]["states"] > 0
+    assert took < 60
+
+
+def test_max_memory_has_a_default() -> None:
+    mem = limits.default_max_memory_mb()
+    assert mem is not None and mem > 0
+    assert movers.search.explore.Limits().budget().max_memory_mb == mem
+
+
+def test_memory_error_is_incomplete_not_a_traceback(tmp_path) -> None:
+    """The process may not grow past 700 MB of address space: Python raises MemoryError somewhere in the
+    search; --max-memory is set high so that it does not stop the search first."""
+    f = write(tmp_path, BIG_STATES)
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (700 * 2**20, 700 * 2**20))
+
+    p, _ = movers_run("check", str(f), "--json", "--max-memory", "100000", preexec_fn=cap)
+    d = incomplete(p, "memory")
+    assert d["stats"]["states"] > 0
+
+
+# -- Ctrl-C -----------------------------------------------------------------------------------------------------
+
+
+def interrupt(model: Path, delays: list[float], *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Start ``movers check`` and send SIGINT after each delay (seconds, one after the other)."""
+    cmd = [sys.executable, "-m", "movers.cli", *(args or ("check",)), str(model), "--json"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    start = time.monotonic()
+    for d in delays:
+        time.sleep(d)
+        p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    took = time.monotonic() - start
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err), took
+
+
+def test_ctrl_c_during_compilation(tmp_path) -> None:
+    # Compiling 100,000 statements takes seconds; 1 s leaves Python's own start-up well behind.
+    p, took = interrupt(write(tmp_path, huge_model()), [1.0])
+    d = incomplete(p, "interrupted")
+    assert d["stats"]["states"] == 0
+    assert took < 20
+
+
+def test_ctrl_c_during_module_initialisation(tmp_path) -> None:
+    p, _ = interrupt(write(tmp_path, SLOW_INIT), [1.5])
+    d = incomplete(p, "interrupted")
+    assert d["stats"]["states"] == 0
+
+
+def test_ctrl_c_inside_a_slow_step(tmp_path) -> None:
+    p, took = interrupt(write(tmp_path, SLOW_STEP), [2.0])
+    incomplete(p, "interrupted")
+    assert took < 10
+
+
+@pytest.mark.parametrize("second", [0.0, 0.02, 0.2])
+def test_ctrl_c_twice(tmp_path, second: float) -> None:
+    p, _ = interrupt(write(tmp_path, FOREVER), [1.5, second])
+    d = incomplete(p, "interrupted")
+    assert d["stats"]["states"] > 0
+
+
+def test_ctrl_c_stops_the_whole_comparison(tmp_path) -> None:
+    p, took = interrupt(write(tmp_path, FOREVER), [1.5], "compare")
+    assert p.returncode == 3 and "Traceback" not in p.stderr, p.stderr
+    rows = json.loads(p.stdout)
+    assert len(rows) == 1  # the other reductions were not run
+    assert rows[0]["reduction"] == "none" and rows[0]["limit"] == "interrupted"
+    assert took < 20
+
+
+def test_ctrl_c_in_compare_marks_the_interrupted_row(tmp_path) -> None:
+    f = write(tmp_path, FOREVER)
+    proc = subprocess.Popen([sys.executable, "-m", "movers.cli", "compare", str(f)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3 and "Traceback" not in err, err
+    assert "incomplete (interrupted)" in out and "static-por" not in out
+
+
+def test_the_callers_alarm_survives_a_check() -> None:
+    """The timer is the process's: a caller's pending SIGALRM and its handler are restored after a check."""
+    fired: list[int] = []
+    old = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 2.0)
+        r = movers.check(source=FOREVER, max_states=1000)
+        assert r.limit == "max-states"
+        left = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert 0 < left <= 2.0
+        time.sleep(left + 0.5)
+        assert fired == [1]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

@@ -186,6 +186,37 @@ def test_internal_error_exit_4(monkeypatch, capsys, json_flag: bool) -> None:
     assert "Traceback" in capsys.readouterr().err
 
 
+def test_a_ctrl_c_wrapped_by_python_is_a_stop_not_a_bug(monkeypatch, capsys) -> None:
+    """Found by the fuzz campaign: a Ctrl-C while a module is imported is raised inside a class's
+    ``__set_name__``, which Python wraps in a RuntimeError; that is still exit 3, not an internal error."""
+    import movers.checker
+    from movers.cli import main
+
+    def interrupted_import(*args, **kw):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance") from e
+
+    monkeypatch.setattr(movers.checker, "check", interrupted_import)
+    assert main(["check", SC, "--json"]) == 3
+    out, err = capsys.readouterr()
+    assert json.loads(out)["limit"] == "interrupted" and "internal error" not in err
+
+
+def test_compare_json_stopped_before_any_row_is_still_a_table(monkeypatch, capsys) -> None:
+    """``compare --json`` always prints an array, even when stopped before its first row."""
+    import movers.cli
+
+    def stop(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(movers.cli, "_compare", stop)
+    assert movers.cli.main(["compare", SC, "--json"]) == 3
+    rows = json.loads(capsys.readouterr().out)
+    assert isinstance(rows, list) and rows[0]["verdict"] == "incomplete" and rows[0]["limit"] == "interrupted"
+
+
 def test_closed_pipe_keeps_the_violation_exit_code() -> None:
     for reader in ("true", "head -c 10"):
         p = subprocess.run(f"{sys.executable} -m movers.cli check {RACY} --json | {reader}; "

@@ -186,3 +186,18 @@ def test_api_returns_an_error_result_for_bad_files(tmp_path) -> None:
     deep = "x = 0\n" + elif_chain(1000)
     r = movers.check(source=deep)
     assert r.verdict == "error" and "too deeply nested" in r.error
+
+
+def test_a_pipe_without_writer_and_a_device_are_errors_not_waits(tmp_path) -> None:
+    """Found by the fuzz campaign: a FIFO nobody writes to made the checker wait forever (with no time
+    limit), and /dev/zero would fill the memory. A pipe with a writer (``<(…)``) still works."""
+    import os
+
+    import movers
+
+    fifo = tmp_path / "model.py"
+    os.mkfifo(fifo)
+    r = movers.check(fifo)
+    assert r.verdict == "error" and "pipe that gave nothing" in (r.error or ""), r.error
+    r = movers.check("/dev/zero")
+    assert r.verdict == "error" and "not a regular file" in (r.error or ""), r.error

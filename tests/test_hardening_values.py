@@ -325,3 +325,75 @@ def test_runtime_messages_do_not_leak_python_internals() -> None:
     assert r.verdict == "violation"
     shown = " ".join(" ".join(s.changes.values()) for s in r.violations[0].trace)
     assert "digits" in shown and "set_int_max_str_digits" not in shown
+
+
+# -- whole-array reads under every reduction ------------------------------------------------------------------
+
+WHOLE_ARRAY = {
+    "in": ("""
+        a = [0, 0]
+        def r():
+            assert 1 not in a
+        def w():
+            a[0] = 1
+        Thread(target=r).start()
+        Thread(target=w).start()
+        """, "assertion"),
+    "unpack": ("""
+        a = [0, 0]
+        def r():
+            x, y = a
+            assert x == 0
+        def w():
+            a[0] = 1
+        Thread(target=r).start()
+        Thread(target=w).start()
+        """, "assertion"),
+    "for": ("""
+        a = [0, 0]
+        def r():
+            for v in a:
+                assert v == 0
+        def w():
+            a[1] = 1
+        Thread(target=r).start()
+        Thread(target=w).start()
+        """, "assertion"),
+    "deadlock": ("""
+        a = [0, 0]
+        m = Lock()
+        def r():
+            m.acquire()
+            if 1 in a:
+                wait_until(False)
+            m.release()
+        def w():
+            a[0] = 1
+        Thread(target=r).start()
+        Thread(target=w).start()
+        """, "deadlock"),
+    "spin-until-seen": ("""
+        a = [0, 0]
+        done = 0
+        def r():
+            global done
+            k = 0
+            while 1 not in a:
+                k = (k + 1) % 3
+            done = 1
+        def w():
+            a[0] = 1
+            assert done == 0
+        Thread(target=r).start()
+        Thread(target=w).start()
+        """, "assertion"),
+}
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("name", sorted(WHOLE_ARRAY))
+def test_whole_array_reads_are_seen_by_every_reduction(name: str, reduction: str) -> None:
+    """Item 5 of the hardening issue: `static-por` missed all of these, `transactions` the last one."""
+    src, kind = WHOLE_ARRAY[name]
+    r = check(src, reduction, time_limit=60)
+    assert r.verdict == "violation" and kinds(r) == [kind], (r.verdict, r.error, r.limit)

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import ast
 import codecs
+import errno
 import io
 import os
 import resource
+import select
+import stat
 import time
 import tokenize
 from collections.abc import Callable
@@ -46,7 +49,7 @@ def read_model(path: str | os.PathLike[str], filename: str | None = None) -> str
     """A model file's text, decoded as Python decodes a module (PEP 263: a UTF-8 BOM or a coding line gives
     the encoding; UTF-8 otherwise). Undecodable bytes are a ModelSyntaxError at their line and column."""
     name = filename or os.fspath(path)
-    data = Path(path).read_bytes()
+    data = _read_bytes(path, name)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as e:
@@ -65,6 +68,45 @@ def read_model(path: str | os.PathLike[str], filename: str | None = None) -> str
                                f"0x{data[e.start]:02x} is invalid (save the file as UTF-8, or declare its "
                                "encoding in a '# -*- coding: …' line)") from None
     return text
+
+
+# A model larger than this is not a model (a device such as /dev/zero would otherwise fill the memory).
+MAX_MODEL_BYTES = 64 * 2**20
+
+
+def _read_bytes(path: str | os.PathLike[str], name: str) -> bytes:
+    """The bytes of a model file. A pipe (``movers check <(gen-model)``) is read as it comes, but one with
+    no writer is an error rather than a wait forever; devices and other special files are refused."""
+    st = os.stat(path)
+    if stat.S_ISREG(st.st_mode):
+        if st.st_size > MAX_MODEL_BYTES:
+            raise ModelSyntaxError(name, 1, 1, f"the model file is too large ({st.st_size:,} bytes)")
+        return Path(path).read_bytes()
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
+    if not stat.S_ISFIFO(st.st_mode):
+        raise ModelSyntaxError(name, 1, 1, "the model is not a regular file (a device or a socket?)")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                select.select([fd], [], [], 0.1)  # a writer that has not written yet: wait for it
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_MODEL_BYTES:
+                raise ModelSyntaxError(name, 1, 1, f"the model is too large (over {MAX_MODEL_BYTES:,} bytes)")
+    finally:
+        os.close(fd)
+    if not chunks:
+        raise ModelSyntaxError(name, 1, 1, "the model is a pipe that gave nothing (no writer?)")
+    return b"".join(chunks)
 
 
 def _deepest(tree: ast.AST) -> tuple[int, int, int]:

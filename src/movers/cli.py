@@ -180,11 +180,14 @@ def _limit_problem(args: argparse.Namespace) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code. Never raises, except SystemExit for argparse's usage
     errors (code 2) and --help."""
-    json_out = "--json" in (sys.argv[1:] if argv is None else argv)
+    words = sys.argv[1:] if argv is None else argv
+    json_out = "--json" in words
+    compare = bool(words) and words[0] == "compare"
     reduction: str | None = None
     try:
         args = _parser().parse_args(argv)
         json_out = args.json
+        compare = args.command == "compare"
         reduction = getattr(args, "reduction", None)
         if args.model == "":
             return _bad("the model path is empty")
@@ -196,26 +199,47 @@ def main(argv: list[str] | None = None) -> int:
         return _compare(args)
     except (KeyboardInterrupt, MemoryError) as e:
         # Outside a check (which turns them into an incomplete result itself): nothing was measured.
-        return _stopped_early("interrupted" if isinstance(e, KeyboardInterrupt) else "memory", json_out, reduction)
+        return _stopped_early("interrupted" if isinstance(e, KeyboardInterrupt) else "memory", json_out, reduction,
+                              compare)
     except Exception as e:
+        stop = _stop_inside(e)
+        if stop is not None:
+            # Python wraps an exception raised inside some machinery (a class's __set_name__ while a module
+            # is imported): a Ctrl-C or a limit there is still a stop, not a bug.
+            return _stopped_early(stop, json_out, reduction, compare)
         return _internal_error(e, json_out, reduction)
     except BaseException as e:
         if type(e).__name__ != "LimitReached":  # not imported yet if Ctrl-C came first
             raise
-        return _stopped_early(str(e), json_out, reduction)
+        return _stopped_early(str(e), json_out, reduction, compare)
+
+
+def _stop_inside(e: BaseException) -> str | None:
+    """The stop (Ctrl-C, a limit) that ``e`` wraps, if any, following its causes and contexts."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, KeyboardInterrupt):
+            return "interrupted"
+        if type(cur).__name__ == "LimitReached":
+            return str(cur)
+        cur = cur.__cause__ or cur.__context__
+    return None
 
 
 ZERO_STATS = {"states": 0, "transitions": 0, "max_depth": 0, "seconds": 0.0, "peak_memory_mb": 0.0}
 
 
-def _stopped_early(why: str, json_out: bool, reduction: str | None) -> int:
+def _stopped_early(why: str, json_out: bool, reduction: str | None, compare: bool = False) -> int:
     """Stopped outside a check (while starting up, say): the report of an incomplete run with no statistics,
-    written without the modules that may not be imported yet."""
+    written without the modules that may not be imported yet (for ``compare``, a table of that one row)."""
     import json
 
     if json_out:
-        _write(json.dumps({"verdict": "incomplete", "reduction": reduction, "stats": ZERO_STATS,
-                           "violations": [], "error": None, "limit": why}) + "\n")
+        row = {"verdict": "incomplete", "reduction": reduction, "stats": ZERO_STATS, "violations": [],
+               "error": None, "limit": why}
+        _write(json.dumps([dict(row, ratio=None)] if compare else row) + "\n")
     else:
         reason = {"memory": "the memory limit (--max-memory) was reached",
                   "time-limit": "the time limit (--time-limit) was reached"}.get(why, why)
@@ -380,22 +404,44 @@ def _on_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def _defer_interrupt(signum: int, frame: Any) -> None:
+    # While the checker's modules are imported, a KeyboardInterrupt could be raised inside Python's import
+    # machinery, which wraps or swallows it: the Ctrl-C is only noted there, and acted on right after.
+    global _interrupted
+    _interrupted = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _import_checker() -> None:
+    import rich.console  # noqa: F401
+
+    import movers.checker  # noqa: F401
+    import movers.report.text  # noqa: F401
+
+
 def run() -> None:
     """The console script: ``main`` with Ctrl-C handled once, and a stdout that may be closed or full."""
     global _interrupted
     code: int | None = None
     try:
-        signal.signal(signal.SIGINT, _on_interrupt)
+        signal.signal(signal.SIGINT, _defer_interrupt)
         if sys.stdout is None:  # started with stdout closed (``>&-``): the report goes nowhere, the code stays
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115
-        code = main()
+        _import_checker()
+        if _interrupted:
+            words = sys.argv[1:]
+            code = _stopped_early("interrupted", "--json" in words, None, bool(words) and words[0] == "compare")
+        else:
+            signal.signal(signal.SIGINT, _on_interrupt)
+            code = main()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the report is written: nothing is left to stop
     except KeyboardInterrupt:
         # Ctrl-C on the way into main (before its own handlers) or on the way out: never a traceback.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         _interrupted = True
         if code is None:
-            code = _stopped_early("interrupted", "--json" in sys.argv[1:], None)
+            words = sys.argv[1:]
+            code = _stopped_early("interrupted", "--json" in words, None, bool(words) and words[0] == "compare")
     try:
         sys.stdout.flush()
     except OSError:

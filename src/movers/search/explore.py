@@ -131,6 +131,28 @@ class Search:
             limit = "max-depth"
         return Outcome(found, self.stats, limit)
 
+    def _counter(self) -> Callable[[State], bool]:
+        """``full(s)``: would storing ``s`` exceed --max-states? Counted as ``states`` is (program states, see
+        ``_distinct_states``), so that a model with exactly N states completes under --max-states N."""
+        n = self.limits.max_states
+        project = getattr(self.ts, "program_state", None)
+        if n is None:
+            return lambda s: False
+        if project is None:
+            return lambda s: len(self._store) >= n
+        seen: set[Any] = set()
+
+        def full(s: State) -> bool:
+            p = project(s)
+            if p in seen:
+                return False
+            if len(seen) >= n:
+                return True
+            seen.add(p)
+            return False
+
+        return full
+
     def _distinct_states(self) -> int:
         """How many states were stored, as states of the program: an instrumentation that adds ghost state
         (transactions' phases) says how to see through it, so that ``states`` means the same in every row
@@ -162,7 +184,9 @@ class Search:
         init, bad = self._initial()
         visited: set[State] = set()
         self._store = visited
+        full = self._counter()
         if red.store(init):
+            full(init)
             visited.add(init)
         stats.states = len(visited)
         if bad:
@@ -213,15 +237,16 @@ class Search:
                     visit(s)
                     if len(visited) == n0:
                         continue
-                    if max_states is not None and n0 + 1 >= max_states:
+                    if max_states is not None and n0 >= max_states:
+                        visited.discard(s)  # --max-states N stores N states, never N + 1
                         raise _Stop("max-states")
                 else:
                     if s in visited:
                         continue
                     if store(s):
-                        visit(s)
-                        if max_states is not None and len(visited) >= max_states:
+                        if full(s):
                             raise _Stop("max-states")
+                        visit(s)
                 depth = len(stack)
                 if depth > max_d:
                     max_d = depth
@@ -263,16 +288,17 @@ class Search:
 
     def _bfs(self) -> Found | None:
         ts, red, stats = self.ts, self.red, self.stats
-        max_states = self.limits.max_states
         max_depth = self.limits.max_depth
         init, bad = self._initial()
         # parent[s] = (predecessor, move): the BFS tree, for shortest counterexamples.
         parent: dict[State, tuple[State | None, Move | None]] = {init: (None, None)}
         # Every state reached is kept for the paths, but only those the reduction stores are counted.
         stored: set[State] = set()
-        if red.store(init):
-            stored.add(init)
         self._store = stored
+        full = self._counter()
+        if red.store(init):
+            full(init)
+            stored.add(init)
         if hasattr(red, "stored"):
             red.stored = stored.__contains__  # type: ignore[attr-defined]
         stats.states = len(stored)
@@ -300,9 +326,9 @@ class Search:
                     continue
                 parent[n] = (s, m)
                 if red.store(n):
-                    stored.add(n)
-                    if max_states is not None and len(stored) >= max_states:
+                    if full(n):
                         raise _Stop("max-states")
+                    stored.add(n)
                 if depth + 1 > stats.max_depth:
                     stats.max_depth = depth + 1
                 v = ts.check_state(n)
@@ -327,14 +353,16 @@ class Search:
         state with the weaker one, keeping what was found, until a pass changes nothing. This computes the
         least fixpoint of Flanagan & Qadeer's rules with lock inference (section 6) without restarting."""
         ts, red, stats = self.ts, self.red, self.stats
-        max_states, max_depth = self.limits.max_states, self.limits.max_depth
+        max_depth = self.limits.max_depth
         init, bad = self._initial()
         parent: dict[State, tuple[State | None, Move | None]] = {init: (None, None)}
         depth_of: dict[State, int] = {init: 0}
         stored: dict[State, None] = {}
-        if red.store(init):
-            stored[init] = None
         self._store = stored
+        full = self._counter()
+        if red.store(init):
+            full(init)
+            stored[init] = None
         if bad:
             return bad
         dead = ts.deadlock(init)
@@ -371,9 +399,9 @@ class Search:
                         if d + 1 > stats.max_depth:
                             stats.max_depth = d + 1
                         if red.store(n):
-                            stored[n] = None
-                            if max_states is not None and len(stored) >= max_states:
+                            if full(n):
                                 raise _Stop("max-states")
+                            stored[n] = None
                         v = ts.check_state(n)
                         if v is not None:
                             return Found(v[0], v[1], self._bfs_path(parent, n), n)

@@ -454,6 +454,18 @@ EXAMPLES_SMOKE = {
     "condition_queue.py": ("ok", "pass"),
     "peterson.py": ("ok", "pass"),
     "counter_bench.py": ("ok", "pass"),
+    "dwyer_independent_work1.py": ("ok", "pass"),
+    "dwyer_independent_work2.py": ("ok", "pass"),
+    "dwyer_deadlock.py": ("ok", "pass"),
+    "dwyer_readers_writers.py": ("ok", "pass"),
+    "dwyer_replicated_workers.py": ("ok", "pass"),
+    "dwyer_independent_work1_bug.py": ("violation (assertion)", "racy"),
+    "dwyer_independent_work2_bug.py": ("violation (assertion)", "racy"),
+    "dwyer_deadlock_bug.py": ("violation (deadlock)", "hang"),
+    "dwyer_readers_writers_bug.py": ("violation (deadlock)", "hang"),
+    "dwyer_replicated_workers_bug.py": ("violation (deadlock)", "hang"),
+    "dwyer_bounded_buffer.py": ("ok", "hang"),
+    "dwyer_bounded_buffer_bug.py": ("violation (runtime-error)", "skip"),
 }
 
 

@@ -273,6 +273,8 @@ class Checker:
             options["classification"] = Classification(
                 self.program, refine=self.refine, incremental=incremental, infer=self.infer_locks
             )
+        if getattr(REDUCTIONS.get(self.reduction), "infers_disciplines", False):
+            options["refine"] = self.refine  # Dwyer et al.'s locking disciplines, guessed per class
         if self.reduction == "transactions":
             bad = second_condition_violations(self.program)
             if bad:
@@ -306,6 +308,12 @@ class Checker:
                 out = search.run(self.search)
                 break
             except Refine as r:
+                refined = getattr(red, "refined", None)
+                if refined is not None:
+                    # The reduction keeps its own guesses (Dwyer et al.'s disciplines): it revises them.
+                    notes.append(refined(r))
+                    poll()
+                    continue
                 # Section 8: revise the guess and start again; the classification only ever weakens. The time
                 # limit covers every restart: the budget is the check's, not the search's.
                 cls = options["classification"]
@@ -334,6 +342,8 @@ class Checker:
         if "classification" in options:
             result.classification = options["classification"].report()
             result.locks = options["classification"].protecting_locks()
+        elif hasattr(red, "disciplines"):
+            result.classification = red.disciplines.report()
         return result
 
     def _can_block(self) -> bool:

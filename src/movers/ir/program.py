@@ -224,6 +224,10 @@ class Node:
     blocked_on: Callable[[Any], str] | None = None  # describes what a disabled node waits for
 
     succ: tuple[int, ...] = ()  # control-flow successors in the code (static analyses)
+    # For the static escape analysis (reduce/static_escape.py; see ``lang/compiler.Facts``): where the node
+    # may copy references (flows), and the abstract values of the objects it may access (uses).
+    flows: tuple[tuple[Any, ...], ...] = ()
+    uses: tuple[frozenset[Any], ...] = ()
 
     @property
     def is_sync(self) -> bool:
@@ -278,6 +282,18 @@ class Exclusive:
 
 
 @dataclass(eq=False)
+class LockingDeclaration:
+    """``self_locking(Cls)`` (kind "self_locking": instances follow Dwyer et al.'s weak self-locking
+    discipline, the paper's T_WSL) or ``lock_protected(Cls)`` (kind "lock_protected": instances are LD-Objects,
+    Stoller's locking discipline). Used by ``reduce/locking.py``."""
+
+    kind: str
+    cls: ClassInfo
+    line: int
+    text: str
+
+
+@dataclass(eq=False)
 class AtomicBlock:
     ident: int
     line: int
@@ -295,6 +311,7 @@ class Program:
     invariants: list[tuple[str, Code]] = field(default_factory=list)
     exclusives: list[Exclusive] = field(default_factory=list)
     atomic_blocks: list[AtomicBlock] = field(default_factory=list)
+    locking: list[LockingDeclaration] = field(default_factory=list)
 
     def codes(self) -> list[Code]:
         """Every function and method (not the module's initialisation)."""

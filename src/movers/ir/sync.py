@@ -169,6 +169,8 @@ def wait(ctx: Ctx, r: Any, monitor: bool) -> int:
     """Release the lock (all of a re-entrant one) and join the wait set; returns the count to restore."""
     o = _obj(ctx, r, "wait")
     t = ctx.tid
+    if ctx.track:
+        ctx.reads.append((r, MON))  # the wait set: an access to the object, for the reductions
     if monitor:
         mon = o[MON]
         if mon is None or mon[0] != t:
@@ -227,6 +229,8 @@ def reacquire(ctx: Ctx, r: Any, monitor: bool, count: int) -> None:
 def notify(ctx: Ctx, r: Any, monitor: bool, everyone: bool) -> None:
     o = _obj(ctx, r, "notify")
     t = ctx.tid
+    if ctx.track:
+        ctx.reads.append((r, MON))  # the wait set: an access to the object, for the reductions
     if monitor:
         mon = o[MON]
         if mon is None or mon[0] != t:

@@ -39,6 +39,7 @@ from movers.ir.program import (
     Code,
     Exclusive,
     Func,
+    LockingDeclaration,
     Node,
     Program,
     Ref,
@@ -55,7 +56,9 @@ FORBIDDEN = {
     "delattr", "input", "breakpoint", "exit", "quit", "memoryview", "object", "type", "super_",
 }
 SYNC_METHODS = {"acquire", "release", "wait", "notify", "notify_all", "notifyAll", "start", "join"}
-DECLARATIONS = {"exclusive", "guarded_by", "thread_local"}
+DECLARATIONS = {"exclusive", "guarded_by", "thread_local", "self_locking", "lock_protected"}
+LOCKING_DECLARATIONS = {"self_locking", "lock_protected"}
+BUILTIN_CLASS_NAMES = {"Lock", "RLock", "Condition", "Semaphore", "Thread", "list", "object"}
 PURE_BUILTINS = {"len", "min", "max", "abs", "tid", "choose", "int", "bool"}
 
 
@@ -285,6 +288,7 @@ class ModuleCompiler:
         self.invariants: list[tuple[str, Code]] = []
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
+        self.locking: list[LockingDeclaration] = []
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
@@ -401,6 +405,7 @@ class ModuleCompiler:
             invariants=self.invariants,
             exclusives=self.exclusives,
             atomic_blocks=self.atomic_blocks,
+            locking=self.locking,
         )
         for _, code in self.invariants:
             self._check_pure(program, code)
@@ -533,6 +538,9 @@ class ModuleCompiler:
 
     def _declaration(self, call: ast.Call) -> None:
         kind = call.func.id  # type: ignore[attr-defined]
+        if kind in LOCKING_DECLARATIONS:
+            self._locking_declaration(kind, call)
+            return
         if call.keywords or len(call.args) != 2:
             raise self.error(call, f"{kind}(location, …) takes exactly two arguments")
         loc, arg = call.args
@@ -567,6 +575,23 @@ class ModuleCompiler:
                 return t == k
 
         self.exclusives.append(Exclusive(target, pred, call.lineno, text))
+
+    def _locking_declaration(self, kind: str, call: ast.Call) -> None:
+        """``self_locking(Cls)`` / ``lock_protected(Cls)``: one model class, named directly (Dwyer et al.
+        take both disciplines per class, sections 6.1-6.2)."""
+        if call.keywords or len(call.args) != 1:
+            raise self.error(call, f"{kind}(Class) takes exactly one argument: a class of the model")
+        arg = call.args[0]
+        if not isinstance(arg, ast.Name):
+            raise self.error(arg, f"{kind}(Class): the argument must be the name of a class of the model")
+        info = self.classes.get(arg.id)
+        if info is None:
+            what = "a built-in" if arg.id in BUILTIN_CLASS_NAMES else "not a class of the model"
+            raise self.error(arg, f"{kind}({arg.id}): '{arg.id}' is {what}; name a class defined in the model")
+        for d in self.locking:
+            if d.cls is info and d.kind == kind:
+                raise self.error(call, f"{kind}({arg.id}) is declared twice (first at line {d.line})")
+        self.locking.append(LockingDeclaration(kind, info, call.lineno, self.text(call)))
 
     def _location(self, loc: ast.expr) -> tuple[Any, ...]:
         if isinstance(loc, ast.Name):
@@ -2390,6 +2415,8 @@ def _join_guard(ctx: Ctx, r: Any) -> bool:
 
 def _join_op(ctx: Ctx, r: Any) -> None:
     _thread_id(ctx, r)
+    if ctx.track:
+        ctx.reads.append((r, 2))  # the thread object's id: an access to it, for the reductions
 
 
 def compile_model(source: str, filename: str = "<model>") -> Program:

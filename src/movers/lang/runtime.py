@@ -22,7 +22,8 @@ What each construct does here:
 - ``wait_until(cond)``: see the limits.
 - ``with indivisible():``: holds one global re-entrant lock, so indivisible blocks are atomic with respect to
   each other (not to code outside such blocks; in the checker they are one step, atomic w.r.t. everything).
-- ``with atomic():``, ``commit()``, ``@invariant``, ``exclusive``, ``guarded_by``, ``thread_local``: no-ops
+- ``with atomic():``, ``commit()``, ``@invariant``, ``exclusive``, ``guarded_by``, ``thread_local``,
+  ``self_locking``, ``lock_protected``: no-ops
   (specifications, checked only by ``movers check``).
 - ``@synchronized`` on a method, ``with synchronized(obj):``, ``wait(obj)``, ``notify(obj)``,
   ``notify_all(obj)``: Java monitors, one re-entrant lock and one condition per object, created lazily.
@@ -78,8 +79,10 @@ __all__ = [
     "guarded_by",
     "indivisible",
     "invariant",
+    "lock_protected",
     "notify",
     "notify_all",
+    "self_locking",
     "synchronized",
     "thread_local",
     "tid",
@@ -396,6 +399,16 @@ def guarded_by(loc: object, lock: object) -> None:
 
 def thread_local(loc: object, k: int) -> None:
     """Declares that only thread ``k`` accesses ``loc`` (checked by the checker only)."""
+
+
+def self_locking(cls: type) -> None:
+    """Declares that instances of ``cls`` follow the weak self-locking discipline (checked by the checker
+    only, under the ``dwyer-wsl*`` reductions)."""
+
+
+def lock_protected(cls: type) -> None:
+    """Declares that instances of ``cls`` are protected by a common lock after initialisation (Stoller's
+    locking discipline; checked by the checker only, under the ``dwyer-ld*`` reductions)."""
 
 
 # -- Java monitors ------------------------------------------------------------------------------------------

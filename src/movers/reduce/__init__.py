@@ -6,6 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from movers.reduce.base import Move, Reduction
+from movers.reduce.dwyer import DwyerD, DwyerDA
+from movers.reduce.locking import DwyerLD, DwyerLDWSLdom, DwyerWSL, DwyerWSLdom
 from movers.reduce.none import NoReduction
 from movers.reduce.optimistic import Optimistic
 from movers.reduce.static_por import StaticPOR
@@ -16,6 +18,12 @@ REDUCTIONS: dict[str, Callable[..., Reduction]] = {
     "static-por": StaticPOR,
     "optimistic": Optimistic,
     "transactions": Transactions,
+    "dwyer-d": DwyerD,
+    "dwyer-da": DwyerDA,
+    "dwyer-wsl": DwyerWSL,
+    "dwyer-wsldom": DwyerWSLdom,
+    "dwyer-ld": DwyerLD,
+    "dwyer-ld+wsldom": DwyerLDWSLdom,
 }
 
 

@@ -19,6 +19,10 @@ class Move:
     steps: tuple[tuple[int, tuple[int, ...]], ...]  # (thread, choices) per atomic step
     state: State | None  # None when the move ends in a violation or is pruned by assume
     violation: tuple[str, str] | None = None
+    # False: the search explores ``state`` but does not store it (Dwyer et al.'s DA, ``ample.py``), and
+    # ``run`` counts the unstored states in a row on the path that ends here.
+    keep: bool = True
+    run: int = 0
 
     @property
     def size(self) -> int:

@@ -210,6 +210,11 @@ class Search:
         check_state = ts.check_state
         visit = visited.add
         stores_all = getattr(red, "stores_all", False)
+        # A reduction that wants to know how it got to a state (Dwyer et al.'s DA: the unstored run so far,
+        # and the thread that moved last) is told the move before it is asked for the state's moves.
+        track_arrival = hasattr(red, "arrived")
+        if track_arrival:
+            red.arrived = None  # type: ignore[attr-defined]
         # Counters live in locals on this hot loop and are written back to stats at every tick.
         transitions = nmoves = max_d = 0
         try:
@@ -243,7 +248,13 @@ class Search:
                 else:
                     if s in visited:
                         continue
-                    if store(s):
+                    # A state on the stack is being expanded: it counts as visited even when it is not stored,
+                    # so that a cycle of unstored states is never followed forever.
+                    if track_stack and s in on_stack:
+                        continue
+                    # ``keep`` False: explore the state without storing it (Outcome objects have no such
+                    # attribute: they are always kept).
+                    if m.keep and store(s):
                         if full(s):
                             raise _Stop("max-states")
                         visit(s)
@@ -253,6 +264,8 @@ class Search:
                 v = check_state(s)
                 if v is not None:
                     return Found(v[0], v[1], self._path(stack) + list(m.steps), s)
+                if track_arrival:
+                    red.arrived = m  # type: ignore[attr-defined]
                 if max_depth is not None and depth >= max_depth:
                     if moves_of(s):
                         self.truncated = True
@@ -309,8 +322,11 @@ class Search:
             return Found("deadlock", dead, [], init)
         queue: deque[tuple[State, int]] = deque([(init, 0)])
         expanded = 0
+        track_arrival = hasattr(red, "arrived")
         while queue:
             s, depth = queue.popleft()
+            if track_arrival:
+                red.arrived = parent[s][1]  # type: ignore[attr-defined]
             if max_depth is not None and depth >= max_depth:
                 if red.moves(s):
                     self.truncated = True
@@ -325,7 +341,7 @@ class Search:
                 if n is None or n in parent:
                     continue
                 parent[n] = (s, m)
-                if red.store(n):
+                if m.keep and red.store(n):
                     if full(n):
                         raise _Stop("max-states")
                     stored.add(n)

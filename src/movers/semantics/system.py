@@ -53,7 +53,8 @@ class Outcome:
     violation: tuple[str, str] | None = None  # (kind, message)
     effect: Effect | None = None
     thread: int = -1
-    size = 1  # steps in this move (class constant, not a field)
+    size = 1  # steps in this move (class constants, not fields)
+    keep = True  # its state is to be stored if new (a reduction's move may say otherwise)
 
     @property
     def steps(self) -> tuple[tuple[int, tuple[int, ...]], ...]:

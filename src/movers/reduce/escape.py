@@ -1,0 +1,233 @@
+"""Thread-locality by dynamic escape analysis: Dwyer, Hatcliff, Robby & Ranganath (papers/002), section 5
+and 5.2 (Algorithm 3), with the justification of appendix C.1.1.
+
+The paper approximates "visible to several threads" by *reachability along object references*: an object is
+*reachable from a thread t* at state s when some local variable of some frame of t (``self`` included)
+leads to it, or some global (static field) does; it is *thread-local to t at s* when it is reachable from t
+only. A transition of t is *thread-local at s* when it accesses no global and every object it accesses is
+thread-local to t at s. Definition 3 makes such a transition independent at s of every transition of
+every other thread: no other thread can reach what it touches, and (Preservation of Independence) only t
+itself can make those objects escape.
+
+``Locality(ts, s)`` answers the reachability questions for one state. The heap walk is movers' canonical
+one (``semantics.state.reachable``): the objects reachable from the globals (shared with everyone) are
+computed once, then, per thread and on demand, the objects reachable from its frames and not from the
+globals. ``Locality.of`` keeps the last state's answers, since the ample search asks about one state many
+times in a row (one question per candidate thread, and the locking strategies' further ones).
+
+``ThreadLocal`` is the paper's (D) ``checkC1``; ``StaticThreadLocal`` is (S) (Algorithm 2, from a static
+analysis's per-node verdict) and ``Sda`` is (SDA): a statically thread-local step skips the heap scan,
+any other step gets the dynamic one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from movers.ir.program import Code, Ref
+from movers.semantics.state import State, reachable
+
+if TYPE_CHECKING:
+    from movers.reduce.ample import StepView
+
+
+class Locality:
+    """Reachability facts of one state (section 5: reachability along object references)."""
+
+    __slots__ = ("state", "_shared", "_private")
+
+    _last: Locality | None = None
+
+    def __init__(self, ts: Any, state: State) -> None:
+        self.state = state
+        self._shared: set[int] | None = None
+        self._private: dict[int, set[int]] = {}
+
+    @classmethod
+    def of(cls, ts: Any, state: State) -> Locality:
+        """The Locality of ``state``, reused while the same state object is asked about."""
+        last = cls._last
+        if last is None or last.state is not state:
+            last = cls._last = cls(ts, state)
+        return last
+
+    @property
+    def shared(self) -> set[int]:
+        """Objects reachable from the globals: reachable from every thread."""
+        if self._shared is None:
+            self._shared = reachable(self.state, list(self.state[0]))
+        return self._shared
+
+    def private(self, t: int) -> set[int]:
+        """Objects thread ``t`` reaches from its frames and that are not reachable from the globals."""
+        p = self._private.get(t)
+        if p is None:
+            shared = self.shared
+            heap = self.state[1]
+            p = set()
+            work: list[Any] = [v for frame in self.state[2][t] for v in frame[2:]]
+            while work:
+                v = work.pop()
+                ty = type(v)
+                if ty is Ref:
+                    i = v.i
+                    if i not in p and i not in shared:
+                        p.add(i)
+                        work.extend(heap[i][2:])
+                elif ty is tuple:
+                    work.extend(v)
+            self._private[t] = p
+        return p
+
+    def reachable_by_others(self, t: int, objs: Any) -> bool:
+        """Can a thread other than ``t`` reach one of ``objs``? (Algorithm 3, lines 6-7.)"""
+        if not objs:
+            return False
+        shared = self.shared
+        if any(o in shared for o in objs):
+            return True
+        threads = self.state[2]
+        for u in range(len(threads)):
+            if u != t and threads[u]:
+                p = self.private(u)
+                if any(o in p for o in objs):
+                    return True
+        return False
+
+    def thread_local(self, t: int, objs: Any) -> bool:
+        return not self.reachable_by_others(t, objs)
+
+    def owners(self, obj: int) -> frozenset[int]:
+        """The live threads that can reach ``obj`` (every live thread when the globals lead to it)."""
+        threads = self.state[2]
+        live = [u for u in range(len(threads)) if threads[u]]
+        if obj in self.shared:
+            return frozenset(live)
+        return frozenset(u for u in live if obj in self.private(u))
+
+    def reachable_avoiding(self, t2: int, objs: Any, blockers: Any) -> bool:
+        """Can thread ``t2`` reach one of ``objs`` (from the globals or its frames) along a path that passes
+        through no object of ``blockers``? (Section 6.3: objects reachable only through a weak self-locking
+        object's fields are dominated by it.) A blocker is neither reached nor walked through."""
+        want = set(objs)
+        if not want:
+            return False
+        heap = self.state[1]
+        seen: set[int] = set()
+        work: list[Any] = list(self.state[0])
+        for frame in self.state[2][t2]:
+            work.extend(frame[2:])
+        while work:
+            v = work.pop()
+            ty = type(v)
+            if ty is Ref:
+                i = v.i
+                if i in seen or i in blockers:
+                    continue
+                if i in want:
+                    return True
+                seen.add(i)
+                work.extend(heap[i][2:])
+            elif ty is tuple:
+                work.extend(v)
+        return False
+
+
+# -- checkC1 strategies ------------------------------------------------------------------------------------------
+
+
+class ThreadLocal:
+    """(D): Algorithm 3. Thread t's current transitions are independent when they access no global (G is
+    empty) and no object another thread can reach (O is thread-local to t)."""
+
+    name = "thread-local"
+
+    def check_c1(self, view: StepView) -> bool:
+        if view.globals:
+            return False
+        return not view.locality.reachable_by_others(view.thread, view.objects)
+
+
+class StaticLocality(Protocol):
+    """What the static escape analysis (``static_escape.analyse``) answers."""
+
+    def node_local(self, code: Code, pc: int) -> bool: ...
+
+
+def step_nodes(thread: tuple) -> list[tuple[Code, int]]:
+    """The nodes thread ``thread``'s next step may run: its next node, the free glue after it (nodes that
+    are not costly, up to the next costly one), and, when the glue returns, the caller's glue; the nodes of
+    code the glue calls, from its entry. Over-approximates, as a static verdict has to cover every
+    resolution of the step (the paper's "all transitions of t at its control point")."""
+    out: list[tuple[Code, int]] = []
+    frames = list(thread)
+    while frames:
+        code, pc = frames[-1][0], frames[-1][1]
+        returns = _glue(code, pc, out)
+        frames.pop()
+        if not returns or not frames or frames[-1][0].nodes[frames[-1][1]].costly:
+            break
+    return out
+
+
+def _glue(code: Code, pc: int, out: list[tuple[Code, int]]) -> bool:
+    """Add ``(code, pc)`` and the glue after it to ``out``; True when the glue may return."""
+    returns = False
+    seen = {pc}
+    work = [pc]
+    first = True
+    while work:
+        p = work.pop()
+        n = code.nodes[p]
+        if not first and n.costly:
+            continue
+        first = False
+        out.append((code, p))
+        if not n.succ:
+            returns = True
+        for q in n.succ:
+            if q < len(code.nodes) and q not in seen:
+                seen.add(q)
+                work.append(q)
+    return returns
+
+
+class StaticThreadLocal:
+    """(S): Algorithm 2's checkC1. Every node the step may run is statically thread-local, and none calls
+    a function (a call's glue in the callee is not covered by the caller's verdict)."""
+
+    name = "static-thread-local"
+
+    def __init__(self, static: StaticLocality) -> None:
+        self.static = static
+        self._memo: dict[tuple[Any, ...], bool] = {}
+
+    def statically_local(self, thread: tuple) -> bool:
+        key = tuple((f[0], f[1]) for f in thread)
+        v = self._memo.get(key)
+        if v is None:
+            nodes = step_nodes(thread)
+            v = all(self.static.node_local(c, p) and not c.nodes[p].calls for c, p in nodes)
+            if len(self._memo) > 100_000:
+                self._memo.clear()
+            self._memo[key] = v
+        return v
+
+    def check_c1(self, view: StepView) -> bool:
+        return self.statically_local(view.state[2][view.thread])
+
+
+class Sda:
+    """(SDA): a statically thread-local step needs no heap scan; any other gets Algorithm 3's."""
+
+    name = "static+dynamic thread-local"
+
+    def __init__(self, static: StaticLocality) -> None:
+        self.static = StaticThreadLocal(static)
+        self.dynamic = ThreadLocal()
+
+    def check_c1(self, view: StepView) -> bool:
+        return self.static.check_c1(view) or self.dynamic.check_c1(view)
+
+
+__all__ = ["Locality", "ThreadLocal", "StaticThreadLocal", "Sda", "StaticLocality", "step_nodes"]

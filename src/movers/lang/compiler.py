@@ -69,13 +69,23 @@ class Label:
         self.pc = -1
 
 
+# An abstract value, for the static escape analysis: the objects an expression may evaluate to, as a set of
+# terms. ("local", slot) and ("global", name): what a variable holds; ("new", site): an object allocated at
+# ``site`` = (code name, line, column, class name); ("field", av, name) and ("element", av): what a field or an
+# element of an object of ``av`` holds; ("return", code): what ``code`` returns; ("method_return", av, name):
+# what method ``name`` returns, called on an object of ``av``. Tuples are not objects: a tuple's value is the
+# union of its items'. A value that holds no reference (an int) is the empty set.
+AV = frozenset
+NO_VALUE: frozenset[Any] = frozenset()
+
+
 class Facts:
     """What a node's code may access: recorded by the expression and target compilers *while* they compile
     the code that does the access, so that the static facts reductions rely on cannot disagree with what
     executes (a second walk over AST shapes once missed ``v in a`` and ``x, y = a``)."""
 
     __slots__ = ("reads", "writes", "fields_read", "fields_written", "elements_read", "elements_written",
-                 "callees", "allocates", "chooses")
+                 "callees", "allocates", "chooses", "flows", "uses")
 
     def __init__(self) -> None:
         self.reads: set[str] = set()
@@ -87,6 +97,14 @@ class Facts:
         self.callees: set[str] = set()
         self.allocates = False
         self.chooses = False
+        # For the static escape analysis (reduce/static_escape.py): where references flow, and the objects
+        # the node accesses (fields, elements, lock state), as abstract values (``AV``). A flow is
+        # ("store", dest, av), dest one of ("local", slot), ("global", name), ("field", av, name),
+        # ("element", av), ("return",); ("call", code, (av, ...)): arguments to parameters;
+        # ("method_call", av, name, (av, ...)): method ``name`` called on an object of ``av``;
+        # ("thread", av, code, av_args): ``Thread(target=code, args=…)``; ("start", av): ``start()``.
+        self.flows: list[tuple[Any, ...]] = []
+        self.uses: list[AV] = []
 
     def info(self) -> dict[str, Any]:
         """The ``Node`` fields these facts fill."""
@@ -100,6 +118,8 @@ class Facts:
             "callee_names": frozenset(self.callees),
             "allocates": self.allocates,
             "chooses": self.chooses,
+            "flows": tuple(self.flows),
+            "uses": tuple(self.uses),
         }
 
 
@@ -660,6 +680,8 @@ class FunctionCompiler:
         self.is_module = fn is None
         # The facts of the node being compiled (see ``recording``); outside one, a sink nobody reads.
         self.facts = Facts()
+        # The abstract value (``AV``) of each expression compiled so far, for the facts' flows.
+        self.values: dict[ast.AST, AV] = {}
 
     @contextmanager
     def recording(self) -> Iterator[Facts]:
@@ -670,6 +692,21 @@ class FunctionCompiler:
             yield f
         finally:
             self.facts = outer
+
+    # -- abstract values (static escape analysis) ---------------------------------------------------------------
+
+    def value(self, e: ast.AST | None) -> AV:
+        """The abstract value of an expression already compiled (none for constants and absent ones)."""
+        return self.values.get(e, NO_VALUE) if e is not None else NO_VALUE
+
+    def note(self, e: ast.AST, *parts: AV) -> None:
+        self.values[e] = NO_VALUE.union(*parts)
+
+    def new_site(self, e: ast.AST, cls_name: str) -> AV:
+        return frozenset({("new", (self.code.name, getattr(e, "lineno", 0), getattr(e, "col_offset", 0), cls_name))})
+
+    def flow(self, *f: Any) -> None:
+        self.facts.flows.append(f)
 
     # -- slots ------------------------------------------------------------------------------------------------
 
@@ -775,7 +812,7 @@ class FunctionCompiler:
         def r(ctx: Ctx) -> Any:
             return ctx.loc[self_slot]
 
-        self.compile_monitor_with(fn, r, body, src, "self")
+        self.compile_monitor_with(fn, r, body, src, "self", av=frozenset({("local", self_slot)}))
 
     # -- blocks -----------------------------------------------------------------------------------------------
 
@@ -910,7 +947,7 @@ class FunctionCompiler:
 
         def build() -> Callable[[Ctx], None]:
             value = self.expr(s.value)
-            stores = [self.store(t) for t in s.targets]
+            stores = [self.store(t, self.value(s.value)) for t in s.targets]
             if len(stores) == 1:
                 store = stores[0]
 
@@ -944,8 +981,9 @@ class FunctionCompiler:
             value = self.expr(s.value)
             t = s.target
             if isinstance(t, ast.Name):
-                load = self.expr(ast.copy_location(ast.Name(id=t.id, ctx=ast.Load()), t))
-                store = self.store(t)
+                loaded = ast.copy_location(ast.Name(id=t.id, ctx=ast.Load()), t)
+                load = self.expr(loaded)
+                store = self.store(t, self.value(loaded) | self.value(s.value))  # `t += (r,)`
 
                 def finish(ctx: Ctx) -> None:
                     store(ctx, op(load(ctx), value(ctx)))
@@ -957,6 +995,8 @@ class FunctionCompiler:
                 name = t.attr
                 self.facts.fields_read.add(name)
                 self.facts.fields_written.add(name)
+                self.facts.uses.append(self.value(t.value))
+                self.flow("store", ("field", self.value(t.value), name), self.value(s.value))
 
                 def finish(ctx: Ctx) -> None:
                     r = _check_ref(obj(ctx), f"attribute '{name}'")
@@ -974,6 +1014,8 @@ class FunctionCompiler:
                 seq = self.expr(t.value)
                 index = self.expr(t.slice)
                 self.facts.elements_read = self.facts.elements_written = True
+                self.facts.uses.append(self.value(t.value))
+                self.flow("store", ("element", self.value(t.value)), self.value(s.value))
 
                 def finish(ctx: Ctx) -> None:
                     r = seq(ctx)
@@ -1027,6 +1069,7 @@ class FunctionCompiler:
         if not with_exits:
             def build() -> Callable[[Ctx], None]:
                 v = self.expr(s.value) if s.value is not None else None
+                self.flow("store", ("return",), self.value(s.value))
 
                 def finish(ctx: Ctx) -> None:
                     ctx.ret(v(ctx) if v is not None else None)
@@ -1041,6 +1084,7 @@ class FunctionCompiler:
 
         def build2() -> Callable[[Ctx], None]:
             v = self.expr(s.value) if s.value is not None else None
+            self.flow("store", ("return",), self.value(s.value))
 
             def finish(ctx: Ctx) -> None:
                 ctx.loc[ret_slot] = box(v(ctx)) if v is not None else None
@@ -1154,7 +1198,9 @@ class FunctionCompiler:
                 seq = self.expr(it, allow_calls=False)
                 start = bound = None  # type: ignore[assignment]
                 self.facts.elements_read = True  # each header reads the next element of a list
-            store = self.store(s.target)
+                self.facts.uses.append(self.value(it))
+            item = NO_VALUE if is_range else self.value(it) | frozenset({("element", self.value(it))})
+            store = self.store(s.target, item)
         body, end, nxt_head, brk = self.label(), self.label(), self.label(), self.label()
         src = f"for {self.mc.text(s.target)} in {self.mc.text(it)}"
 
@@ -1298,7 +1344,7 @@ class FunctionCompiler:
                 return ctx.loc[slot]
 
             self.compile_monitor_with(s, r, s.body, f"with {self.mc.text(e)}:", self.mc.text(e.args[0]),
-                                      init=(slot, obj), facts=facts)
+                                      init=(slot, obj), facts=facts, av=self.value(e.args[0]))
             return
         self.compile_lock_with(s, e)
 
@@ -1306,6 +1352,8 @@ class FunctionCompiler:
         slot = self.hidden("lock")
         with self.recording() as facts:
             lock = self.expr(e, allow_calls=False)
+            facts.uses.append(self.value(e))
+        uses = (self.value(e),)  # the exit releases the same lock
         name = self.mc.text(e)
         nxt = self.label()
 
@@ -1342,7 +1390,7 @@ class FunctionCompiler:
                 return run
 
             self.emit(make_exit, True, at_node, kind="release", source=f"end of with {name}: release",
-                      lock_name=lock_name,
+                      lock_name=lock_name, uses=uses,
                       line=getattr(at_node, "end_lineno", s.lineno) if at_node is s else at_node.lineno)
             self.here(after)
 
@@ -1361,7 +1409,9 @@ class FunctionCompiler:
         name: str,
         init: tuple[int, Fn] | None = None,
         facts: Facts | None = None,
+        av: AV = NO_VALUE,
     ) -> None:
+        """``av``: the abstract value of the object whose monitor the block holds (static escape analysis)."""
         nxt = self.label()
         if init is not None:
             slot, obj = init
@@ -1392,8 +1442,10 @@ class FunctionCompiler:
 
             return text
 
+        info = (facts or Facts()).info()
+        info["uses"] = (*info["uses"], av)
         self.emit(make, True, s, kind="acquire", source=src, guard_make=guard_make, blocked_make=blocked_make,
-                  **(facts or Facts()).info())
+                  **info)
         self.here(nxt)
 
         def emit_exit(at_node: ast.AST) -> None:
@@ -1410,7 +1462,8 @@ class FunctionCompiler:
                 return run
 
             line = getattr(at_node, "end_lineno", 0) if at_node is s else getattr(at_node, "lineno", 0)
-            self.emit(make_exit, True, at_node, kind="release", source=f"leave monitor of {name}", line=line)
+            self.emit(make_exit, True, at_node, kind="release", source=f"leave monitor of {name}", line=line,
+                      uses=(av,))
             self.here(after)
 
         self.exits.append(Exit(emit_exit))
@@ -1543,6 +1596,7 @@ class FunctionCompiler:
             raise self.mc.error(e, "wait(obj) takes one object")
         with self.recording() as facts:
             obj = self.expr(e.args[0], allow_calls=False)
+            facts.uses.append(self.value(e.args[0]))
         self.compile_wait(s, obj, True, self.mc.text(e.args[0]), facts)
 
     def call_stmt_notify(self, s: ast.Expr, e: ast.Call) -> None:
@@ -1556,6 +1610,7 @@ class FunctionCompiler:
             raise self.mc.error(e, "notify(obj) takes one object")
         with self.recording() as facts:
             obj = self.expr(e.args[0], allow_calls=False)
+            facts.uses.append(self.value(e.args[0]))
         nxt = self.label()
 
         def make() -> Callable[[Ctx], None]:
@@ -1610,7 +1665,7 @@ class FunctionCompiler:
             return text
 
         self.emit(make2, True, s, kind="reacquire", source=f"{self.mc.text(s)}  (re-acquire)",
-                  guard_make=guard, blocked_make=blocked)
+                  guard_make=guard, blocked_make=blocked, uses=tuple(facts.uses))
         self.here(nxt)
 
     def sync_method_stmt(self, s: ast.Expr, e: ast.Call, f: ast.Attribute) -> None:
@@ -1625,6 +1680,11 @@ class FunctionCompiler:
             recv = self.expr(f.value, allow_calls=False)
         # The receiver may be a model object whose class defines the method: then it is a plain call.
         facts.callees.add("." + method)
+        rv = self.value(f.value)
+        facts.uses.append(rv)
+        facts.flows.append(("method_call", rv, method, ()))
+        if method == "start":
+            facts.flows.append(("start", rv))
         name = self.mc.text(f.value)
         user_call_site = self.label()
         nxt = self.label()
@@ -1757,6 +1817,7 @@ class FunctionCompiler:
         name = e.id
         if name in self.slot and name not in self.global_names:
             i = self.slot[name]
+            self.note(e, frozenset({("local", i)}))
 
             def read_local(ctx: Ctx) -> Any:
                 v = ctx.loc[i]
@@ -1770,6 +1831,7 @@ class FunctionCompiler:
         if name in self.mc.global_slot:
             s = self.mc.global_slot[name]
             self.facts.reads.add(name)
+            self.note(e, frozenset({("global", name)}))
 
             def read(ctx: Ctx) -> Any:
                 if ctx.track:
@@ -1795,6 +1857,7 @@ class FunctionCompiler:
         parts = [self._expr(x) for x in e.elts]
         if any(isinstance(x, ast.Starred) for x in e.elts):
             raise self.mc.error(e, "unsupported construct: starred expression")
+        self.note(e, *(self.value(x) for x in e.elts))
         return lambda ctx: tuple(p(ctx) for p in parts)
 
     def list_class(self, e: ast.AST) -> ClassInfo:
@@ -1805,6 +1868,8 @@ class FunctionCompiler:
         parts = [self._expr(x) for x in e.elts]
         cls = self.list_class(e)
         self.facts.allocates = True
+        self.note(e, self.new_site(e, "list"))
+        self.flow("store", ("element", self.value(e)), NO_VALUE.union(*(self.value(x) for x in e.elts)))
 
         def run(ctx: Ctx) -> Ref:
             return ctx.alloc((cls, None, *(p(ctx) for p in parts)))
@@ -1818,6 +1883,8 @@ class FunctionCompiler:
             item, count = self._expr(e.left.elts[0]), self._expr(e.right)
             cls = self.list_class(e)
             self.facts.allocates = True
+            self.note(e, self.new_site(e, "list"))
+            self.flow("store", ("element", self.value(e)), self.value(e.left.elts[0]))
 
             def alloc(ctx: Ctx) -> Ref:
                 n = count(ctx)
@@ -1832,6 +1899,7 @@ class FunctionCompiler:
         if op is None:
             raise self.mc.error(e, "unsupported operator (values are ints: use // for division)")
         a, b = self._expr(e.left), self._expr(e.right)
+        self.note(e, self.value(e.left), self.value(e.right))  # tuple + tuple, tuple * n
         if isinstance(e.op, ast.Add):
             def add(ctx: Ctx) -> Any:
                 v = a(ctx) + b(ctx)
@@ -1859,6 +1927,7 @@ class FunctionCompiler:
 
     def e_BoolOp(self, e: ast.BoolOp) -> Fn:
         parts = [self.no_calls(x, "inside 'and'/'or'") for x in e.values]
+        self.note(e, *(self.value(x) for x in e.values))  # `a or b` is one of its operands
         if isinstance(e.op, ast.And):
             def run(ctx: Ctx) -> Any:
                 v: Any = True
@@ -1883,6 +1952,7 @@ class FunctionCompiler:
         t = self.condition(e.test)
         a = self.no_calls(e.body, "inside a conditional expression")
         b = self.no_calls(e.orelse, "inside a conditional expression")
+        self.note(e, self.value(e.body), self.value(e.orelse))
         return lambda ctx: a(ctx) if t(ctx) else b(ctx)
 
     def e_Compare(self, e: ast.Compare) -> Fn:
@@ -1892,6 +1962,7 @@ class FunctionCompiler:
         for o in e.ops:
             if isinstance(o, (ast.In, ast.NotIn)):
                 self.facts.elements_read = True  # `v in a` reads every element of a list
+                self.facts.uses.append(self.value(e.comparators[len(ops)]))
                 neg = isinstance(o, ast.NotIn)
                 ops.append(_make_in(neg))
             else:
@@ -1923,6 +1994,9 @@ class FunctionCompiler:
             raise self.mc.error(e, "unsupported construct: slices")
         seq, index = self._expr(e.value), self._expr(e.slice)
         self.facts.elements_read = True
+        sv = self.value(e.value)
+        self.facts.uses.append(sv)
+        self.note(e, sv, frozenset({("element", sv)}))  # a list's element, or a tuple's item
 
         def run(ctx: Ctx) -> Any:
             v = seq(ctx)
@@ -1948,6 +2022,8 @@ class FunctionCompiler:
         obj = self._expr(e.value)
         name = e.attr
         self.facts.fields_read.add(name)
+        self.facts.uses.append(self.value(e.value))
+        self.note(e, frozenset({("field", self.value(e.value), name)}))
 
         def run(ctx: Ctx) -> Any:
             r = obj(ctx)
@@ -1983,6 +2059,8 @@ class FunctionCompiler:
                 self.facts.callees.add(name)
                 args = self.call_args(e)
                 self.check_arity(e, code, len(e.args))
+                self.flow("call", code, tuple(self.value(a) for a in e.args))
+                self.note(e, frozenset({("return", code)}))
                 return self.site(lambda ctx, ret_pc: ctx.push(code, [a(ctx) for a in args], ret_pc), e)
             if name in self.mc.classes:
                 return self.constructor(e, self.mc.classes[name])
@@ -2002,6 +2080,9 @@ class FunctionCompiler:
             recv = self._expr(f.value)
             args = self.call_args(e)
             self.facts.callees.add("." + f.attr)
+            rv = self.value(f.value)
+            self.flow("method_call", rv, f.attr, tuple(self.value(a) for a in e.args))
+            self.note(e, frozenset({("method_return", rv, f.attr)}))
             return self.site(self.method_call_setup(recv, f.attr, args, e), e)
         raise self.mc.error(e, "unsupported call")
 
@@ -2063,6 +2144,8 @@ class FunctionCompiler:
             raise self.mc.error(e, f"base class '{base.name}' has no method '{f.attr}'")
         self.facts.callees.add("." + f.attr)
         self.check_arity(e, code, len(args) + 1)
+        self.flow("call", code, (frozenset({("local", self_slot)}), *(self.value(a) for a in e.args)))
+        self.note(e, frozenset({("return", code)}))
         return self.site(lambda ctx, ret_pc: ctx.push(code, [ctx.loc[self_slot], *(a(ctx) for a in args)],
                                                       ret_pc), e)
 
@@ -2071,6 +2154,9 @@ class FunctionCompiler:
         init = cls.lookup("__init__")
         self.facts.allocates = True
         self.facts.callees.add(cls.name + ".__init__")
+        self.note(e, self.new_site(e, cls.name))
+        if init is not None:
+            self.flow("call", init, (self.value(e), *(self.value(a) for a in e.args)))
         if init is None:
             if args:
                 raise self.mc.error(e, f"{cls.name}() takes no arguments (it has no __init__)")
@@ -2121,10 +2207,13 @@ class FunctionCompiler:
     def _extremum(self, e: ast.Call, name: str, pick: Callable[[Any], Any]) -> Fn:
         """``min(a, b, …)``, or, as in Python, ``min(seq)`` of a list's or tuple's elements."""
         parts = self._args(e, 1, 8, name)
+        self.note(e, *(self.value(a) for a in e.args))
         if len(parts) > 1:
             return lambda ctx: pick([p(ctx) for p in parts])
         (seq,) = parts
         self.facts.elements_read = True
+        self.facts.uses.append(self.value(e.args[0]))
+        self.note(e, self.value(e.args[0]), frozenset({("element", self.value(e.args[0]))}))
 
         def run(ctx: Ctx) -> Any:
             items = _as_tuple(ctx, seq(ctx))
@@ -2159,11 +2248,14 @@ class FunctionCompiler:
         if not e.args:
             raise self.mc.error(e, "choose() needs at least one alternative")
         parts = self._args(e, 1, 64, "choose")
+        self.note(e, *(self.value(a) for a in e.args))
         if len(parts) > 1:
             return lambda ctx: parts[ctx.choose(len(parts))](ctx)
         # One argument is a sequence to choose an element from, as random.choice does (the shim agrees).
         (seq,) = parts
         self.facts.elements_read = True
+        self.facts.uses.append(self.value(e.args[0]))
+        self.note(e, self.value(e.args[0]), frozenset({("element", self.value(e.args[0]))}))
 
         def one_of(ctx: Ctx) -> Any:
             items = _as_tuple(ctx, seq(ctx))
@@ -2177,16 +2269,19 @@ class FunctionCompiler:
     def b_Lock(self, e: ast.Call) -> Fn:
         self._args(e, 0, 0, "Lock")
         self.facts.allocates = True
+        self.note(e, self.new_site(e, "Lock"))
         return sync.new_lock
 
     def b_RLock(self, e: ast.Call) -> Fn:
         self._args(e, 0, 0, "RLock")
         self.facts.allocates = True
+        self.note(e, self.new_site(e, "RLock"))
         return sync.new_rlock
 
     def b_Semaphore(self, e: ast.Call) -> Fn:
         parts = self._args(e, 0, 1, "Semaphore")
         self.facts.allocates = True
+        self.note(e, self.new_site(e, "Semaphore"))
         if not parts:
             return sync.new_semaphore
         v = parts[0]
@@ -2195,6 +2290,10 @@ class FunctionCompiler:
     def b_Condition(self, e: ast.Call) -> Fn:
         parts = self._args(e, 0, 1, "Condition")
         self.facts.allocates = True
+        self.note(e, self.new_site(e, "Condition"))
+        # Its lock is its field "lock" (a fresh RLock when none is given); wait/notify/acquire reach it.
+        lock_av = self.value(e.args[0]) if e.args else self.new_site(e, "RLock")
+        self.flow("store", ("field", self.value(e), "lock"), lock_av)
         if not parts:
             return sync.new_condition
         lock = parts[0]
@@ -2222,6 +2321,10 @@ class FunctionCompiler:
             raise self.mc.error(e, "Thread(target=f, args=(…)) needs a target")
         t = target
         self.facts.allocates = True
+        self.note(e, self.new_site(e, "Thread"))
+        args_av = NO_VALUE.union(*(self.value(k.value) for k in e.keywords if k.arg == "args"))
+        self.flow("store", ("field", self.value(e), "_args"), args_av)
+        self.flow("thread", self.value(e), func.code, args_av)
 
         def run(ctx: Ctx) -> Ref:
             a = args(ctx)
@@ -2245,11 +2348,13 @@ class FunctionCompiler:
 
     # -- assignment targets -----------------------------------------------------------------------------------
 
-    def store(self, t: ast.expr) -> Callable[[Ctx, Any], None]:
+    def store(self, t: ast.expr, value: AV = NO_VALUE) -> Callable[[Ctx, Any], None]:
+        """The store into target ``t``; ``value`` is the abstract value stored (for the facts' flows)."""
         if isinstance(t, ast.Name):
             name = t.id
             if name in self.slot and name not in self.global_names and not self.is_module:
                 i = self.slot[name]
+                self.flow("store", ("local", i), value)
 
                 def store_local(ctx: Ctx, v: Any) -> None:
                     loc = ctx.loc
@@ -2265,12 +2370,15 @@ class FunctionCompiler:
             if name in self.mc.global_slot:
                 s = self.mc.global_slot[name]
                 self.facts.writes.add(name)
+                self.flow("store", ("global", name), value)
                 return lambda ctx, v: ctx.set_global(s, v)
             raise self.mc.error(t, f"cannot assign to '{name}'")
         if isinstance(t, ast.Attribute):
             obj = self._expr(t.value)
             name = t.attr
             self.facts.fields_written.add(name)
+            self.facts.uses.append(self.value(t.value))
+            self.flow("store", ("field", self.value(t.value), name), value)
 
             def store_field(ctx: Ctx, v: Any) -> None:
                 r = _check_ref(obj(ctx), f"attribute '{name}'")
@@ -2282,6 +2390,8 @@ class FunctionCompiler:
                 raise self.mc.error(t, "unsupported construct: slices")
             seq, index = self._expr(t.value), self._expr(t.slice)
             self.facts.elements_written = True
+            self.facts.uses.append(self.value(t.value))
+            self.flow("store", ("element", self.value(t.value)), value)
 
             def store_item(ctx: Ctx, v: Any) -> None:
                 r = seq(ctx)
@@ -2294,7 +2404,9 @@ class FunctionCompiler:
 
             return store_item
         if isinstance(t, (ast.Tuple, ast.List)):
-            parts = [self.store(x) for x in t.elts]
+            # Unpacking a tuple gives its items, a list its elements (and reads them all).
+            self.facts.uses.append(value)
+            parts = [self.store(x, value | frozenset({("element", value)})) for x in t.elts]
             n = len(parts)
             self.facts.elements_read = True  # unpacking a list reads every element
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from movers.reduce.base import Move, Reduction
-from movers.reduce.dwyer import DwyerD, DwyerDA
+from movers.reduce.dwyer import DwyerD, DwyerDA, DwyerS, DwyerSDA
 from movers.reduce.locking import DwyerLD, DwyerLDWSLdom, DwyerWSL, DwyerWSLdom
 from movers.reduce.none import NoReduction
 from movers.reduce.optimistic import Optimistic
@@ -19,7 +19,9 @@ REDUCTIONS: dict[str, Callable[..., Reduction]] = {
     "optimistic": Optimistic,
     "transactions": Transactions,
     "dwyer-d": DwyerD,
+    "dwyer-s": DwyerS,
     "dwyer-da": DwyerDA,
+    "dwyer-sda": DwyerSDA,
     "dwyer-wsl": DwyerWSL,
     "dwyer-wsldom": DwyerWSLdom,
     "dwyer-ld": DwyerLD,

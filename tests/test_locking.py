@@ -639,3 +639,27 @@ def test_random_object_models_agree_with_none(text: str) -> None:
         assert (r.verdict, r.kind) == (base.verdict, base.kind), (name, r, base)
         if base.verdict == "ok":
             assert r.stored <= base.stored
+
+
+@pytest.mark.parametrize(("model", "decl", "names", "cls"), CASES, ids=["wsl", "wsldom", "ld"])
+def test_the_checker_and_the_cli_refine_or_report(tmp_path, model, decl, names, cls) -> None:
+    """Wired end to end: ``movers.check`` refines a broken guess (a note, the verdict of none), and the
+    command line's ``--no-refine`` reports it as a ``discipline`` violation."""
+    import json
+    import subprocess
+    import sys
+
+    import movers
+
+    text = src(model.replace("{decl}", ""))
+    path = tmp_path / "model.py"
+    path.write_text(text)
+    base = movers.check(path)
+    for name in names:
+        r = movers.check(path, reduction=name)
+        assert r.verdict == base.verdict and r.violations[0].kind == base.violations[0].kind, (name, r.error)
+        assert any(f"{cls} is no longer guessed" in n for n in r.notes), (name, r.notes)
+    p = subprocess.run([sys.executable, "-m", "movers.cli", "check", str(path), "--reduction", names[0],
+                        "--no-refine", "--json"], capture_output=True, text=True, timeout=300)
+    d = json.loads(p.stdout)
+    assert p.returncode == 1 and d["violations"][0]["kind"] == "discipline", p.stdout + p.stderr

@@ -93,7 +93,9 @@ def lock_path_name(program: Program, path: Any) -> str:
     return "the object's monitor"
 
 
-def _owner(heap: tuple, o: tuple) -> Any:
+def lock_owner(heap: tuple, o: tuple) -> Any:
+    """The holder of an object's own lock: a Lock's or RLock's owner, a Condition's lock's owner, else the
+    intrinsic monitor's owner (None while free or while its holder waits)."""
     c = o[0]
     if c is LOCK or c is RLOCK:
         return o[2]
@@ -106,7 +108,7 @@ def _owner(heap: tuple, o: tuple) -> Any:
 def held_refs(state: State, t: int) -> set[int]:
     """Heap objects whose lock (or monitor) thread ``t`` holds; a Condition counts with its lock."""
     heap = state[1]
-    return {i for i, o in enumerate(heap) if _owner(heap, o) == t}
+    return {i for i, o in enumerate(heap) if lock_owner(heap, o) == t}
 
 
 def _static_reads(codes: list[Code]) -> tuple[set[str], set[str], bool]:
@@ -259,7 +261,7 @@ class Classification:
             v = loc[0] if path[0] == "mon" else (o[path[1]] if path[1] < len(o) else None)
         else:
             return False
-        return type(v) is Ref and _owner(heap, heap[v.i]) == t
+        return type(v) is Ref and lock_owner(heap, heap[v.i]) == t
 
     @staticmethod
     def in_constructor(state: State, t: int, r: Ref) -> bool:

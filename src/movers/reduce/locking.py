@@ -88,7 +88,7 @@ from typing import Any
 from movers.ir.program import CONDITION, LOCK, MON, RLOCK, SEMAPHORE, ClassInfo, Program, Ref, ref
 from movers.reduce.ample import RECEIVER_KINDS, Ample, constant_globals, view_of
 from movers.reduce.base import Move
-from movers.reduce.classify import Refine, key_name
+from movers.reduce.classify import Refine, held_refs, key_name, lock_owner
 from movers.reduce.escape import Locality
 from movers.semantics.state import State, reachable
 
@@ -107,24 +107,6 @@ class LockingRefine(Refine):
 
 
 # -- locks -------------------------------------------------------------------------------------------------------
-
-
-def lock_owner(heap: tuple, o: tuple) -> Any:
-    """The holder of an object's own lock: a Lock's or RLock's owner, a Condition's lock's owner, else the
-    intrinsic monitor's owner (None while free or while its holder waits)."""
-    c = o[0]
-    if c is LOCK or c is RLOCK:
-        return o[2]
-    if c is CONDITION:
-        return heap[o[2].i][2]
-    mon = o[MON]
-    return mon[0] if mon else None
-
-
-def held_by(state: State, t: int) -> set[int]:
-    """``collectAllLocksHeldBy(t, s)``: the objects whose lock thread t holds."""
-    heap = state[1]
-    return {i for i, o in enumerate(heap) if lock_owner(heap, o) == t}
 
 
 def lock_paths(state: State, i: int, held: set[int], constants: frozenset[int]) -> frozenset:
@@ -182,24 +164,6 @@ def frame_refs(thread: tuple) -> set[int]:
         for v in frame[2:]:
             _refs(v, out)
     return out
-
-
-def reach_avoiding(state: State, roots: list[Any], blockers: set[int]) -> set[int]:
-    """Objects reachable from ``roots`` along paths that pass through no blocker."""
-    heap = state[1]
-    seen: set[int] = set()
-    work = list(roots)
-    while work:
-        v = work.pop()
-        ty = type(v)
-        if ty is Ref:
-            i = v.i
-            if i not in seen and i not in blockers:
-                seen.add(i)
-                work.extend(heap[i][2:])
-        elif ty is tuple:
-            work.extend(v)
-    return seen
 
 
 # -- the annotations and the lock-set table ---------------------------------------------------------------------
@@ -300,7 +264,7 @@ class Disciplines:
         for u in others:
             for frame in threads[u]:
                 roots.extend(frame[2:])
-        return reach_avoiding(state, roots, blockers)
+        return reachable(state, roots, blockers)
 
     # -- the check of every executed step ---------------------------------------------------------------------
 
@@ -335,7 +299,7 @@ class Disciplines:
                 if dominated[1] is not None and i not in dominated[0] and i not in dominated[1]:
                     continue
             if held is None:
-                held = held_by(state, u)
+                held = held_refs(state, u)
             key = ("f", cls, idx)
             paths = lock_paths(state, i, held, self.constants)
             before = self.lockset.get(key)

@@ -79,10 +79,11 @@ def canonical_order(state: State) -> tuple[State, list[int] | None]:
     return (new_g, new_heap, new_threads), order
 
 
-def reachable(state: State, roots: list[Any]) -> set[int]:
-    """Heap objects (by index) reachable from the given root values."""
+def reachable(state: State, roots: list[Any], avoid: set[int] | frozenset[int] = frozenset()) -> set[int]:
+    """Heap objects (by index) reachable from the given root values, along paths through no object of
+    ``avoid`` (Dwyer et al.'s domination: what a thread reaches without passing a locked object)."""
     heap = state[1]
-    seen: set[int] = set()
+    seen: set[int] = set(avoid)
     work = list(roots)
     while work:
         v = work.pop()
@@ -93,4 +94,4 @@ def reachable(state: State, roots: list[Any]) -> set[int]:
                 work.extend(heap[v.i][2:])
         elif t is tuple:
             work.extend(v)
-    return seen
+    return seen - avoid if avoid else seen

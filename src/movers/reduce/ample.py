@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from movers.instrument.properties import declarations_at
-from movers.ir.program import MON, Node, Program, Ref, ref
+from movers.ir.program import MON, THREAD, ClassInfo, Node, Program, Ref, ref
 from movers.reduce.base import Move
 from movers.reduce.classify import predicate_support
 from movers.reduce.escape import Locality
@@ -77,7 +77,9 @@ class StepView:
     them before the step). ``accesses``: (object, field index, is_write) per heap access (field index 1 is
     the monitor). ``acquires``/``releases``: objects whose lock the step acquires/releases. ``starts``: the
     step starts a thread. ``written_globals``: the global slots of ``globals`` it writes. ``locality``: the
-    per-state reachability helper (``escape.Locality``)."""
+    per-state reachability helper (``escape.Locality``). ``final_refs``: (object, field index) of the final
+    fields it read that hold references (left out of ``accesses``: see ``view_of``); following one is
+    still an access for the weak self-locking discipline (``locking``)."""
 
     state: State
     thread: int
@@ -91,6 +93,7 @@ class StepView:
     starts: bool = False
     releases: frozenset[int] = field(default_factory=frozenset)
     written_globals: frozenset[int] = field(default_factory=frozenset)
+    final_refs: tuple[tuple[int, int], ...] = ()
 
 
 class Independence(Protocol):
@@ -127,13 +130,55 @@ def constant_globals(program: Program) -> frozenset[int]:
     return frozenset(i for i, name in enumerate(program.globals) if name not in written and name not in declared)
 
 
+def final_fields(program: Program) -> frozenset[str]:
+    """Field names assigned only by constructors to their own object (``self.f = …`` in an ``__init__`` that
+    never rebinds ``self``), with no explicit ``x.__init__()`` call anywhere: once an object's constructor
+    has returned, these fields never change (a Java ``final`` field)."""
+    written: dict[str, bool] = {}
+    for code in program.codes():
+        init = code.name.endswith(".__init__")
+        rebinds_self = init and any(f[0] == "store" and f[1] == ("local", 0) for n in code.nodes for f in n.flows)
+        for n in code.nodes:
+            if any(f[0] == "method_call" and f[2] == "__init__" for f in n.flows):
+                return frozenset()
+            own = {f[1][2] for f in n.flows
+                   if f[0] == "store" and f[1][0] == "field" and f[1][1] == frozenset({("local", 0)})}
+            for name in n.fields_written:
+                written[name] = written.get(name, True) and init and not rebinds_self and name in own
+    return frozenset(name for name, final in written.items() if final)
+
+
+_FINAL_SLOTS: dict[tuple[int, frozenset[str]], frozenset[int]] = {}
+
+
+def final_slots(cls: ClassInfo, final: frozenset[str]) -> frozenset[int]:
+    """The slots of ``cls``'s objects that hold final fields (the runtime's own Thread fields never do)."""
+    k = (id(cls), final)
+    out = _FINAL_SLOTS.get(k)
+    if out is None:
+        own = () if cls.builtin else THREAD.fields if cls.is_thread else ()
+        out = _FINAL_SLOTS[k] = frozenset(i for f, i in cls.field_index.items() if f in final and f not in own)
+    return out
+
+
+def under_construction(state: State) -> set[int]:
+    """Objects whose ``__init__`` some thread is running."""
+    return {f[2].i for th in state[2] for f in th
+            if f[0].name.endswith(".__init__") and len(f) > 2 and type(f[2]) is Ref}
+
+
 def view_of(
-    ts: Any, state: State, t: int, outcomes: list[Outcome], locality: Locality, constants: frozenset[int] = frozenset()
+    ts: Any, state: State, t: int, outcomes: list[Outcome], locality: Locality, constants: frozenset[int] = frozenset(),
+    final: frozenset[str] = frozenset(),
 ) -> StepView:
     """What checkC1 needs of thread t's current transitions at ``state`` (``outcomes``: executed with
     tracking): the paper's ``collectAccessed`` for every resolution, the guard's reads included. Reads of
-    ``constants`` (see ``constant_globals``) are left out of ``globals``."""
-    n = len(state[1])
+    ``constants`` (see ``constant_globals``) are left out of ``globals``, and reads of ``final`` fields (see
+    ``final_fields``) of objects whose constructor has returned are left out of the accesses: nobody writes
+    them any more, so they commute with every step and break no discipline."""
+    heap = state[1]
+    n = len(heap)
+    building: set[int] | None = None
     g: set[int] = set()
     g_written: set[int] = set()
     objs: set[int] = set()
@@ -143,6 +188,7 @@ def view_of(
     starts = False
     node = ts.next_node(state, t)
     read_locs: list[Any] = []
+    final_refs: list[tuple[int, int]] = []
 
     def access(loc: Any, write: bool) -> None:
         if type(loc) is int:
@@ -154,6 +200,15 @@ def view_of(
             return
         r, idx = loc
         if r.i < n:  # an object the step allocated is the step's own
+            if not write and final and idx in final_slots(heap[r.i][0], final):
+                nonlocal building
+                if building is None:
+                    building = under_construction(state)
+                if r.i not in building:
+                    v = heap[r.i][idx]
+                    if type(v) is Ref or (type(v) is tuple and v):
+                        final_refs.append((r.i, idx))
+                    return
             objs.add(r.i)
             acc.append((r.i, idx, write))
 
@@ -183,7 +238,7 @@ def view_of(
             objs.add(i)
             acc.append((i, MON, node.kind != "join"))
     return StepView(state, t, node, outcomes, frozenset(g), frozenset(objs), tuple(acc), frozenset(acq),
-                    locality, starts, frozenset(rel), frozenset(g_written))
+                    locality, starts, frozenset(rel), frozenset(g_written), tuple(final_refs))
 
 
 def _values_at_hand(state: State, t: int, read_locs: list[Any], every_frame: bool) -> set[int]:
@@ -310,6 +365,7 @@ class Ample:
         self.footprints = Footprints(ts.program)
         self.visibility = Visibility(ts.program, self.footprints)
         self.constants = constant_globals(ts.program)
+        self.final = final_fields(ts.program)
         self.on_stack: Any = None  # set by a depth-first search: state -> bool
         self.stored: Any = None  # set by a breadth-first search: state -> bool
         self.arrived: Any = None  # set by the search: the move that led to the state being expanded
@@ -354,7 +410,7 @@ class Ample:
             outs = executed[t] = self.current(state, t)
             if all(o.state is None and o.violation is None for o in outs):
                 continue  # every resolution pruned by assume: not really enabled (C0)
-            view = view_of(self.ts, state, t, outs, loc, self.constants)
+            view = view_of(self.ts, state, t, outs, loc, self.constants, self.final)
             if self.checkC1(view) and self.checkC2(view) and self.checkC3(view):
                 return t, executed
         return None, executed

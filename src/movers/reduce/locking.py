@@ -66,7 +66,11 @@ has for o's abstract location (the entry becomes empty).
    the locks (an accepted step releases only locks t holds, and the bad thread still does not hold them)
    and on who can reach o. So a step is accepted only if it removes no reference (a global, field or
    element it overwrites, a local it overwrites, a frame it pops) through which an object another thread
-   can reach is reachable (``_shrinks``): reachability of shared objects only grows along ample steps.
+   can reach is reachable (``shrinks``): reachability of shared objects only grows along ample steps.
+   Made precise, in every state reached from s by other threads: an object t still reaches from its
+   frames through final fields of constructed objects (``kept_for_good``: nobody can change that path
+   while t does not move) or that a constant global names stays reachable, with all that lies behind it;
+   and an object matters only if it may be accessed badly or may later lead to one (``at_risk``).
    The accesses of u's step up to its first read of something α wrote are the same before and after α,
    and that first read is itself bad (α writes only objects u may not touch), so u's step stays bad.
 3. *Every bad access is executed and checked.* In every state the search expands, the step of *every*
@@ -77,6 +81,12 @@ has for o's abstract location (the entry becomes empty).
    with every checked access, also of steps that are not taken: each is a step the full system can take,
    so the table only loses locks that do not protect every access.
 
+**Final fields.** A read of a final field of a constructed object (``ample.final_fields``) is no access
+for independence (``ample.view_of``): nobody writes it any more, so it commutes with every step. For the
+disciplines it is no access either, except one that takes a reference out of a self-locking object
+(``StepView.final_refs``): WSL asks for the monitor there, so that domination (whose premise is that
+reaching past a blocker needs its monitor) stays true; LD never minds (a final field cannot race).
+
 Declared exclusive access predicates, invariants (C2) and C3 are ``ample.Ample``'s; assertion failures,
 deadlocks and runtime errors are preserved by C0-C1 as it argues. Every configuration here includes DA.
 """
@@ -85,8 +95,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from movers.ir.program import CONDITION, LOCK, MON, RLOCK, SEMAPHORE, ClassInfo, Program, Ref, ref
-from movers.reduce.ample import RECEIVER_KINDS, Ample, constant_globals, view_of
+from movers.ir.program import CONDITION, LOCK, MON, RLOCK, SEMAPHORE, THREAD, ClassInfo, Program, Ref, ref
+from movers.reduce.ample import (
+    RECEIVER_KINDS,
+    Ample,
+    constant_globals,
+    final_fields,
+    final_slots,
+    under_construction,
+    view_of,
+)
 from movers.reduce.base import Move
 from movers.reduce.classify import Refine, held_refs, key_name, lock_owner
 from movers.reduce.escape import Locality
@@ -158,6 +176,12 @@ def _refs(v: Any, out: set[int]) -> None:
             _refs(x, out)
 
 
+def _back(renumbered: Any, k: int) -> int:
+    """The pre-state index of the successor's object ``k`` (``Effect.renumbered``; objects past its end are
+    new)."""
+    return renumbered[k] if k < len(renumbered) else k
+
+
 def frame_refs(thread: tuple) -> set[int]:
     out: set[int] = set()
     for frame in thread:
@@ -182,6 +206,14 @@ class Disciplines:
         self.decl = {WSL: {d.cls: d for d in decls if d.kind == WSL}, LD: {d.cls: d for d in decls if d.kind == LD}}
         self.dropped: dict[str, set[ClassInfo]] = {WSL: set(), LD: set()}
         self.constants = constant_globals(program)
+        self.final = final_fields(program)  # names (see ``ample.final_fields``)
+        nodes = [n for c in program.codes() for n in c.nodes]
+        self.reads_owner = any("owner" in n.fields_read for n in nodes)
+        # The runtime writes a Thread's own fields once (target and arguments at construction, the id, an int,
+        # at start); unless the model writes them too, they never take a new reference.
+        written = {f for n in nodes for f in n.fields_written}
+        self.stable_own = not written & set(THREAD.fields)
+        self._risk: dict[ClassInfo, bool] = {}
         self.lockset: dict[Any, frozenset] = {}  # lockSetTable
         self.refinements: list[str] = []
         self._memo: dict[tuple[str, ClassInfo], Any] = {}
@@ -190,6 +222,7 @@ class Disciplines:
         """A new search: the table describes the accesses of one search only."""
         self.lockset.clear()
         self._memo.clear()
+        self._risk.clear()
 
     def apply(self, r: LockingRefine) -> str:
         self.dropped[r.discipline].add(r.cls)
@@ -228,6 +261,44 @@ class Disciplines:
 
     def ld(self, cls: ClassInfo) -> bool:
         return self.use_ld and self.follows(LD, cls) is not None
+
+    def at_risk(self, cls: ClassInfo) -> bool:
+        """Does it matter which threads reach an object of ``cls``? When the object itself may be accessed
+        against a discipline (one with no fields only through ``o.owner``: ``wait``, ``notify`` and release
+        need its lock), or when one of its fields may later take a reference to such an object (any field
+        that is not final; a lock's own fields never change: a Condition's lock is fixed)."""
+        out = self._risk.get(cls)
+        if out is None:
+            if cls in LOCK_CLASSES:
+                out = False
+            else:
+                own = set(THREAD.fields) if cls.is_thread and self.stable_own else set()
+                changing = [f for f in cls.fields if f not in self.final and f not in own]
+                out = bool(changing or cls.is_list) or (
+                    (self.wsl(cls) or self.ld(cls)) and (bool(cls.fields) or self.reads_owner))
+            self._risk[cls] = out
+        return out
+
+    def kept_for_good(self, state: State, frames: tuple) -> set[int]:
+        """Objects a thread with ``frames`` reaches in ``state`` along references nobody can change while it
+        does not move: its locals, tuples, and final fields (``ample.final_fields``) of objects whose
+        constructor has returned. Whatever lies behind them stays reachable by the thread."""
+        heap = state[1]
+        building = under_construction(state)
+        out: set[int] = set()
+        work = list(frame_refs(frames))
+        while work:
+            i = work.pop()
+            if i in out:
+                continue
+            out.add(i)
+            o = heap[i]
+            if i in building:
+                continue
+            for idx in final_slots(o[0], self.final):
+                _refs(o[idx], inner := set())
+                work.extend(inner)
+        return out
 
     # -- WSL^dom ----------------------------------------------------------------------------------------------
 
@@ -275,6 +346,12 @@ class Disciplines:
         heap = state[1]
         held: set[int] | None = None
         dominated: Any = None
+        for i, _idx in view.final_refs:
+            cls = heap[i][0]
+            if self.wsl(cls) and lock_owner(heap, heap[i]) != u and loc.reachable_by_others(u, (i,)):
+                return WSL, cls, (f"thread {u} takes a reference out of a {cls.name} object without holding its "
+                                  f"monitor while another thread can reach it: {cls.name} objects are not "
+                                  "self-locking")
         for i, idx, write in accesses(view):
             if idx == MON and i in view.acquires:
                 continue  # a lock acquire: lock-acquiring accesses are outside both disciplines
@@ -397,33 +474,38 @@ class LockingIndependence:
     def shrinks(self, view: Any) -> bool:
         """Might the step make an object another thread can reach reachable by fewer threads? It removes
         references: the old values of what it writes, and the references its frames lose. Only what lies
-        behind objects no other thread can reach may go (module docstring, soundness 2)."""
+        behind objects no other thread can reach may go (module docstring, soundness 2). A lost reference
+        costs nothing when t still holds its object through a path nobody can change (``kept_for_good``) or
+        the object is a constant global's; and only objects ``at_risk`` matter."""
+        d = self.d
+        if not d.active():
+            return False
         state, t = view.state, view.thread
         g, heap = state[0], state[1]
         n = len(heap)
         before = frame_refs(state[2][t])
-        removed: set[int] = set()
+        pinned = {g[s].i for s in d.constants if type(g[s]) is Ref}
+        risk: set[int] = set()
         for o in view.outcomes:
             eff = o.effect
             if o.state is None or eff is None:
                 continue
+            lost: set[int] = set()
             for loc in eff.writes:
                 if type(loc) is int:
-                    _refs(g[loc], removed)
+                    _refs(g[loc], lost)
                 elif loc[0].i < n and loc[1] < len(heap[loc[0].i]):
-                    _refs(heap[loc[0].i][loc[1]], removed)
+                    _refs(heap[loc[0].i][loc[1]], lost)
             after = o.state[2][t] if t < len(o.state[2]) else ()
-            ren = eff.renumbered
-            kept = {(ren[k] if ren is not None and k < len(ren) else k) for k in frame_refs(after)}
-            removed |= before - kept
-        removed = {i for i in removed if i < n}
-        if not removed or not self.d.active():
-            return False
+            ren = eff.renumbered or ()
+            lost |= before - {_back(ren, k) for k in frame_refs(after)}
+            lost = {i for i in lost if i < n} - pinned
+            if lost:
+                # What t still holds for good, and what lies behind it, t keeps reaching.
+                kept = {k for k in (_back(ren, j) for j in d.kept_for_good(o.state, after)) if k < n}
+                risk |= reachable(state, [ref(i) for i in lost - kept], pinned | kept)
         loc = view.locality
-        # A shared lock object's references never change (a Condition's lock is fixed): nothing behind it can
-        # come to matter; any other shared object might later lead to an object under a discipline.
-        return any(heap[i][0] not in LOCK_CLASSES and loc.reachable_by_others(t, (i,))
-                   for i in reachable(state, [ref(i) for i in removed]))
+        return any(d.at_risk(heap[i][0]) and loc.reachable_by_others(t, (i,)) for i in risk)
 
 
 # -- the reductions ---------------------------------------------------------------------------------------------
@@ -469,7 +551,7 @@ class LockingAmple(Ample):
             for o in outs:
                 if o.effect is None or o.violation is not None:
                     continue
-                found = d.check_step(view_of(ts, state, t, [o], loc, self.constants))
+                found = d.check_step(view_of(ts, state, t, [o], loc, self.constants, self.final))
                 if found is not None:
                     o.violation = d.violation(*found)
                     o.state = None

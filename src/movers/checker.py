@@ -219,6 +219,9 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+ATOMICITY = ("commit", "reduction", "auto")
+
+
 @dataclass
 class Checker:
     """A configured check of one program: ``Checker(program, reduction="none").run()``.
@@ -235,10 +238,16 @@ class Checker:
     progress: Callable[[Stats], None] | None = None
     refine: bool = True
     infer_locks: bool = True
+    atomicity: str | None = None  # "commit": Flanagan's commit-atomicity (papers/003) on the shadow store
 
     def system(self) -> Any:
         own = checks_discipline(self.reduction)
-        return instrument(TransitionSystem(self.program), disciplines=not own)
+        ts = instrument(TransitionSystem(self.program), disciplines=not own)
+        if self.atomicity == "commit":
+            from movers.instrument.commit import CommitSystem
+
+            ts = CommitSystem(ts)
+        return ts
 
     def run(self) -> Result:
         """Check the program; a limit reached, Ctrl-C or running out of memory anywhere gives an incomplete
@@ -266,6 +275,10 @@ class Checker:
     def _run(self) -> Result:
         if self.search not in SEARCHES:
             return Result("error", self.reduction, error=f"unknown search '{self.search}' (dfs or bfs)")
+        if self.atomicity is not None:
+            problem = self._atomicity_problem()
+            if problem:
+                return Result("error", self.reduction, error=problem)
         ts = self.system()
         options: dict[str, Any] = {}
         if checks_discipline(self.reduction):
@@ -338,6 +351,11 @@ class Checker:
             settle()
         stats.peak_memory_mb = round(peak_memory_mb(), 1)
         stats.seconds = round(time.perf_counter() - start, 4)
+        if self.atomicity == "commit":
+            for b in self.program.atomic_blocks:
+                if b.outer < 0 and not b.has_commit:
+                    notes.append(f"atomic block at line {b.line}: no commit(), so its commit point is its first "
+                                 "step that is not a lock acquire (a right mover)")
         result.notes = notes
         if "classification" in options:
             result.classification = options["classification"].report()
@@ -345,6 +363,21 @@ class Checker:
         elif hasattr(red, "disciplines"):
             result.classification = red.disciplines.report()
         return result
+
+    def _atomicity_problem(self) -> str | None:
+        from movers.instrument.commit import check_well_formed
+
+        if self.atomicity not in ATOMICITY:
+            return f"unknown --atomicity '{self.atomicity}' (known: {', '.join(ATOMICITY)})"
+        if self.atomicity != "commit":
+            return f"--atomicity {self.atomicity} is not implemented yet; use --atomicity commit"
+        if self.reduction != "none":
+            return (f"--atomicity commit runs with --reduction none only for now (--reduction {self.reduction} "
+                    "does not preserve atomicity violations on the shadow store yet)")
+        if not self.program.atomic_blocks:
+            return "--atomicity commit: the model has no 'with atomic():' block to check"
+        bad = check_well_formed(self.program)
+        return bad[0] if bad else None
 
     def _can_block(self) -> bool:
         return any(n.guard is not None for c in self.program.codes() for n in c.nodes)
@@ -370,9 +403,13 @@ class Checker:
         stats = out.stats
         if out.found is not None:
             f = out.found
-            trace = replay(ts, f.steps)
+            trace = replay(getattr(ts, "replay_system", ts), f.steps)
             line = trace[-1].line if trace else 0
-            v = Violation(f.kind, f.message, trace, line)
+            message = f.message
+            if f.kind == "atomicity" and hasattr(ts, "serial_order"):
+                order = ts.serial_order(f.steps)
+                message += ("; the shadow store ran, serially: " + ", then ".join(order)) if order else ""
+            v = Violation(f.kind, message, trace, line)
             return Result("violation", name, stats, [v], model=self.program.filename)
         if out.limit is not None:
             return Result("incomplete", name, stats, limit=out.limit, model=self.program.filename)
@@ -393,6 +430,7 @@ def check(
     filename: str | None = None,
     refine: bool = True,
     infer_locks: bool = True,
+    atomicity: str | None = None,
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
 
@@ -401,6 +439,7 @@ def check(
     finite, an unreadable or undecodable file) and a model that does not compile give verdict "error" with
     the message in ``error``. ``time_limit`` (seconds) and ``max_memory`` (MB; None: 75% of the machine's
     memory) cover everything from reading the model on; reaching one gives verdict "incomplete".
+    ``atomicity="commit"`` also checks the model's ``with atomic():`` blocks (commit-atomicity, papers/003).
     """
     name = str(reduction)
     problem = arguments_problem(model, source, reduction, search, max_states=max_states,
@@ -418,7 +457,7 @@ def check(
                 return Result("error", name, error=str(e))
             except OSError as e:
                 return Result("error", name, error=f"{where}: cannot read the model: {e.strerror or e}")
-            return Checker(program, name, search, limits, progress, refine, infer_locks).run()
+            return Checker(program, name, search, limits, progress, refine, infer_locks, atomicity).run()
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
         # Stopped while reading, compiling or setting up: no search has run, so the statistics are empty.
         st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(), 1))

@@ -43,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     _limit_options(c)
     c.add_argument("--max-depth", type=int, metavar="N", help="do not explore paths longer than N moves")
-    c.add_argument("--atomicity", choices=("commit", "reduction"), help="check 'with atomic():' blocks")
+    c.add_argument("--atomicity", choices=("commit",),
+                   help="check 'with atomic():' blocks by commit-atomicity (a shadow store; --reduction none)")
     c.add_argument("--quiet", action="store_true", help="no progress line")
     c.add_argument("--no-refine", action="store_true",
                    help="report a violated automatic classification instead of refining it and restarting")
@@ -275,8 +276,8 @@ def _check(args: argparse.Namespace) -> int:
 
     if args.reduction not in REDUCTIONS:
         return _bad(f"unknown reduction '{args.reduction}' (known: {', '.join(REDUCTIONS)})")
-    if args.atomicity:
-        return _bad("--atomicity is not implemented yet (atomic blocks are parsed and recorded only)")
+    if args.atomicity and args.atomicity != "commit":
+        return _bad(f"--atomicity {args.atomicity} is not implemented yet; use --atomicity commit")
     show = not args.quiet and not args.json and _stdout_isatty()
     stop: Callable[[], None] = lambda: None  # noqa: E731
     progress = None
@@ -288,7 +289,8 @@ def _check(args: argparse.Namespace) -> int:
         # On the command line the model is always a path, whatever its name: never source text.
         r = check(Path(args.model), reduction=args.reduction, search=args.search, max_states=args.max_states,
                   time_limit=args.time_limit, max_depth=args.max_depth, max_memory=args.max_memory,
-                  progress=progress, refine=not args.no_refine, infer_locks=args.infer_locks)
+                  progress=progress, refine=not args.no_refine, infer_locks=args.infer_locks,
+                  atomicity=args.atomicity)
     finally:
         stop()
     return _report(r, args)

@@ -38,7 +38,7 @@ class Ctx:
     __slots__ = (
         "g", "heap", "threads", "tid", "frames", "code", "pc", "loc", "new_threads", "dirty", "track",
         "reads", "writes", "acquired", "released", "allocated", "started", "choices", "made", "arities",
-        "retval", "atomic",
+        "retval", "atomic", "blocks",
     )
 
     def __init__(
@@ -78,6 +78,7 @@ class Ctx:
             self.released: list[Ref] = []
             self.allocated: list[Ref] = []
             self.started: list[int] = []
+            self.blocks: list[int] = []  # outermost `with atomic():` blocks left during the step
         self.choices = choices
         self.made: list[int] | None = None
         self.arities: list[int] | None = None

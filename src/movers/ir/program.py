@@ -295,9 +295,14 @@ class LockingDeclaration:
 
 @dataclass(eq=False)
 class AtomicBlock:
+    """A ``with atomic():`` block: ``outer`` is the block it is nested in (-1: none); ``has_commit`` says
+    whether ``commit()`` marks its commit point (in it or in a block nested in it)."""
+
     ident: int
     line: int
     code: str
+    outer: int = -1
+    has_commit: bool = False
 
 
 @dataclass(eq=False)

@@ -1529,12 +1529,40 @@ class FunctionCompiler:
         ent["chooses"] = any(inf.get("chooses", False) for inf in inner)
 
     def compile_atomic(self, s: ast.With) -> None:
+        """An atomicity specification costs no step. Its exit (at its end, and on every ``return``,
+        ``break`` or ``continue`` that leaves it) is a step-free marker that records, in a tracked step's
+        Effect, that the thread left its outermost block: one step may leave a block and enter the next
+        (``while True: with atomic(): ...``), so commit-atomicity cannot tell phases from the pc alone."""
         outer = self.atomic_block
         ident = len(self.mc.atomic_blocks)
-        self.mc.atomic_blocks.append(AtomicBlock(ident, s.lineno, self.mc.text(s).split("\n")[0]))
+        block = AtomicBlock(ident, s.lineno, self.mc.text(s).split("\n")[0], outer)
+        self.mc.atomic_blocks.append(block)
         self.atomic_block = ident
+        lexically_outermost = outer < 0
+
+        def emit_exit(at_node: ast.AST) -> None:
+            after = self.label()
+
+            def make_exit() -> Callable[[Ctx], None]:
+                def run(ctx: Ctx) -> None:
+                    if ctx.track and lexically_outermost and not any(
+                            f[0].nodes[f[1]].atomic_block >= 0 for f in ctx.frames):
+                        ctx.blocks.append(ident)
+                    ctx.pc = after.pc
+
+                return run
+
+            self.emit(make_exit, False, at_node, source="", kind="atomic-exit")
+            self.here(after)
+
+        self.exits.append(Exit(emit_exit))
         self.compile_block(s.body)
+        self.exits.pop()
+        # commit() as the block's last statement: the block's last step commits (it leaves the block, which is
+        # a commit anyway); the mark must not fall on the first step after the block.
+        self.commit_next = False
         self.atomic_block = outer
+        emit_exit(s)
 
     # -- statement-level builtins -----------------------------------------------------------------------------
 
@@ -1582,6 +1610,12 @@ class FunctionCompiler:
         if self.atomic_block < 0:
             raise self.mc.error(e, "commit() outside 'with atomic():'")
         self.commit_next = True
+        b = self.mc.atomic_blocks[self.atomic_block]
+        while True:
+            b.has_commit = True
+            if b.outer < 0:
+                break
+            b = self.mc.atomic_blocks[b.outer]
 
     def call_stmt_print(self, s: ast.Expr, e: ast.Call) -> None:
         # print is accepted so that models run under CPython; it costs a step and has no effect. Its

@@ -38,6 +38,9 @@ class Effect:
     # renumbered[k] of the pre-state (indices past the pre-state's heap are objects the step allocated);
     # None when no object moved. Lets a reduction compare the same object on both sides of a step.
     renumbered: list[int] | None = None
+    # The outermost ``with atomic():`` blocks the thread left during the step, in order (commit-atomicity
+    # tracks a thread's phase as steps happen: one step may leave a block and enter the next).
+    blocks: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -320,7 +323,7 @@ class TransitionSystem:
         eff = None
         if track:
             eff = Effect(ctx.reads, ctx.writes, ctx.acquired, ctx.released, ctx.allocated, ctx.started,
-                         order if new_state is not None and ctx.dirty else None)
+                         order if new_state is not None and ctx.dirty else None, ctx.blocks)
         return Outcome(new_state, choices, node, violation, eff, t)
 
     # -- evaluating model functions atomically (invariants) ---------------------------------------------------

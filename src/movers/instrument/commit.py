@@ -1,0 +1,302 @@
+"""Commit-atomicity: Flanagan, *Verifying Commit-Atomicity Using Model-Checking* (SPIN 2004, papers/003),
+section 4, the instrumented semantics with a shadow store.
+
+A state of the instrumented system is ``(globals, heap, threads, phases, shadow)``: the normal store σ (the
+program state, interleaved as usual), each thread's phase A_i, and the shadow store ρ. ``phases[i]`` is
+``None`` (*Outside*) or ``(PRE, b)`` / ``(POST, b)`` (*PreCommit* / *PostCommit* of the outermost atomic
+block ``b``); ``shadow`` is ρ, or ``None`` when ρ equals σ (so that a program outside every block costs no
+extra state).
+
+The rules, for a step T_i(σ, σ') of thread i (ρ is never inside a block between steps: the serial run that
+[COMMIT] starts is run to its end within the same transition, which is what [SHADOW]'s priority means):
+
+- [PRE-COMMIT]: the step leaves thread i in PreCommit (it enters a block, or it is a step of a block before
+  its commit point): ρ is unchanged;
+- [POST-COMMIT]: thread i was in PostCommit: ρ is unchanged;
+- [COMMIT]: from PreCommit or Outside to PostCommit or Outside: thread i runs on ρ from where ρ has it,
+  serially, until it is Outside again ([SHADOW]): the whole block, or the single step of a thread outside
+  every block (which takes the same choices as on σ);
+- [WRONG]: when no thread is inside a block (in σ; ρ never is between steps) and the stores differ.
+
+**Phases as steps happen.** A step may leave a block and enter the next one (``while True:`` and ``with
+atomic():`` cost no step), so the phase is not a function of the program counter: the step's Effect lists
+the outermost blocks it left (``Effect.blocks``). A step is in a block when the thread rests inside one
+before it (callees run inside their caller's block; nested blocks belong to the outermost); a block's first
+step enters it (Outside to PreCommit, or further if it is also the commit point): a thread that rests at a
+block's first statement has done nothing in it yet and is Outside. So a step that leaves a block and comes
+to rest at the start of the next (``while True: with atomic(): ...``) ends Outside: the paper's third
+requirement on A_i (no PostCommit to PreCommit in one step) holds by construction, and [WRONG] is checked
+there.
+
+**The commit point** of a block is the step after ``commit()`` when the model marks one, else the block's
+first step that is not a right mover (a lock acquire). A step that leaves the block from PreCommit commits
+too ([COMMIT], PreCommit to Outside), which covers ``commit()`` as a block's last statement.
+
+**What is compared** for [WRONG]: what the program can observe and where it stands: the globals and the
+heap reachable from them (canonicalised, so that allocation order does not matter), and each thread's
+position (its frames' code and program counters). Thread-local leftovers (the values of locals) are not:
+a block that reads a value it then discards is not a violation. When the stores agree, ρ becomes σ again.
+
+**Reported, never dropped**: a serial run on ρ that blocks (a lock another thread holds there, a ``wait``),
+fails (an assertion or a runtime error in the block when run alone), or does not end (more than
+``SERIAL_LIMIT`` steps) is an ``atomicity`` violation: the paper assumes it cannot happen, and dropping the
+path would answer "atomic" wrongly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from movers.instrument.phases import RIGHT_KINDS
+from movers.ir.program import Program, Ref
+from movers.semantics.state import canonical
+from movers.semantics.system import Outcome
+
+PRE, POST = "pre", "post"
+SERIAL_LIMIT = 10_000
+
+
+def outermost_block(program: Program, frames: tuple) -> int | None:
+    """The outermost atomic block a thread resting at ``frames`` is in, or None."""
+    blocks = program.atomic_blocks
+    for f in frames:
+        b = f[0].nodes[f[1]].atomic_block
+        if b >= 0:
+            while blocks[b].outer >= 0:
+                b = blocks[b].outer
+            return b
+    return None
+
+
+def observable(state: tuple) -> tuple:
+    """What [WRONG] compares: the globals and what they reach (canonical), and every thread's position."""
+    g, heap, threads = state[0], state[1], state[2]
+    shared = canonical((g, heap, ()))
+    where = tuple(tuple((f[0], f[1]) for f in th) for th in threads)
+    return shared[0], shared[1], where
+
+
+def first_difference(program: Program, normal: tuple, shadow: tuple) -> str:
+    """The first location where the stores differ, for users."""
+    from movers.report.trace import view  # report knows how to name heap paths
+
+    a, b = observable(normal), observable(shadow)
+    for slot, name in enumerate(program.globals):
+        if a[0][slot] != b[0][slot] or type(a[0][slot]) is not type(b[0][slot]):
+            if type(a[0][slot]) is not Ref:
+                va, vb = view(program, normal, 0, -1).get(name), view(program, shadow, 0, -1).get(name)
+                return f"{name} is {va} in the interleaved run but {vb} in the serial one"
+    va, vb = view(program, normal, 0, -1), view(program, shadow, 0, -1)
+    for k in sorted(set(va) | set(vb)):
+        if va.get(k) != vb.get(k):
+            return f"{k} is {va.get(k, 'absent')} in the interleaved run but {vb.get(k, 'absent')} in the serial one"
+    for t, (x, y) in enumerate(zip(a[2], b[2], strict=False)):
+        if x != y:
+            lx = x[-1][0].nodes[x[-1][1]].line if x else 0
+            ly = y[-1][0].nodes[y[-1][1]].line if y else 0
+            return (f"thread {t} is at {'line ' + str(lx) if x else 'its end'} in the interleaved run but at "
+                    f"{'line ' + str(ly) if y else 'its end'} in the serial one")
+    return "the heap reachable from the globals differs"
+
+
+def rule(program: Program, p: Any, frames: tuple, node: Any, left: list[int]) -> tuple[bool, bool, Any, int | None]:
+    """Which rule a step of a thread in phase ``p`` resting at ``frames`` takes (module docstring, "Phases
+    as steps happen"): (a commit: ρ takes the step, a single step outside every block, the phase after it,
+    the block)."""
+    if p is None:
+        b = outermost_block(program, frames)
+        p = None if b is None else (PRE, b)  # the block's first step enters it (Outside to PreCommit)
+    if p is None:
+        return True, True, None, None  # Outside to Outside: a step outside every block
+    if p[0] == PRE:
+        block = program.atomic_blocks[p[1]]
+        commit = bool(left) or node.commit or (not block.has_commit and node.kind not in RIGHT_KINDS)
+    else:
+        commit = False
+    if left:
+        new_p = None  # a block entered in the same step has had no step of its own yet
+    elif p[0] == PRE and commit:
+        new_p = (POST, p[1])
+    else:
+        new_p = p
+    return commit, False, new_p, p[1]
+
+
+class CommitSystem:
+    """The instrumented semantics of section 4 over a transition system (``inner``)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.program: Program = inner.program
+        self.enabled = inner.enabled
+        self.deadlock = inner.deadlock
+        self.next_node = inner.next_node
+        self.check_state = inner.check_state
+        self._initial: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    @property
+    def replay_system(self) -> Any:
+        """Counterexamples are shown on the normal store: replay them on the program alone."""
+        return self.inner
+
+    def initial(self) -> tuple:
+        if self._initial is None:
+            s = self.inner.initial()
+            self._initial = (s[0], s[1], s[2], (None,) * len(s[2]), None)
+        return self._initial
+
+    @staticmethod
+    def program_part(state: tuple) -> tuple:
+        return state[0], state[1], state[2]
+
+    # -- steps ------------------------------------------------------------------------------------------------
+
+    def execute(self, state: tuple, t: int, track: bool | None = None) -> list[Outcome]:
+        sigma = self.program_part(state)
+        out: list[Outcome] = []
+        for o in self.inner.execute(sigma, t, True):
+            out.extend(self._instrument(state, t, o))
+        return out
+
+    def steps(self, state: tuple) -> list[Outcome]:
+        out: list[Outcome] = []
+        for t in range(len(state[2])):
+            if state[2][t] and self.inner.enabled(state, t):
+                out.extend(self.execute(state, t))
+        return out
+
+    def execute_choice(self, state: tuple, t: int, choices: tuple[int, ...], track: bool = True) -> Outcome:
+        for o in self.execute(state, t):
+            if o.choices == choices:
+                return o
+        return self.inner.execute_choice(self.program_part(state), t, choices, track)
+
+    def _instrument(self, state: tuple, t: int, o: Outcome) -> list[Outcome]:
+        if o.state is None:
+            return [o]
+        program = self.program
+        phases, rho = state[3], state[4]
+        sigma = self.program_part(state)
+        node = o.node
+        left = o.effect.blocks if o.effect is not None else []
+        commit, single, new_p, _ = rule(program, phases[t], sigma[2][t], node, left)
+        new_phases = phases[:t] + (new_p,) + phases[t + 1:]
+        started = len(o.state[2]) - len(phases)
+        if started > 0:
+            new_phases = new_phases + (None,) * started
+        shadow = sigma if rho is None else rho
+        if not commit:
+            results: list[tuple[Any, Any]] = [(shadow, None)]  # [PRE-COMMIT], [POST-COMMIT]
+        elif single and rho is None:
+            results = [(None, None)]  # ρ = σ takes the same step
+        else:
+            results = self._serial(shadow, t, o.choices if single else None)
+        out: list[Outcome] = []
+        for rho2, bad in results:
+            n = Outcome(None, o.choices, node, None, o.effect, t)
+            if bad is not None:
+                n.violation = ("atomicity", bad)
+                out.append(n)
+                continue
+            s2 = (o.state[0], o.state[1], o.state[2], new_phases, rho2)
+            if all(q is None for q in new_phases) and rho2 is not None:
+                if observable(o.state) != observable(rho2):
+                    n.violation = ("atomicity", self._wrong(o.state, rho2))
+                    out.append(n)
+                    continue
+                s2 = (o.state[0], o.state[1], o.state[2], new_phases, None)
+            n.state = s2
+            out.append(n)
+        return out
+
+    def _serial(self, rho: tuple, t: int, same: tuple[int, ...] | None) -> list[tuple[Any, Any]]:
+        """Thread t's serial run on the shadow store from ``rho`` ([COMMIT] then [SHADOW]): every way it can
+        end, as (final ρ, None), or (None, why it went wrong). ``same``: the choices of a single step of a
+        thread outside every block (it resolves them as on the normal store)."""
+        program, inner = self.program, self.inner
+        out: list[tuple[Any, Any]] = []
+        work: list[tuple[tuple, int]] = [(rho, 0)]
+        seen: set[tuple] = set()
+        while work:
+            r, n = work.pop()
+            if r in seen:  # the run is deterministic: back where it was, it never ends
+                out.append((None, f"the serial run of thread {t}'s atomic block does not end when it runs alone on "
+                                  "the shadow store (it comes back to a state it was in)"))
+                continue
+            seen.add(r)
+            where = f"thread {t}'s atomic block" if n or same is None else f"thread {t}'s step"
+            if t >= len(r[2]):
+                out.append((None, f"{where} cannot run on the shadow store (the serial run): thread {t} was started "
+                                  "by an atomic block that has not committed there yet"))
+                continue
+            th = r[2][t]
+            if not th:
+                out.append((None, f"{where} cannot run on the shadow store (the serial run): thread {t} has "
+                                  "already ended there"))
+                continue
+            if not inner.enabled(r, t):
+                node = inner.next_node(r, t)
+                out.append((None, f"the serial run of {where} blocks on the shadow store at line {node.line} "
+                                  f"('{node.source}'): it cannot run alone, so it is not atomic"))
+                continue
+            if n >= SERIAL_LIMIT:
+                out.append((None, f"the serial run of {where} does not end ({SERIAL_LIMIT:,} steps) when it runs "
+                                  "alone on the shadow store"))
+                continue
+            steps = [inner.execute_choice(r, t, same, True)] if same is not None else inner.execute(r, t, True)
+            for s in steps:
+                if s.violation is not None:
+                    out.append((None, f"the serial run of {where} on the shadow store fails at line "
+                                      f"{s.node.line}: {s.violation[1]}"))
+                    continue
+                if s.state is None:
+                    continue  # assume(): no such serial run
+                left = s.effect.blocks if s.effect is not None else []
+                if left or outermost_block(program, th) is None:
+                    out.append((s.state, None))  # the block is over, or it was a step outside every block
+                else:
+                    work.append((s.state, n + 1))
+        return out
+
+    def serial_order(self, steps: list[tuple[int, tuple[int, ...]]]) -> list[str]:
+        """The blocks the shadow store ran, in order, since the stores last agreed, along a counterexample
+        (replayed: serial runs are deterministic, since choices inside blocks are refused)."""
+        state = self.initial()
+        order: list[str] = []
+        for t, choices in steps:
+            nxt = next((o for o in self.execute(state, t) if o.choices == choices), None)
+            if nxt is None:
+                break
+            left = nxt.effect.blocks if nxt.effect is not None else []
+            commit, single, _, b = rule(self.program, state[3][t], state[2][t], nxt.node, left)
+            if commit and not single and b is not None:
+                order.append(f"thread {t}'s block at line {self.program.atomic_blocks[b].line}")
+            if nxt.state is None:
+                break
+            if nxt.state[4] is None:
+                order = []
+            state = nxt.state
+        return order
+
+    def _wrong(self, normal: tuple, shadow: tuple) -> str:
+        return ("no thread is inside an atomic block, and the interleaved run differs from the serial run of "
+                "the committed blocks on the shadow store: " + first_difference(self.program, normal, shadow))
+
+
+def check_well_formed(program: Program) -> list[str]:
+    """Models commit-atomicity cannot check: a choice inside an atomic block has no counterpart on the
+    shadow store (the serial run would resolve it independently), so it is refused."""
+    bad: list[str] = []
+    for code in program.codes():
+        for n in code.nodes:
+            if n.atomic_block >= 0 and n.chooses:
+                bad.append(f"{program.filename}:{n.line}:{n.col}: choose() inside 'with atomic():' cannot be "
+                           "checked by --atomicity commit (the serial run on the shadow store would make its "
+                           "own choice); move the choice before the block")
+    return bad
+
+
+__all__ = ["CommitSystem", "PRE", "POST", "SERIAL_LIMIT", "check_well_formed", "observable", "outermost_block", "rule"]

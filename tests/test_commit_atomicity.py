@@ -4,7 +4,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 
 import movers
 from movers.checker import load
@@ -157,7 +161,7 @@ Thread(target=w).start()
 
 def test_the_default_commit_point_is_said() -> None:
     r = movers.check(source=MODELS["locked"], atomicity="commit")
-    assert any("commit point is its first step that is not a lock acquire" in n for n in r.notes)
+    assert any("commit point is its first step that is not a right mover" in n for n in r.notes)
 
 
 def test_refused_models_and_options() -> None:
@@ -174,8 +178,9 @@ Thread(target=w).start()
     assert r.verdict == "error" and "<model>:7:" in r.error and "choose()" in r.error
     r = movers.check(source="from movers.lang import *\nx = 0\n", atomicity="commit")
     assert r.verdict == "error" and "no 'with atomic():' block" in r.error
-    r = movers.check(source=MODELS["locked"], atomicity="commit", reduction="optimistic")
-    assert r.verdict == "error" and "--reduction none" in r.error
+    for mode in ("commit", "reduction", "auto"):
+        r = movers.check(source=MODELS["locked"], atomicity=mode, reduction="optimistic")
+        assert r.verdict == "error" and "--reduction none" in r.error
 
 
 def test_the_cli(tmp_path) -> None:
@@ -186,3 +191,143 @@ def test_the_cli(tmp_path) -> None:
     assert main(["check", str(f), "--atomicity", "commit", "--quiet"]) == 1
     f.write_text(MODELS["locked"])
     assert main(["check", str(f), "--atomicity", "commit", "--quiet"]) == 0
+
+
+# -- --atomicity reduction and auto ---------------------------------------------------------------------------------
+
+REDUCTION_EXPECT = {  # (reduction, auto): reduction is sound but incomplete, auto agrees with commit
+    "locked": ("ok", "ok"), "unlocked": ("violation", "violation"), "loop": ("ok", "ok"),
+    "loop_bad": ("violation", "violation"), "callee": ("violation", "violation"),
+    "spin": ("violation", "violation"), "wait_dep": ("ok", "violation"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTION_EXPECT))
+def test_reduction_and_auto(name: str) -> None:
+    by_reduction, by_auto = REDUCTION_EXPECT[name]
+    r = movers.check(source=MODELS[name], atomicity="reduction")
+    assert r.verdict == by_reduction, (name, r.violations)
+    if r.verdict == "violation":
+        assert r.violations[0].kind == "atomicity"
+        assert "not reducible (R* N? L*)" in r.violations[0].message
+        assert "sound but incomplete" in r.violations[0].message
+    a = movers.check(source=MODELS[name], atomicity="auto")
+    assert a.verdict == by_auto == movers.check(source=MODELS[name], atomicity="commit").verdict
+    assert any("proved atomic by reduction" in n or "checked by commit-atomicity" in n for n in a.notes)
+
+
+def test_the_breaking_step_is_named() -> None:
+    text = """\
+from movers.lang import *
+x = 0
+m = Lock()
+def w():
+    global x
+    with atomic():
+        with m:
+            t = x
+        with m:
+            x = t + 1
+Thread(target=w).start()
+Thread(target=w).start()
+"""
+    r = movers.check(source=text, atomicity="reduction")
+    assert r.verdict == "violation"
+    msg = r.violations[0].message
+    assert "the acquire at line 9" in msg and "the release at line 8" in msg, msg
+    assert movers.check(source=text, atomicity="commit").verdict == "violation"  # and it is not atomic
+
+
+def test_nested_blocks_belong_to_the_outermost() -> None:
+    text = """\
+from movers.lang import *
+x = 0
+m = Lock()
+def w():
+    global x
+    with atomic():
+        with m:
+            with atomic():
+                t = x
+            x = t + 1
+Thread(target=w).start()
+Thread(target=w).start()
+"""
+    for mode in ("commit", "reduction", "auto"):
+        assert movers.check(source=text, atomicity=mode).verdict == "ok", mode
+    unlocked = text.replace("        with m:\n", "        if True:\n")
+    for mode in ("commit", "reduction", "auto"):
+        r = movers.check(source=unlocked, atomicity=mode)
+        assert r.verdict == "violation" and r.violations[0].kind == "atomicity", mode
+
+
+# -- random models with atomic blocks ---------------------------------------------------------------------------------
+
+OPS = [
+    "with m:\n    x = (x + 1) % 3",
+    "with m:\n    t = x\nwith m:\n    x = (t + 1) % 3",
+    "t = x\nx = (t + 2) % 3",
+    "y = (y + 1) % 2",
+    "with m:\n    y = x",
+    "k = 1",
+    "with m:\n    if x == 1:\n        y = 1",
+    "if y == 0:\n    with m:\n        x = 0",
+    "with m:\n    x = (x + 1) % 3\n    y = (y + 1) % 2",
+]
+
+
+@st.composite
+def atomic_models(draw: Any) -> str:
+    """Two or three threads over two globals and a lock, each running one to three operations, some of
+    them inside `with atomic():` (nested, or one block after another)."""
+    lines = ["from movers.lang import *", "x = 0", "y = 0", "m = Lock()"]
+    n = draw(st.integers(2, 3))
+    for k in range(n):
+        lines += [f"def w{k}():", "    global x, y", "    k = 0"]
+        for _ in range(draw(st.integers(1, 3))):
+            op = draw(st.sampled_from(OPS))
+            depth = draw(st.sampled_from([0, 1, 1, 2]))
+            body = op.split("\n")
+            pad = "    "
+            for _d in range(depth):
+                lines.append(pad + "with atomic():")
+                pad += "    "
+            lines += [pad + b for b in body]
+    if not any("atomic" in ln for ln in lines):
+        lines.insert(lines.index("    k = 0") + 1, "    with atomic():\n        k = 2")
+    lines += [f"Thread(target=w{k}).start()" for k in range(n)]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(atomic_models())
+def test_random_models_commit_auto_and_reduction_agree(text: str) -> None:
+    note(text)
+    commit = movers.check(source=text, atomicity="commit", max_states=20_000)
+    auto = movers.check(source=text, atomicity="auto", max_states=20_000)
+    reduction = movers.check(source=text, atomicity="reduction", max_states=20_000)
+    if "incomplete" in (commit.verdict, auto.verdict, reduction.verdict):
+        return
+    kinds = [r.violations[0].kind if r.violations else None for r in (commit, auto)]
+    assert (auto.verdict, kinds[1]) == (commit.verdict, kinds[0]), (auto.notes, auto.violations, commit.violations)
+    if reduction.verdict == "ok":
+        assert commit.verdict == "ok", commit.violations  # a reducible block commits at its non-mover
+    plain = movers.check(source=text, max_states=20_000)
+    if plain.verdict == "violation":  # the program's own errors are found in every mode
+        assert commit.verdict == "violation"
+
+
+def test_compare_gives_standard_and_instrumented_states(tmp_path, capsys) -> None:
+    import json
+
+    from movers.cli import main
+
+    f = tmp_path / "m.py"
+    f.write_text(MODELS["locked"])
+    assert main(["compare", str(f), "--atomicity", "commit", "--reductions", "none,optimistic", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    none, optimistic = rows
+    assert none["atomicity"] == "commit" and none["verdict"] == "ok"
+    assert none["standard_states"] == movers.check(source=MODELS["locked"]).stats.states
+    assert none["stats"]["states"] == movers.check(source=MODELS["locked"], atomicity="commit").stats.states
+    assert optimistic["verdict"] == "error" and "--reduction none" in optimistic["error"]

@@ -18,7 +18,7 @@ import stat
 import time
 import tokenize
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -238,7 +238,11 @@ class Checker:
     progress: Callable[[Stats], None] | None = None
     refine: bool = True
     infer_locks: bool = True
-    atomicity: str | None = None  # "commit": Flanagan's commit-atomicity (papers/003) on the shadow store
+    # Checking `with atomic():` blocks: "commit" (Flanagan's commit-atomicity, papers/003, a shadow store),
+    # "reduction" (every block R* N? L* with movers, papers/004), "auto" (reduction where it proves a block,
+    # the shadow store for the others), or None.
+    atomicity: str | None = None
+    transparent: frozenset[int] = frozenset()  # blocks "auto" proved: the shadow store treats them as code
 
     def system(self) -> Any:
         own = checks_discipline(self.reduction)
@@ -246,7 +250,14 @@ class Checker:
         if self.atomicity == "commit":
             from movers.instrument.commit import CommitSystem
 
-            ts = CommitSystem(ts)
+            self.atomicity_classification = Classification(self.program, refine=self.refine, infer=self.infer_locks)
+            ts = CommitSystem(ts, self.transparent, self.atomicity_classification)
+        elif self.atomicity in ("reduction", "proof"):
+            from movers.instrument.reducible import ReducibleSystem
+
+            self.atomicity_classification = Classification(self.program, refine=self.refine, infer=self.infer_locks)
+            ts = ReducibleSystem(ts, self.atomicity_classification, report=self.atomicity == "reduction")
+        self.last_system = ts
         return ts
 
     def run(self) -> Result:
@@ -279,6 +290,8 @@ class Checker:
             problem = self._atomicity_problem()
             if problem:
                 return Result("error", self.reduction, error=problem)
+            if self.atomicity == "auto":
+                return self._run_auto()
         ts = self.system()
         options: dict[str, Any] = {}
         if checks_discipline(self.reduction):
@@ -329,9 +342,12 @@ class Checker:
                     continue
                 # Section 8: revise the guess and start again; the classification only ever weakens. The time
                 # limit covers every restart: the budget is the check's, not the search's.
-                cls = options["classification"]
+                cls = options.get("classification") or self.atomicity_classification
                 cls.apply(r)
-                red.reset()  # type: ignore[attr-defined]
+                for part in (red, ts):
+                    reset = getattr(part, "reset", None)
+                    if reset is not None:
+                        reset()
                 notes.append(f"refined: {r.message}; now {r.new.describe(self.program)} (search restarted)")
                 poll()
         deadlock_search = (out.found is None and out.limit is None and "deadlock" not in red.preserves
@@ -351,11 +367,11 @@ class Checker:
             settle()
         stats.peak_memory_mb = round(peak_memory_mb(), 1)
         stats.seconds = round(time.perf_counter() - start, 4)
-        if self.atomicity == "commit":
+        if self.atomicity == "commit" and not self.transparent:
             for b in self.program.atomic_blocks:
                 if b.outer < 0 and not b.has_commit:
                     notes.append(f"atomic block at line {b.line}: no commit(), so its commit point is its first "
-                                 "step that is not a lock acquire (a right mover)")
+                                 "step that is not a right mover (a non-mover or a lock release)")
         result.notes = notes
         if "classification" in options:
             result.classification = options["classification"].report()
@@ -367,17 +383,45 @@ class Checker:
     def _atomicity_problem(self) -> str | None:
         from movers.instrument.commit import check_well_formed
 
-        if self.atomicity not in ATOMICITY:
+        if self.atomicity not in ATOMICITY and self.atomicity != "proof":
             return f"unknown --atomicity '{self.atomicity}' (known: {', '.join(ATOMICITY)})"
-        if self.atomicity != "commit":
-            return f"--atomicity {self.atomicity} is not implemented yet; use --atomicity commit"
         if self.reduction != "none":
-            return (f"--atomicity commit runs with --reduction none only for now (--reduction {self.reduction} "
-                    "does not preserve atomicity violations on the shadow store yet)")
+            return (f"--atomicity {self.atomicity}: only with --reduction none for now; no reduction is shown yet "
+                    f"to preserve atomicity violations (--reduction {self.reduction} refused)")
         if not self.program.atomic_blocks:
             return "--atomicity commit: the model has no 'with atomic():' block to check"
         bad = check_well_formed(self.program)
         return bad[0] if bad else None
+
+    def _run_auto(self) -> Result:
+        """``--atomicity auto``: a first search proves blocks atomic by reduction (R* N? L*); when it proves
+        them all, no shadow store is needed; otherwise a second search checks commit-atomicity (every block
+        on the shadow store: see below)."""
+        first = replace(self, atomicity="proof")
+        result = first.run()
+        outer = [b for b in self.program.atomic_blocks if b.outer < 0]
+        broken = getattr(getattr(first, "last_system", None), "broken", {})
+        notes = []
+        for b in outer:
+            if b.has_commit:
+                notes.append(f"atomic block at line {b.line}: commit() marks its commit point; checked by "
+                             "commit-atomicity there")
+            elif b.ident in broken:
+                why = broken[b.ident].split("; ")[0]
+                notes.append(f"atomic block at line {b.line}: not proved by reduction ({why}); checked by "
+                             "commit-atomicity")
+            else:
+                notes.append(f"atomic block at line {b.line}: proved atomic by reduction (R* N? L*)")
+        proved = [b for b in outer if b.ident not in broken and not b.has_commit]
+        if result.verdict != "ok" or len(proved) == len(outer):
+            result.notes = result.notes + notes
+            return result
+        # The shadow store serialises every block at its commit point, the proved ones too: a proved block
+        # run as plain code would take its locks on the shadow store at once, where the serial run of another
+        # block would then find them held (tests/test_commit_atomicity.py, random models).
+        second = replace(self, atomicity="commit").run()
+        second.notes = result.notes + notes + second.notes
+        return second
 
     def _can_block(self) -> bool:
         return any(n.guard is not None for c in self.program.codes() for n in c.nodes)

@@ -43,8 +43,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     _limit_options(c)
     c.add_argument("--max-depth", type=int, metavar="N", help="do not explore paths longer than N moves")
-    c.add_argument("--atomicity", choices=("commit",),
-                   help="check 'with atomic():' blocks by commit-atomicity (a shadow store; --reduction none)")
+    c.add_argument("--atomicity", nargs="?", const="auto", choices=("commit", "reduction", "auto"),
+                   help="check 'with atomic():' blocks: commit (a shadow store), reduction (R* N? L* with movers; "
+                        "sound, incomplete) or auto (reduction where it proves a block, the shadow store for the "
+                        "rest; the default when --atomicity is given alone); --reduction none")
     c.add_argument("--quiet", action="store_true", help="no progress line")
     c.add_argument("--no-refine", action="store_true",
                    help="report a violated automatic classification instead of refining it and restarting")
@@ -59,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("model", help="the model file (a path, whatever its suffix)")
     k.add_argument("--reductions", default=",".join(REDUCTIONS), help="comma-separated reduction names")
     k.add_argument("--search", choices=("dfs", "bfs"), default="dfs")
+    k.add_argument("--atomicity", nargs="?", const="auto", choices=("commit", "reduction", "auto"),
+                   help="also check 'with atomic():' blocks: each row then gives the standard states (no "
+                        "atomicity checking) beside the instrumented ones, as Flanagan's Figure 1 does")
     _limit_options(k)
     k.add_argument("--json", action="store_true")
     return p
@@ -276,8 +281,6 @@ def _check(args: argparse.Namespace) -> int:
 
     if args.reduction not in REDUCTIONS:
         return _bad(f"unknown reduction '{args.reduction}' (known: {', '.join(REDUCTIONS)})")
-    if args.atomicity and args.atomicity != "commit":
-        return _bad(f"--atomicity {args.atomicity} is not implemented yet; use --atomicity commit")
     show = not args.quiet and not args.json and _stdout_isatty()
     stop: Callable[[], None] = lambda: None  # noqa: E731
     progress = None
@@ -366,26 +369,38 @@ def _compare(args: argparse.Namespace) -> int:
         return 2
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
         rows.append(Result("incomplete", names[0], Stats(), limit=stop_reason(e), model=args.model))
+    standard: dict[str, Result] = {}
     if not rows:
         for n in names:
+            if args.atomicity:
+                # Figure 1 of papers/003: the standard search beside the instrumented one.
+                standard[n] = check(path, reduction=n, search=args.search, max_states=args.max_states,
+                                    time_limit=args.time_limit, max_memory=args.max_memory)
+                if standard[n].limit == "interrupted":
+                    rows.append(standard[n])
+                    break
             r = check(path, reduction=n, search=args.search, max_states=args.max_states,
-                      time_limit=args.time_limit, max_memory=args.max_memory)
+                      time_limit=args.time_limit, max_memory=args.max_memory, atomicity=args.atomicity)
             rows.append(r)  # a reduction that refuses this model shows its reason in its row
             if r.limit == "interrupted":
                 break  # Ctrl-C stops the comparison, not just this row
     if args.json:
         _ignore_interrupts()
         base = next((r for r in rows if r.reduction == "none"), None)
-        _write(json.dumps([
-            dict(r.to_json(), ratio=(r.stats.states / base.stats.states
-                                     if base and base.stats.states and r.verdict != "error" else None))
-            for r in rows
-        ]) + "\n")
+        out_rows = []
+        for r in rows:
+            d = dict(r.to_json(), ratio=(r.stats.states / base.stats.states
+                                         if base and base.stats.states and r.verdict != "error" else None))
+            if r.reduction in standard:
+                d["atomicity"] = args.atomicity
+                d["standard_states"] = standard[r.reduction].stats.states
+            out_rows.append(d)
+        _write(json.dumps(out_rows) + "\n")
     else:
         from movers.report.text import print_compare
 
         try:
-            _console_output(lambda out: print_compare(rows, out, args.model))
+            _console_output(lambda out: print_compare(rows, out, args.model, standard or None))
         except KeyboardInterrupt:
             _say("movers: interrupted while printing the report")
             return EXIT_INCOMPLETE

@@ -29,7 +29,9 @@ requirement on A_i (no PostCommit to PreCommit in one step) holds by constructio
 there.
 
 **The commit point** of a block is the step after ``commit()`` when the model marks one, else the block's
-first step that is not a right mover (a lock acquire). A step that leaves the block from PreCommit commits
+first step that is not a right mover: a non-mover or a left mover, with movers from the exclusive access
+predicates (declared or inferred, ``phases.classify_step``), so that a block that is reducible (R* N? L*)
+commits at its non-mover, as Lipton's reduction has it. A step that leaves the block from PreCommit commits
 too ([COMMIT], PreCommit to Outside), which covers ``commit()`` as a block's last statement.
 
 **What is compared** for [WRONG]: what the program can observe and where it stands: the globals and the
@@ -47,7 +49,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from movers.instrument.phases import RIGHT_KINDS
+from movers.instrument.ghost import GhostSystem
+from movers.instrument.phases import LEFT, NON, RIGHT_KINDS, classify_step
 from movers.ir.program import Program, Ref
 from movers.semantics.state import canonical
 from movers.semantics.system import Outcome
@@ -56,15 +59,16 @@ PRE, POST = "pre", "post"
 SERIAL_LIMIT = 10_000
 
 
-def outermost_block(program: Program, frames: tuple) -> int | None:
-    """The outermost atomic block a thread resting at ``frames`` is in, or None."""
+def outermost_block(program: Program, frames: tuple, transparent: frozenset[int] = frozenset()) -> int | None:
+    """The outermost atomic block a thread resting at ``frames`` is in, or None (also inside a
+    ``transparent`` block: one ``--atomicity auto`` proved by reduction, which is plain code here)."""
     blocks = program.atomic_blocks
     for f in frames:
         b = f[0].nodes[f[1]].atomic_block
         if b >= 0:
             while blocks[b].outer >= 0:
                 b = blocks[b].outer
-            return b
+            return None if b in transparent else b
     return None
 
 
@@ -99,18 +103,23 @@ def first_difference(program: Program, normal: tuple, shadow: tuple) -> str:
     return "the heap reachable from the globals differs"
 
 
-def rule(program: Program, p: Any, frames: tuple, node: Any, left: list[int]) -> tuple[bool, bool, Any, int | None]:
+def rule(
+    program: Program, p: Any, frames: tuple, node: Any, left: list[int], transparent: frozenset[int] = frozenset(),
+    mover: str | None = None,
+) -> tuple[bool, bool, Any, int | None]:
     """Which rule a step of a thread in phase ``p`` resting at ``frames`` takes (module docstring, "Phases
     as steps happen"): (a commit: ρ takes the step, a single step outside every block, the phase after it,
-    the block)."""
+    the block). ``mover``: what kind of mover the step is (``phases.classify_step``), for the default
+    commit point; without it, every step but a lock acquire counts as not a right mover."""
     if p is None:
-        b = outermost_block(program, frames)
+        b = outermost_block(program, frames, transparent)
         p = None if b is None else (PRE, b)  # the block's first step enters it (Outside to PreCommit)
     if p is None:
         return True, True, None, None  # Outside to Outside: a step outside every block
     if p[0] == PRE:
         block = program.atomic_blocks[p[1]]
-        commit = bool(left) or node.commit or (not block.has_commit and node.kind not in RIGHT_KINDS)
+        not_right = mover in (NON, LEFT) if mover is not None else node.kind not in RIGHT_KINDS
+        commit = bool(left) or node.commit or (not block.has_commit and not_right)
     else:
         commit = False
     if left:
@@ -122,67 +131,43 @@ def rule(program: Program, p: Any, frames: tuple, node: Any, left: list[int]) ->
     return commit, False, new_p, p[1]
 
 
-class CommitSystem:
-    """The instrumented semantics of section 4 over a transition system (``inner``)."""
+class CommitSystem(GhostSystem):
+    """The instrumented semantics of section 4 over a transition system (``inner``); ghost: the phases and
+    the shadow store."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.program: Program = inner.program
-        self.enabled = inner.enabled
-        self.deadlock = inner.deadlock
-        self.next_node = inner.next_node
-        self.check_state = inner.check_state
-        self._initial: Any = None
+    def __init__(self, inner: Any, transparent: frozenset[int] = frozenset(), classification: Any = None) -> None:
+        super().__init__(inner)
+        self.transparent = transparent
+        self.cls = classification  # movers for the default commit point (``phases.classify_step``)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    @property
-    def replay_system(self) -> Any:
-        """Counterexamples are shown on the normal store: replay them on the program alone."""
-        return self.inner
-
-    def initial(self) -> tuple:
-        if self._initial is None:
-            s = self.inner.initial()
-            self._initial = (s[0], s[1], s[2], (None,) * len(s[2]), None)
-        return self._initial
-
-    @staticmethod
-    def program_part(state: tuple) -> tuple:
-        return state[0], state[1], state[2]
+    def ghost(self, threads: int) -> tuple:
+        return (None,) * threads, None
 
     # -- steps ------------------------------------------------------------------------------------------------
 
     def execute(self, state: tuple, t: int, track: bool | None = None) -> list[Outcome]:
         sigma = self.program_part(state)
+        outs = self.inner.execute(sigma, t, True)
+        mover = self._mover(sigma, t, outs)
         out: list[Outcome] = []
-        for o in self.inner.execute(sigma, t, True):
-            out.extend(self._instrument(state, t, o))
+        for o in outs:
+            out.extend(self._instrument(state, t, o, mover))
         return out
 
-    def steps(self, state: tuple) -> list[Outcome]:
-        out: list[Outcome] = []
-        for t in range(len(state[2])):
-            if state[2][t] and self.inner.enabled(state, t):
-                out.extend(self.execute(state, t))
-        return out
+    def _mover(self, sigma: tuple, t: int, outs: list[Outcome]) -> str | None:
+        if self.cls is None or not outs:
+            return None
+        return classify_step(self.cls, self.inner, sigma, t, outs[0].node, outs)
 
-    def execute_choice(self, state: tuple, t: int, choices: tuple[int, ...], track: bool = True) -> Outcome:
-        for o in self.execute(state, t):
-            if o.choices == choices:
-                return o
-        return self.inner.execute_choice(self.program_part(state), t, choices, track)
-
-    def _instrument(self, state: tuple, t: int, o: Outcome) -> list[Outcome]:
+    def _instrument(self, state: tuple, t: int, o: Outcome, mover: str | None = None) -> list[Outcome]:
         if o.state is None:
             return [o]
         program = self.program
         phases, rho = state[3], state[4]
         sigma = self.program_part(state)
         node = o.node
-        left = o.effect.blocks if o.effect is not None else []
-        commit, single, new_p, _ = rule(program, phases[t], sigma[2][t], node, left)
+        left = self._left(o)
+        commit, single, new_p, _ = rule(program, phases[t], sigma[2][t], node, left, self.transparent, mover)
         new_phases = phases[:t] + (new_p,) + phases[t + 1:]
         started = len(o.state[2]) - len(phases)
         if started > 0:
@@ -254,8 +239,8 @@ class CommitSystem:
                     continue
                 if s.state is None:
                     continue  # assume(): no such serial run
-                left = s.effect.blocks if s.effect is not None else []
-                if left or outermost_block(program, th) is None:
+                left = self._left(s)
+                if left or outermost_block(program, th, self.transparent) is None:
                     out.append((s.state, None))  # the block is over, or it was a step outside every block
                 else:
                     work.append((s.state, n + 1))
@@ -270,8 +255,9 @@ class CommitSystem:
             nxt = next((o for o in self.execute(state, t) if o.choices == choices), None)
             if nxt is None:
                 break
-            left = nxt.effect.blocks if nxt.effect is not None else []
-            commit, single, _, b = rule(self.program, state[3][t], state[2][t], nxt.node, left)
+            mover = self._mover(self.program_part(state), t, self.inner.execute(self.program_part(state), t, True))
+            commit, single, _, b = rule(self.program, state[3][t], state[2][t], nxt.node, self._left(nxt),
+                                        self.transparent, mover)
             if commit and not single and b is not None:
                 order.append(f"thread {t}'s block at line {self.program.atomic_blocks[b].line}")
             if nxt.state is None:
@@ -280,6 +266,10 @@ class CommitSystem:
                 order = []
             state = nxt.state
         return order
+
+    def _left(self, o: Outcome) -> list[int]:
+        blocks = o.effect.blocks if o.effect is not None else []
+        return [b for b in blocks if b not in self.transparent] if self.transparent else blocks
 
     def _wrong(self, normal: tuple, shadow: tuple) -> str:
         return ("no thread is inside an atomic block, and the interleaved run differs from the serial run of "

@@ -65,6 +65,36 @@ def next_phase(p: Any, mover: str) -> bool:
     return False
 
 
+def classify_step(cls: Classification, inner: Any, state: tuple, t: int, node: Any, outs: list[Outcome]) -> str:
+    """What kind of mover thread t's step is (module docstring), from its node and, for data steps, the
+    exclusive access predicates of what each resolution accessed. A broken declared predicate becomes a
+    ``discipline`` violation on that resolution; a broken guess raises ``Refine``."""
+    kind = node.kind
+    if kind in RIGHT_KINDS:
+        mover = RIGHT
+    elif kind in LEFT_KINDS:
+        mover = LEFT
+    elif kind == "notify":
+        mover = BOTH
+    elif kind in NON_KINDS:
+        mover = NON
+    else:
+        mover = BOTH
+    for o in outs:
+        eff = o.effect
+        if eff is None:
+            continue
+        nonmover, bad = cls.check_access(inner, state, t, eff.reads, eff.writes)
+        if bad is not None and o.violation is None:
+            o.violation = ("discipline", bad)
+            o.state = None
+        if nonmover:
+            mover = NON  # e.g. a lock reached through an unprotected reference
+        if eff.started:
+            mover = NON
+    return mover
+
+
 def normal_phase(thread: tuple, p: Any) -> Any:
     """The phase of a thread (its frames) stored in a state: ``p``, except where the phase carries no
     information (module docstring, "Normal phases")."""
@@ -130,30 +160,8 @@ class PhaseSystem:
         if hit is not None:
             return hit
         inner = self.inner
-        node = inner.next_node(state, t)
         outs = inner.execute(state, t, True)
-        if node.kind in RIGHT_KINDS:
-            mover = RIGHT
-        elif node.kind in LEFT_KINDS:
-            mover = LEFT
-        elif node.kind == "notify":
-            mover = BOTH
-        elif node.kind in NON_KINDS:
-            mover = NON
-        else:
-            mover = BOTH
-        for o in outs:
-            eff = o.effect
-            if eff is None:
-                continue
-            nonmover, bad = self.cls.check_access(inner, state, t, eff.reads, eff.writes)
-            if bad is not None and o.violation is None:
-                o.violation = ("discipline", bad)
-                o.state = None
-            if nonmover:
-                mover = NON  # e.g. a lock reached through an unprotected reference
-            if eff.started:
-                mover = NON
+        mover = classify_step(self.cls, inner, state, t, inner.next_node(state, t), outs)
         for o in outs:
             self._extend(state, t, o, mover)
         if len(self._cache) >= CACHE_LIMIT:

@@ -96,10 +96,16 @@ def print_result(
         console.print(table)
 
 
-def print_compare(rows: list[Result], console: Console, model: str) -> None:
+def print_compare(rows: list[Result], console: Console, model: str, standard: dict[str, Result] | None = None
+                  ) -> None:
+    """One row per reduction. With ``standard`` (``compare --atomicity``), the states of the standard search
+    (no atomicity checking) stand beside the instrumented ones, as in Figure 1 of papers/003."""
     table = Table(title=f"movers compare {model}", title_justify="left")
-    for col in ("reduction", "verdict", "states", "transitions", "moves", "steps/move", "seconds", "states/s",
-                "peak MB", "states vs none"):
+    cols = ["reduction", "verdict", "states", "transitions", "moves", "steps/move", "seconds", "states/s",
+            "peak MB", "states vs none"]
+    if standard is not None:
+        cols[2:3] = ["standard states", "instrumented states", "instrumented/standard"]
+    for col in cols:
         table.add_column(col, justify="left" if col in ("reduction", "verdict") else "right")
     base = next((r for r in rows if r.reduction == "none" and r.verdict != "error"), None)
     for r in rows:
@@ -113,6 +119,12 @@ def print_compare(rows: list[Result], console: Console, model: str) -> None:
         if r.verdict == "error":
             verdict = "refused: " + (r.error or "").split(";")[0].removeprefix("--reduction ")
         per_move = f"{s.transitions / s.moves:.2f}" if s.moves else ""
-        table.add_row(r.reduction, Text(verdict), f"{s.states:,}", f"{s.transitions:,}", f"{s.moves:,}", per_move,
+        states = [f"{s.states:,}"]
+        if standard is not None:
+            std = standard.get(r.reduction)
+            n = std.stats.states if std is not None and std.verdict != "error" else 0
+            states = [f"{n:,}" if n else "", f"{s.states:,}" if r.verdict != "error" else "",
+                      f"{s.states / n:.2f}" if n and r.verdict != "error" else ""]
+        table.add_row(r.reduction, Text(verdict), *states, f"{s.transitions:,}", f"{s.moves:,}", per_move,
                       f"{s.seconds:.3f}", f"{s.states_per_second:,.0f}", f"{s.peak_memory_mb:.1f}", ratio)
     console.print(table)

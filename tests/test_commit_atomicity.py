@@ -178,9 +178,11 @@ Thread(target=w).start()
     assert r.verdict == "error" and "<model>:7:" in r.error and "choose()" in r.error
     r = movers.check(source="from movers.lang import *\nx = 0\n", atomicity="commit")
     assert r.verdict == "error" and "no 'with atomic():' block" in r.error
-    for mode in ("commit", "reduction", "auto"):
-        r = movers.check(source=MODELS["locked"], atomicity=mode, reduction="optimistic")
-        assert r.verdict == "error" and "--reduction none" in r.error
+    r = movers.check(source=MODELS["locked"], atomicity="commit", reduction="optimistic")
+    assert r.verdict == "error" and "--reduction none" in r.error
+    for mode in ("reduction", "auto"):
+        r = movers.check(source=MODELS["locked"], atomicity=mode, reduction="transactions")
+        assert r.verdict == "error" and "--reduction none or optimistic" in r.error
 
 
 def test_the_cli(tmp_path) -> None:
@@ -315,6 +317,15 @@ def test_random_models_commit_auto_and_reduction_agree(text: str) -> None:
     plain = movers.check(source=text, max_states=20_000)
     if plain.verdict == "violation":  # the program's own errors are found in every mode
         assert commit.verdict == "violation"
+    # The optimistic reduction keeps every thread's sequence of steps: the same blocks are proved or not.
+    for mode, base in (("reduction", reduction), ("auto", auto)):
+        opt = movers.check(source=text, atomicity=mode, reduction="optimistic", max_states=20_000)
+        if opt.verdict != "incomplete":
+            kind = (opt.violations[0].kind if opt.violations else None,
+                    base.violations[0].kind if base.violations else None)
+            assert (opt.verdict, kind[0]) == (base.verdict, kind[1]), (mode, opt.violations, base.violations)
+            if opt.verdict == "ok":
+                assert opt.stats.states <= base.stats.states
 
 
 def test_compare_gives_standard_and_instrumented_states(tmp_path, capsys) -> None:

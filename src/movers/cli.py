@@ -46,7 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--atomicity", nargs="?", const="auto", choices=("commit", "reduction", "auto"),
                    help="check 'with atomic():' blocks: commit (a shadow store), reduction (R* N? L* with movers; "
                         "sound, incomplete) or auto (reduction where it proves a block, the shadow store for the "
-                        "rest; the default when --atomicity is given alone); --reduction none")
+                        "rest; the default when --atomicity is given alone); with --reduction none (reduction "
+                        "and auto: also optimistic)")
     c.add_argument("--quiet", action="store_true", help="no progress line")
     c.add_argument("--no-refine", action="store_true",
                    help="report a violated automatic classification instead of refining it and restarting")

@@ -36,3 +36,21 @@ def test_example_verdict(path) -> None:
 
 def test_sc_example_106_states() -> None:
     assert movers.check(EXAMPLES / "sc_example.py").stats.states == 106
+
+
+ATOMIC = [p for p in FILES if re.search(r"^# Atomicity: ", p.read_text(), re.M)]
+
+
+@pytest.mark.parametrize("path", ATOMIC, ids=lambda p: p.name)
+def test_example_atomicity_verdict(path) -> None:
+    """The `# Atomicity:` line is the verdict of --atomicity commit and auto; --atomicity reduction, which is
+    sound, never says ok where they find a violation."""
+    m = re.search(r"^# Atomicity: (ok|violation)(?: \(([\w-]+)\))?", path.read_text(), re.M)
+    assert m, path.name
+    for mode in ("commit", "auto"):
+        r = movers.check(path, atomicity=mode, time_limit=120)
+        assert r.verdict == m.group(1), (mode, [(v.kind, v.message) for v in r.violations])
+        if m.group(2):
+            assert r.violations[0].kind == m.group(2)
+    if m.group(1) == "violation":
+        assert movers.check(path, atomicity="reduction", time_limit=120).verdict == "violation"

@@ -466,6 +466,19 @@ EXAMPLES_SMOKE = {
     "dwyer_replicated_workers_bug.py": ("violation (deadlock)", "hang"),
     "dwyer_bounded_buffer.py": ("ok", "hang"),
     "dwyer_bounded_buffer_bug.py": ("violation (runtime-error)", "skip"),
+    "atomicity_acquire1.py": ("ok", "hang"),
+    "atomicity_acquire2.py": ("ok", "hang"),
+    "atomicity_dekker.py": ("ok", "hang"),
+    "atomicity_transaction.py": ("ok", "hang"),
+    "atomicity_bluetooth.py": ("ok", "skip"),
+    "atomicity_bluetooth_fixed.py": ("ok", "skip"),
+    "atomicity_locked_increment.py": ("ok", "pass"),
+    "atomicity_unlocked_increment.py": ("ok", "pass"),
+    "atomicity_two_sections.py": ("ok", "pass"),
+    "atomicity_check_then_act.py": ("ok", "pass"),
+    "atomicity_wait_notify.py": ("ok", "pass"),
+    "atomicity_nested.py": ("ok", "pass"),
+    "atomicity_loop.py": ("ok", "hang"),
 }
 
 

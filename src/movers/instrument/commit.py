@@ -139,6 +139,7 @@ class CommitSystem(GhostSystem):
         super().__init__(inner)
         self.transparent = transparent
         self.cls = classification  # movers for the default commit point (``phases.classify_step``)
+        self._sigma: tuple = ()  # the normal store of the step being instrumented, for messages
 
     def ghost(self, threads: int) -> tuple:
         return (None,) * threads, None
@@ -178,6 +179,7 @@ class CommitSystem(GhostSystem):
         elif single and rho is None:
             results = [(None, None)]  # ρ = σ takes the same step
         else:
+            self._sigma = sigma
             results = self._serial(shadow, t, o.choices if single else None)
         out: list[Outcome] = []
         for rho2, bad in results:
@@ -224,6 +226,12 @@ class CommitSystem(GhostSystem):
                 continue
             if not inner.enabled(r, t):
                 node = inner.next_node(r, t)
+                if same is not None and n == 0:
+                    # A step outside every block that the interleaved run took: the stores have diverged.
+                    out.append((None, f"thread {t}'s step at line {node.line} ('{node.source}') cannot be taken on "
+                                      "the shadow store, where the committed blocks ran serially: the interleaved "
+                                      "run is not serialisable (" + first_difference(program, self._sigma, r) + ")"))
+                    continue
                 out.append((None, f"the serial run of {where} blocks on the shadow store at line {node.line} "
                                   f"('{node.source}'): it cannot run alone, so it is not atomic"))
                 continue

@@ -479,6 +479,7 @@ EXAMPLES_SMOKE = {
     "atomicity_wait_notify.py": ("ok", "pass"),
     "atomicity_nested.py": ("ok", "pass"),
     "atomicity_loop.py": ("ok", "hang"),
+    "atomicity_commit_last.py": ("ok", "pass"),
 }
 
 

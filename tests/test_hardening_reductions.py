@@ -419,3 +419,27 @@ def test_a_program_state_stored_in_two_passes_counts_once() -> None:
     r = movers.check(src, reduction="transactions")
     assert base.verdict == r.verdict == "ok"
     assert r.stats.states <= base.stats.states, (r.stats.states, base.stats.states)
+
+
+@pytest.mark.parametrize("reduction", ["none", "static-por", "optimistic", "dwyer-d", "dwyer-ld"])
+def test_a_predicate_that_fails_is_a_discipline_violation_everywhere(reduction: str) -> None:
+    """Found by the fuzz campaign: a declared predicate that raises (here it reads a field the object does
+    not have) was an internal error in the discipline check of the reductions; the full search reports it
+    as a discipline violation naming the predicate's line, and so does every reduction now."""
+    src = model("""
+        count = 0
+        def worker():
+            global count
+            tmp = count
+            count = tmp + 1
+        def checker():
+            t0.join()
+        t0 = Thread(target=worker)
+        t0.start()
+        exclusive(t0, lambda t: t0.x)
+        Thread(target=checker).start()
+    """)
+    r = movers.check(src, reduction=reduction)
+    assert r.verdict == "violation", (r.verdict, r.error)
+    assert r.violations[0].kind == "discipline"
+    assert "the exclusive access predicate of line 11 fails" in r.violations[0].message, r.violations[0].message

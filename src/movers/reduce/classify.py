@@ -145,6 +145,18 @@ def predicate_support(program: Program) -> tuple[set[str], set[str]]:
     return names, fields
 
 
+def predicate_failure(ts: Any, state: State, d: Exclusive, t: int, obj: Any) -> str | None:
+    """The message when evaluating a declared exclusive access predicate fails (a runtime error in the
+    model's predicate, as the full search reports it: ``instrument/properties.py``), else None."""
+    from movers.semantics.system import RUNTIME_ERRORS, _runtime_message
+
+    try:
+        ts.evaluate_predicate(state, d.pred, t, obj)
+    except RUNTIME_ERRORS as e:
+        return f"the exclusive access predicate of line {d.line} fails: {_runtime_message(e)}"
+    return None
+
+
 class Classification:
     """The current guess, the lockset bookkeeping, and the discipline check (section 4.1's q)."""
 
@@ -311,6 +323,9 @@ class Classification:
                 if decls:
                     obj = loc[0] if type(loc) is tuple else None
                     for d in decls:
+                        failed = predicate_failure(ts, state, d, t, obj)
+                        if failed is not None:
+                            return True, failed
                         if not ts.evaluate_predicate(state, d.pred, t, obj):
                             return True, (f"thread {t} accesses {self._loc_name(state, loc)} without exclusive "
                                           f"access ({d.text}, line {d.line})")
@@ -384,6 +399,10 @@ class Classification:
                         rest.append(loc)
                         continue
                     obj = loc[0] if type(loc) is tuple else None
+                    for d in decls:
+                        failed = predicate_failure(ts, state, d, t, obj)
+                        if failed is not None:
+                            return failed
                     key = self.key(state, loc)
                     if key not in self.watched and not all(
                         ts.evaluate_predicate(state, d.pred, t, obj) for d in decls

@@ -164,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
                         best is None or r["stats"]["states"] < best[1]["stats"]["states"]):
                     best = (red, r)
             ratio = ""
-            if "stats" in std and "stats" in ins and std["stats"]["states"] and ins["verdict"] != "error":
+            if ("stats" in std and "stats" in ins and std["stats"]["states"]
+                    and ins["verdict"] not in ("error", "incomplete") and std["verdict"] != "incomplete"):
                 ratio = f"{ins['stats']['states'] / std['stats']['states']:.2f}"
             cpu = " / ".join(f"{r['cpu']:.2f}" if "cpu" in r else "" for r in (std, ins, auto, best[1] if best else {}))
             lines.append(

@@ -242,7 +242,9 @@ class Checker:
     # "reduction" (every block R* N? L* with movers, papers/004), "auto" (reduction where it proves a block,
     # the shadow store for the others), or None.
     atomicity: str | None = None
-    transparent: frozenset[int] = frozenset()  # blocks "auto" proved: the shadow store treats them as code
+    # Set by system(): the movers' classification of the atomicity instrumentation, and the system searched.
+    atomicity_classification: Classification | None = field(default=None, init=False, repr=False)
+    last_system: Any = field(default=None, init=False, repr=False)
 
     def system(self, classification: Classification | None = None) -> Any:
         """The transition system to search: the program with its properties, instrumented for atomicity
@@ -256,7 +258,7 @@ class Checker:
         if self.atomicity == "commit":
             from movers.instrument.commit import CommitSystem
 
-            ts = CommitSystem(ts, self.transparent, self.atomicity_classification)
+            ts = CommitSystem(ts, self.atomicity_classification)
         elif self.atomicity in ("reduction", "proof"):
             from movers.instrument.reducible import ReducibleSystem
 
@@ -371,7 +373,7 @@ class Checker:
             settle()
         stats.peak_memory_mb = round(peak_memory_mb(), 1)
         stats.seconds = round(time.perf_counter() - start, 4)
-        if self.atomicity == "commit" and not self.transparent:
+        if self.atomicity == "commit":
             for b in self.program.atomic_blocks:
                 if b.outer < 0 and not b.has_commit:
                     notes.append(f"atomic block at line {b.line}: no commit(), so its commit point is its first "
@@ -406,7 +408,7 @@ class Checker:
         first = replace(self, atomicity="proof")
         result = first.run()
         outer = [b for b in self.program.atomic_blocks if b.outer < 0]
-        broken = getattr(getattr(first, "last_system", None), "broken", {})
+        broken = getattr(first.last_system, "broken", {})
         notes = []
         for b in outer:
             if b.has_commit:

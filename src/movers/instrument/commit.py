@@ -59,17 +59,21 @@ PRE, POST = "pre", "post"
 SERIAL_LIMIT = 10_000
 
 
-def outermost_block(program: Program, frames: tuple, transparent: frozenset[int] = frozenset()) -> int | None:
-    """The outermost atomic block a thread resting at ``frames`` is in, or None (also inside a
-    ``transparent`` block: one ``--atomicity auto`` proved by reduction, which is plain code here)."""
+def outermost_block(program: Program, frames: tuple) -> int | None:
+    """The outermost atomic block a thread resting at ``frames`` is in, or None."""
     blocks = program.atomic_blocks
     for f in frames:
         b = f[0].nodes[f[1]].atomic_block
         if b >= 0:
             while blocks[b].outer >= 0:
                 b = blocks[b].outer
-            return None if b in transparent else b
+            return b
     return None
+
+
+def left_blocks(o: Outcome) -> list[int]:
+    """The outermost atomic blocks a step left (``Effect.blocks``)."""
+    return o.effect.blocks if o.effect is not None else []
 
 
 def observable(state: tuple) -> tuple:
@@ -104,15 +108,14 @@ def first_difference(program: Program, normal: tuple, shadow: tuple) -> str:
 
 
 def rule(
-    program: Program, p: Any, frames: tuple, node: Any, left: list[int], transparent: frozenset[int] = frozenset(),
-    mover: str | None = None,
+    program: Program, p: Any, frames: tuple, node: Any, left: list[int], mover: str | None = None,
 ) -> tuple[bool, bool, Any, int | None]:
     """Which rule a step of a thread in phase ``p`` resting at ``frames`` takes (module docstring, "Phases
     as steps happen"): (a commit: ρ takes the step, a single step outside every block, the phase after it,
     the block). ``mover``: what kind of mover the step is (``phases.classify_step``), for the default
     commit point; without it, every step but a lock acquire counts as not a right mover."""
     if p is None:
-        b = outermost_block(program, frames, transparent)
+        b = outermost_block(program, frames)
         p = None if b is None else (PRE, b)  # the block's first step enters it (Outside to PreCommit)
     if p is None:
         return True, True, None, None  # Outside to Outside: a step outside every block
@@ -135,11 +138,9 @@ class CommitSystem(GhostSystem):
     """The instrumented semantics of section 4 over a transition system (``inner``); ghost: the phases and
     the shadow store."""
 
-    def __init__(self, inner: Any, transparent: frozenset[int] = frozenset(), classification: Any = None) -> None:
+    def __init__(self, inner: Any, classification: Any = None) -> None:
         super().__init__(inner)
-        self.transparent = transparent
         self.cls = classification  # movers for the default commit point (``phases.classify_step``)
-        self._sigma: tuple = ()  # the normal store of the step being instrumented, for messages
 
     def ghost(self, threads: int) -> tuple:
         return (None,) * threads, None
@@ -167,8 +168,8 @@ class CommitSystem(GhostSystem):
         phases, rho = state[3], state[4]
         sigma = self.program_part(state)
         node = o.node
-        left = self._left(o)
-        commit, single, new_p, _ = rule(program, phases[t], sigma[2][t], node, left, self.transparent, mover)
+        left = left_blocks(o)
+        commit, single, new_p, _ = rule(program, phases[t], sigma[2][t], node, left, mover)
         new_phases = phases[:t] + (new_p,) + phases[t + 1:]
         started = len(o.state[2]) - len(phases)
         if started > 0:
@@ -179,8 +180,7 @@ class CommitSystem(GhostSystem):
         elif single and rho is None:
             results = [(None, None)]  # ρ = σ takes the same step
         else:
-            self._sigma = sigma
-            results = self._serial(shadow, t, o.choices if single else None)
+            results = self._serial(shadow, t, o.choices if single else None, sigma)
         out: list[Outcome] = []
         for rho2, bad in results:
             n = Outcome(None, o.choices, node, None, o.effect, t)
@@ -199,7 +199,7 @@ class CommitSystem(GhostSystem):
             out.append(n)
         return out
 
-    def _serial(self, rho: tuple, t: int, same: tuple[int, ...] | None) -> list[tuple[Any, Any]]:
+    def _serial(self, rho: tuple, t: int, same: tuple[int, ...] | None, sigma: tuple) -> list[tuple[Any, Any]]:
         """Thread t's serial run on the shadow store from ``rho`` ([COMMIT] then [SHADOW]): every way it can
         end, as (final ρ, None), or (None, why it went wrong). ``same``: the choices of a single step of a
         thread outside every block (it resolves them as on the normal store)."""
@@ -230,7 +230,7 @@ class CommitSystem(GhostSystem):
                     # A step outside every block that the interleaved run took: the stores have diverged.
                     out.append((None, f"thread {t}'s step at line {node.line} ('{node.source}') cannot be taken on "
                                       "the shadow store, where the committed blocks ran serially: the interleaved "
-                                      "run is not serialisable (" + first_difference(program, self._sigma, r) + ")"))
+                                      "run is not serialisable (" + first_difference(program, sigma, r) + ")"))
                     continue
                 out.append((None, f"the serial run of {where} blocks on the shadow store at line {node.line} "
                                   f"('{node.source}'): it cannot run alone, so it is not atomic"))
@@ -247,8 +247,8 @@ class CommitSystem(GhostSystem):
                     continue
                 if s.state is None:
                     continue  # assume(): no such serial run
-                left = self._left(s)
-                if left or outermost_block(program, th, self.transparent) is None:
+                left = left_blocks(s)
+                if left or outermost_block(program, th) is None:
                     out.append((s.state, None))  # the block is over, or it was a step outside every block
                 else:
                     work.append((s.state, n + 1))
@@ -264,8 +264,7 @@ class CommitSystem(GhostSystem):
             if nxt is None:
                 break
             mover = self._mover(self.program_part(state), t, self.inner.execute(self.program_part(state), t, True))
-            commit, single, _, b = rule(self.program, state[3][t], state[2][t], nxt.node, self._left(nxt),
-                                        self.transparent, mover)
+            commit, single, _, b = rule(self.program, state[3][t], state[2][t], nxt.node, left_blocks(nxt), mover)
             if commit and not single and b is not None:
                 order.append(f"thread {t}'s block at line {self.program.atomic_blocks[b].line}")
             if nxt.state is None:
@@ -274,10 +273,6 @@ class CommitSystem(GhostSystem):
                 order = []
             state = nxt.state
         return order
-
-    def _left(self, o: Outcome) -> list[int]:
-        blocks = o.effect.blocks if o.effect is not None else []
-        return [b for b in blocks if b not in self.transparent] if self.transparent else blocks
 
     def _wrong(self, normal: tuple, shadow: tuple) -> str:
         return ("no thread is inside an atomic block, and the interleaved run differs from the serial run of "
@@ -297,4 +292,7 @@ def check_well_formed(program: Program) -> list[str]:
     return bad
 
 
-__all__ = ["CommitSystem", "PRE", "POST", "SERIAL_LIMIT", "check_well_formed", "observable", "outermost_block", "rule"]
+__all__ = [
+    "CommitSystem", "PRE", "POST", "SERIAL_LIMIT", "check_well_formed", "left_blocks", "observable", "outermost_block",
+    "rule",
+]

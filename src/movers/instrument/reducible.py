@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from movers.instrument.commit import outermost_block
+from movers.instrument.commit import left_blocks, outermost_block
 from movers.instrument.ghost import GhostSystem
-from movers.instrument.phases import BOTH, LEFT, NON, RIGHT, classify_step
+from movers.instrument.phases import LEFT, NON, RIGHT, classify_step
 from movers.reduce.classify import Classification
 from movers.semantics.system import Outcome
 
@@ -82,13 +82,10 @@ class ReducibleSystem(GhostSystem):
                 block = program.atomic_blocks[b]
                 bad = (f"the atomic block at line {block.line} is not reducible (R* N? L*): "
                        f"{describe(node, mover)} comes after {what}; {INCOMPLETE}")
-            elif mover not in (LEFT, BOTH, RIGHT, NON):  # pragma: no cover - every mover is one of these
-                raise AssertionError(mover)
         for o in outs:
             if o.state is None:
                 continue
-            left = o.effect.blocks if o.effect is not None else []
-            s_t = None if left else new_st
+            s_t = None if left_blocks(o) else new_st
             if bad is not None:
                 if self.report:
                     o.violation = ("atomicity", bad)

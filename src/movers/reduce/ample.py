@@ -148,16 +148,15 @@ def final_fields(program: Program) -> frozenset[str]:
     return frozenset(name for name, final in written.items() if final)
 
 
-_FINAL_SLOTS: dict[tuple[int, frozenset[str]], frozenset[int]] = {}
-
-
 def final_slots(cls: ClassInfo, final: frozenset[str]) -> frozenset[int]:
-    """The slots of ``cls``'s objects that hold final fields (the runtime's own Thread fields never do)."""
-    k = (id(cls), final)
-    out = _FINAL_SLOTS.get(k)
-    if out is None:
-        own = () if cls.builtin else THREAD.fields if cls.is_thread else ()
-        out = _FINAL_SLOTS[k] = frozenset(i for f, i in cls.field_index.items() if f in final and f not in own)
+    """The slots of ``cls``'s objects that hold final fields (the runtime's own Thread fields never do).
+    Cached on the class (a class belongs to one program, whose ``final_fields`` it is given)."""
+    hit = cls.__dict__.get("_final_slots")
+    if hit is not None and hit[0] is final:
+        return hit[1]
+    own = () if cls.builtin else THREAD.fields if cls.is_thread else ()
+    out = frozenset(i for f, i in cls.field_index.items() if f in final and f not in own)
+    cls._final_slots = (final, out)  # type: ignore[attr-defined]
     return out
 
 

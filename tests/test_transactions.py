@@ -261,3 +261,28 @@ def test_predicates_two_threads_may_hold_at_once_are_refused(pred: str) -> None:
     Thread(target=worker).start()
     """)
     assert r.verdict == "error" and "condition" in r.error and pred.split(": ", 1)[1] in r.error
+
+
+def test_a_left_mover_part_that_never_ends_does_not_keep_the_others_out() -> None:
+    # Condition C: t's transaction is `x = 1` (its non-mover) and then a local loop of both-movers for ever.
+    # Cutting the loop at a repeated state and letting only t move from there would never run u's assert.
+    src = """
+        from movers.lang import *
+        x = 0
+
+        def t():
+            global x
+            k = 0
+            x = 1
+            while True:
+                k = (k + 1) % 2
+
+        def u():
+            assert x == 0
+
+        Thread(target=t).start()
+        Thread(target=u).start()
+    """
+    for search in ("dfs", "bfs"):
+        r = tx(src, search=search)
+        assert r.verdict == "violation" and r.violations[0].kind == "assertion", search

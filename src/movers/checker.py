@@ -220,6 +220,10 @@ def peak_memory_mb() -> float:
 
 
 ATOMICITY = ("commit", "reduction", "auto")
+# The reductions that run the commit-atomicity instrumentation: each treats a step that moves the shadow store
+# or a phase as visible (``CommitSystem.quiet``); docs/reductions.md argues why that is enough.
+COMMIT_REDUCTIONS = ("none", "optimistic", "dwyer-d", "dwyer-s", "dwyer-da", "dwyer-sda", "dwyer-wsl",
+                     "dwyer-wsldom", "dwyer-ld", "dwyer-ld+wsldom")
 
 
 @dataclass
@@ -242,6 +246,10 @@ class Checker:
     # "reduction" (every block R* N? L* with movers, papers/004), "auto" (reduction where it proves a block,
     # the shadow store for the others), or None.
     atomicity: str | None = None
+    # For --atomicity auto's second search: the blocks the first proved reducible (they run without a shadow
+    # phase of their own, instrument/commit.py), and the classification their movers were proved with.
+    atomicity_proved: frozenset[int] = frozenset()
+    proved_with: Classification | None = field(default=None, repr=False)
     # Set by system(): the movers' classification of the atomicity instrumentation, and the system searched.
     atomicity_classification: Classification | None = field(default=None, init=False, repr=False)
     last_system: Any = field(default=None, init=False, repr=False)
@@ -253,12 +261,12 @@ class Checker:
         own = checks_discipline(self.reduction)
         ts = instrument(TransitionSystem(self.program), disciplines=not own)
         if self.atomicity in ("commit", "reduction", "proof"):
-            self.atomicity_classification = classification or Classification(
+            self.atomicity_classification = classification or self.proved_with or Classification(
                 self.program, refine=self.refine, infer=self.infer_locks)
         if self.atomicity == "commit":
             from movers.instrument.commit import CommitSystem
 
-            ts = CommitSystem(ts, self.atomicity_classification)
+            ts = CommitSystem(ts, self.atomicity_classification, self.atomicity_proved)
         elif self.atomicity in ("reduction", "proof"):
             from movers.instrument.reducible import ReducibleSystem
 
@@ -301,7 +309,7 @@ class Checker:
         options: dict[str, Any] = {}
         if checks_discipline(self.reduction):
             incremental = bool(getattr(REDUCTIONS[self.reduction], "incremental", False))
-            options["classification"] = Classification(
+            options["classification"] = self.proved_with or Classification(
                 self.program, refine=self.refine, incremental=incremental, infer=self.infer_locks
             )
         ts = self.system(options.get("classification"))
@@ -341,7 +349,7 @@ class Checker:
                 break
             except Refine as r:
                 refined = getattr(red, "refined", None)
-                if refined is not None:
+                if refined is not None and getattr(r, "discipline", None) is not None:
                     # The reduction keeps its own guesses (Dwyer et al.'s disciplines): it revises them.
                     notes.append(refined(r))
                     poll()
@@ -391,11 +399,11 @@ class Checker:
 
         if self.atomicity not in ATOMICITY and self.atomicity != "proof":
             return f"unknown --atomicity '{self.atomicity}' (known: {', '.join(ATOMICITY)})"
-        allowed = ("none",) if self.atomicity == "commit" else ("none", "optimistic")
+        allowed = COMMIT_REDUCTIONS if self.atomicity == "commit" else ("none", "optimistic")
         if self.reduction not in allowed:
-            return (f"--atomicity {self.atomicity}: only with --reduction {' or '.join(allowed)} for now; no other "
-                    f"reduction is shown yet to preserve atomicity violations (--reduction {self.reduction} "
-                    "refused)")
+            names = f"{allowed[0]} or {allowed[1]}" + (" or the dwyer-* strategies" if len(allowed) > 2 else "")
+            return (f"--atomicity {self.atomicity}: only with --reduction {names} for now; no other reduction is "
+                    f"shown yet to preserve atomicity violations (--reduction {self.reduction} refused)")
         if not self.program.atomic_blocks:
             return "--atomicity commit: the model has no 'with atomic():' block to check"
         bad = check_well_formed(self.program)
@@ -410,6 +418,7 @@ class Checker:
         outer = [b for b in self.program.atomic_blocks if b.outer < 0]
         broken = getattr(first.last_system, "broken", {})
         notes = []
+        proved_ids = [b for b in outer if b.ident not in broken and not b.has_commit]
         for b in outer:
             if b.has_commit:
                 notes.append(f"atomic block at line {b.line}: commit() marks its commit point; checked by "
@@ -419,15 +428,19 @@ class Checker:
                 notes.append(f"atomic block at line {b.line}: not proved by reduction ({why}); checked by "
                              "commit-atomicity")
             else:
-                notes.append(f"atomic block at line {b.line}: proved atomic by reduction (R* N? L*)")
-        proved = [b for b in outer if b.ident not in broken and not b.has_commit]
+                notes.append(f"atomic block at line {b.line}: proved atomic by reduction (R* N? L*)"
+                             + ("" if len(proved_ids) == len(outer) else
+                                "; it runs as one transaction (no other thread moves while it can)"))
+        proved = proved_ids
         if result.verdict != "ok" or len(proved) == len(outer):
             result.notes = result.notes + notes
             return result
-        # The shadow store serialises every block at its commit point, the proved ones too: a proved block
-        # run as plain code would take its locks on the shadow store at once, where the serial run of another
-        # block would then find them held (tests/test_commit_atomicity.py, random models).
-        second = replace(self, atomicity="commit", reduction="none").run()
+        # The others by commit-atomicity; the proved blocks run alone, as one transaction in both stores
+        # (instrument/commit.py, "Blocks proved by reduction"), with the movers they were proved with. (Run
+        # as plain code instead, a proved block would take its locks on the shadow store at once, where the
+        # serial run of another block would then find them held: a false alarm.)
+        second = replace(self, atomicity="commit", atomicity_proved=frozenset(b.ident for b in proved),
+                         proved_with=first.atomicity_classification).run()
         second.notes = result.notes + notes + second.notes
         return second
 

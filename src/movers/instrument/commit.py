@@ -39,10 +39,27 @@ heap reachable from them (canonicalised, so that allocation order does not matte
 position (its frames' code and program counters). Thread-local leftovers (the values of locals) are not:
 a block that reads a value it then discards is not a violation. When the stores agree, ρ becomes σ again.
 
+**Blocks proved by reduction** (``proved``, ``--atomicity auto``'s second search). A block that the first
+search proved reducible (R* N? L*, ``reducible.py``) commits at its non-mover like any other, but runs as
+one transaction: while a thread inside it can move, no other thread moves (``_enabled``). Lipton's
+reduction says nothing is lost: every interleaving can be rearranged, its right movers later and its left
+movers earlier, into one where the block runs uninterrupted, without changing the order of any two commits
+or the stores at any point where no thread is inside a block. When the thread blocks inside (an acquire
+waits), the others move again; when several threads are inside proved blocks and can move, the
+lowest-numbered runs (the executions where another's non-mover comes first are explored from the states
+before they entered). What this saves is every interleaving inside proved blocks. (Running a
+proved block as plain code on both stores instead would take its locks on ρ at once, where another block's
+serial run would find them held: a false alarm. Committing it at its end would miss a block whose
+left-mover part never ends, which the serial run at the non-mover reports.)
+
 **Reported, never dropped**: a serial run on ρ that blocks (a lock another thread holds there, a ``wait``),
 fails (an assertion or a runtime error in the block when run alone), or does not end (more than
 ``SERIAL_LIMIT`` steps) is an ``atomicity`` violation: the paper assumes it cannot happen, and dropping the
 path would answer "atomic" wrongly.
+
+**Under a reduction** (``optimistic``, the ``dwyer-*`` strategies): a step that changes a phase or the
+shadow store, or stops a thread in a proved block, is never invisible (``quiet``): docs/reductions.md,
+"Reductions on the instrumented search", gives the argument.
 """
 
 from __future__ import annotations
@@ -138,9 +155,36 @@ class CommitSystem(GhostSystem):
     """The instrumented semantics of section 4 over a transition system (``inner``); ghost: the phases and
     the shadow store."""
 
-    def __init__(self, inner: Any, classification: Any = None) -> None:
+    def __init__(self, inner: Any, classification: Any = None, proved: frozenset[int] = frozenset()) -> None:
         super().__init__(inner)
         self.cls = classification  # movers for the default commit point (``phases.classify_step``)
+        self.proved = proved
+        if proved:
+            self.enabled = self._enabled
+
+    def _enabled(self, state: tuple, u: int) -> bool:
+        """A thread in a proved block that can move runs alone ("Blocks proved by reduction"); of several
+        (one got in while another waited), the lowest-numbered, so that some thread can always move."""
+        inner = self.inner
+        if not inner.enabled(state, u):
+            return False
+        proved = self.proved
+        mine = self._alone(state, u)
+        for t, p in enumerate(state[3]):
+            if t != u and p is not None and p[1] in proved and (t < u or not mine) and inner.enabled(state, t):
+                return False
+        return True
+
+    def _alone(self, state: tuple, t: int) -> bool:
+        p = state[3][t]
+        return p is not None and p[1] in self.proved
+
+    def steps(self, state: tuple) -> list[Outcome]:
+        out: list[Outcome] = []
+        for t in range(len(state[2])):
+            if state[2][t] and self.enabled(state, t):
+                out.extend(self.execute(state, t))
+        return out
 
     def ghost(self, threads: int) -> tuple:
         return (None,) * threads, None
@@ -155,6 +199,25 @@ class CommitSystem(GhostSystem):
         for o in outs:
             out.extend(self._instrument(state, t, o, mover))
         return out
+
+    def quiet(self, state: tuple, t: int, outs: list[Outcome]) -> bool:
+        """Does thread t's step (``outs``, every resolution) leave the instrumentation's shared part alone:
+        no thread's phase changes (it neither enters nor leaves a block, nor commits), the shadow store is
+        the same, and it does not stop a thread in a proved block (which would let the others move)? Only
+        such a step may be invisible to a reduction of this system (docs/reductions.md, "Reductions on the
+        instrumented search"): it acts on the normal store alone and cannot change when or what [WRONG]
+        compares, so it commutes in the product wherever it commutes in the program."""
+        phases, rho = state[3], state[4]
+        for o in outs:
+            s2 = o.state
+            if s2 is None:
+                if o.violation is not None and o.violation[0] == "atomicity":
+                    return False  # a serial run that went wrong, or [WRONG]
+            elif s2[4] is not rho or s2[3] != phases:
+                return False
+            elif self._alone(s2, t) and not self.inner.enabled(s2, t):
+                return False
+        return True
 
     def _mover(self, sigma: tuple, t: int, outs: list[Outcome]) -> str | None:
         if self.cls is None or not outs:

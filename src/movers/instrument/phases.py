@@ -44,10 +44,12 @@ are weakened instead (``Classification`` in incremental mode): the access then b
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from movers.reduce.classify import Classification
 from movers.semantics.system import Outcome
+
+if TYPE_CHECKING:  # reduce imports this module (transactions): a run-time import would be circular
+    from movers.reduce.classify import Classification
 
 INIT = None
 RIGHT, LEFT, BOTH, NON = "right", "left", "both", "non"

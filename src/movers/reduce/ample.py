@@ -368,6 +368,7 @@ class Ample:
         self.on_stack: Any = None  # set by a depth-first search: state -> bool
         self.stored: Any = None  # set by a breadth-first search: state -> bool
         self.arrived: Any = None  # set by the search: the move that led to the state being expanded
+        self.quiet = getattr(ts, "quiet", None)  # an instrumented system's own visibility (commit.py)
 
     def store(self, state: State) -> bool:
         return True
@@ -409,6 +410,8 @@ class Ample:
             outs = executed[t] = self.current(state, t)
             if all(o.state is None and o.violation is None for o in outs):
                 continue  # every resolution pruned by assume: not really enabled (C0)
+            if self.quiet is not None and not self.quiet(state, t, outs):
+                continue  # it moves an instrumentation's shared part (commit-atomicity's shadow store)
             view = view_of(self.ts, state, t, outs, loc, self.constants, self.final)
             if self.checkC1(view) and self.checkC2(view) and self.checkC3(view):
                 return t, executed

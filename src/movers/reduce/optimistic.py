@@ -98,6 +98,11 @@ class Optimistic:
             predicates_may_change = predicates_may_change or vis or bool(
                 eff.acquired or eff.released or eff.started or eff.allocated
             )
+        # On an instrumented system (commit-atomicity), a step that moves the instrumentation's shared part
+        # (the shadow store, or a thread's phase in or out of a block) is visible too (``quiet``).
+        quiet = getattr(ts, "quiet", None)
+        if not visible and quiet is not None and not quiet(state, i, outs):
+            visible = True
         if predicates_may_change and cls.declared:
             for o in outs:
                 if o.state is not None and o.violation is None:

@@ -17,8 +17,12 @@ without interruption from a state where all threads are in N to the next such st
 explored as one move and the states inside it are not stored; only states where every thread is in N are.
 Condition C (every L run reaches N) is met by ending a transaction that comes back to a state it has
 passed, and storing that state: this breaks every cycle of L states by an N state. A transaction is also
-cut, and the state stored, after ``base.MOVE_LIMIT`` steps; only its thread moves from such a state (it is
-not in N), so the transaction goes on unchanged. P#'s phases are normalised where they carry no information
+cut, and the state stored, after ``base.MOVE_LIMIT`` steps. A cut state is treated as in N for every
+thread: its own thread goes on with the transaction and every other enabled thread may move too (which only
+adds interleavings of the real system). Letting only the cut thread move there would be unsound: a
+transaction whose left-mover part loops for ever (``x = 1`` then ``while True: k = (k + 1) % 2``) would
+keep the other threads out for ever, and an assertion that only fails after ``x = 1`` would never be
+reached (tests/test_transactions.py). P#'s phases are normalised where they carry no information
 (``instrument/phases.py``), so the stored states are program states.
 
 Protecting locks are inferred incrementally (section 6): a location starts protected (unshared by its first
@@ -97,9 +101,12 @@ class Transactions:
         bad = self.cls.check_guards(self.ts, state)
         if bad is not None:
             return [Move((), None, ("discipline", bad))]
-        for t in range(n):
-            if not self.in_N(state, t):
-                return self._transaction(state, t)  # only a stored cut state can get here
+        if state not in self._cut:
+            for t in range(n):
+                if not self.in_N(state, t):
+                    return self._transaction(state, t)  # a thread went on after a cut state: it goes on
+        # A cut state counts as N for every thread (condition C): the others move there too, so a
+        # transaction whose left-mover part never ends cannot keep them out for ever.
         out: list[Move] = []
         for t in range(n):
             if self.ts.enabled(state, t):

@@ -49,13 +49,14 @@ except OSError:
     peak_reset = False
 with open("/proc/self/statm") as f:
     rss_before = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 r = movers.check(model, **kw)
-wall = time.perf_counter() - t0
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KB on Linux
 out = r.to_json()
 out["measure"] = {
-    "rss_before_bytes": rss_before, "peak_rss_bytes": peak, "peak_reset": peak_reset, "wall_seconds": wall
+    "rss_before_bytes": rss_before, "peak_rss_bytes": peak, "peak_reset": peak_reset, "wall_seconds": wall,
+    "cpu_seconds": cpu,
 }
 print(MARKER + json.dumps(out), flush=True)
 """.replace("MARKER", repr(MARKER))

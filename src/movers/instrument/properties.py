@@ -136,28 +136,31 @@ class Checked:
     def execute(self, state: State, t: int, track: bool | None = None) -> list[Outcome]:
         outs = self.inner.execute(state, t, track)
         if self.disciplines:
-            for o in outs:
-                eff = o.effect
-                if o.violation is None and eff is not None and (eff.reads or eff.writes):
-                    decls = self._declarations(state)
-                    by_loc = decls[0]
-                    # Most steps touch no declared location: a dictionary probe per access settles it.
-                    if not decls[1] and not any(x in by_loc for x in eff.reads) and not any(
-                        x in by_loc for x in eff.writes
-                    ):
-                        continue
-                    msg = discipline_violation(self.inner, state, t, eff.reads + eff.writes, decls)
-                    if msg is not None:
-                        o.violation = ("discipline", msg)
-                        o.state = None
+            self._check_disciplines(state, outs)
         return outs
 
+    def _check_disciplines(self, state: State, outs: list[Outcome]) -> None:
+        for o in outs:
+            eff = o.effect
+            if o.violation is None and eff is not None and (eff.reads or eff.writes):
+                decls = self._declarations(state)
+                by_loc = decls[0]
+                # Most steps touch no declared location: a dictionary probe per access settles it.
+                if not decls[1] and not any(x in by_loc for x in eff.reads) and not any(
+                    x in by_loc for x in eff.writes
+                ):
+                    continue
+                msg = discipline_violation(self.inner, state, o.thread, eff.reads + eff.writes, decls)
+                if msg is not None:
+                    o.violation = ("discipline", msg)
+                    o.state = None
+
     def steps(self, state: State) -> list[Outcome]:
-        out: list[Outcome] = []
-        for t in range(len(state[2])):
-            if self.inner.enabled(state, t):
-                out.extend(self.execute(state, t))
-        return out
+        # The plain system's one-pass successors (the full search's fast path), then the disciplines.
+        outs = self.inner.steps(state)
+        if self.disciplines:
+            self._check_disciplines(state, outs)
+        return outs
 
     def execute_choice(self, state: State, t: int, choices: tuple[int, ...], track: bool = True) -> Outcome:
         o = self.inner.execute_choice(state, t, choices, True)

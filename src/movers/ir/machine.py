@@ -36,7 +36,7 @@ class Ctx:
     """One step's working state. See the module docstring."""
 
     __slots__ = (
-        "g", "heap", "threads", "tid", "frames", "code", "pc", "loc", "new_threads", "dirty", "track",
+        "g", "heap", "threads", "tid", "frames", "code", "pc", "loc", "new_threads", "dirty", "reshaped", "track",
         "reads", "writes", "acquired", "released", "allocated", "started", "choices", "made", "arities",
         "retval", "atomic", "blocks",
     )
@@ -69,7 +69,10 @@ class Ctx:
             self.pc = 0
             self.loc = []
         self.new_threads: list[tuple] | None = None
+        # dirty: references moved (the heap may need canonicalising); reshaped: a reference was stored into or
+        # overwritten in a global or a field, or an object allocated (semantics/state.py says why it matters).
         self.dirty = False
+        self.reshaped = False
         self.track = track
         if track:
             self.reads: list[Any] = []
@@ -133,7 +136,7 @@ class Ctx:
         tv = type(v)
         if tv is Ref or type(old) is Ref or tv is tuple or type(old) is tuple:
             v = box(v)
-            self.dirty = True
+            self.dirty = self.reshaped = True
         elif tv is bool:
             v = box(v)
         self.g = g[:slot] + (v,) + g[slot + 1:]
@@ -154,7 +157,7 @@ class Ctx:
         tv = type(v)
         if tv is Ref or type(old) is Ref or tv is tuple or type(old) is tuple:
             v = box(v)
-            self.dirty = True
+            self.dirty = self.reshaped = True
         elif tv is bool:
             v = box(v)
         heap[r.i] = o[:idx] + (v,) + o[idx + 1:]
@@ -178,7 +181,7 @@ class Ctx:
                 o = o[:FIELDS] + tuple([box(y) for y in o[FIELDS:]])
                 break
         heap.append(o)
-        self.dirty = True
+        self.dirty = self.reshaped = True
         if self.track:
             self.allocated.append(r)
         return r

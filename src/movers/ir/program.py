@@ -224,10 +224,12 @@ class Node:
     blocked_on: Callable[[Any], str] | None = None  # describes what a disabled node waits for
 
     succ: tuple[int, ...] = ()  # control-flow successors in the code (static analyses)
-    # For the static escape analysis (reduce/static_escape.py; see ``lang/compiler.Facts``): where the node
+    # For the static escape analysis (reduce/static_escape.py; see ``lang/function.Facts``): where the node
     # may copy references (flows), and the abstract values of the objects it may access (uses).
     flows: tuple[tuple[Any, ...], ...] = ()
     uses: tuple[frozenset[Any], ...] = ()
+    # The step as a generated Python function (``lang/codegen.py``), for the searches that need no Effects.
+    fast: Callable[[tuple, tuple, list, int], tuple[tuple, tuple, int]] | None = None
 
     @property
     def is_sync(self) -> bool:
@@ -247,6 +249,7 @@ class Code:
     line: int = 0
     synchronized: bool = False
     owner: ClassInfo | None = None
+    fast_source: str = ""  # the generated source of its nodes' fast functions (lang/codegen.py)
 
     @property
     def nlocals(self) -> int:

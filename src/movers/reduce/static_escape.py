@@ -15,7 +15,7 @@ and context-insensitive, followed by an escape closure:
    Condition or Thread) is a site. The compiler records, on every node, where the node copies references
    (``Node.flows``: into a local, a global, a field or element, a return value, the parameters of a callee,
    a Thread's arguments) and the objects the node accesses (``Node.uses``), both as abstract values over
-   locals, globals, fields and sites (``lang/compiler.Facts``). The analysis solves the inclusion
+   locals, globals, fields and sites (``lang/function.Facts``). The analysis solves the inclusion
    constraints to a fixpoint: ``pts(v)`` is the set of sites whose objects variable, field or return value
    ``v`` may hold. Fields are per site and name; a list's elements are one field ``[]`` of its site; a tuple
    is the union of its items (tuples are immutable and hold no locks: smashing them loses nothing that
@@ -169,7 +169,7 @@ def _all_codes(program: Program) -> list[Code]:
 
 
 def _eval(pts: dict[tuple[Any, ...], set[Site]], program: Program, code: Code, av: Iterable[Any]) -> set[Site]:
-    """The sites an abstract value (``lang/compiler.AV``) may denote, in ``code``, under ``pts``."""
+    """The sites an abstract value (``lang/function.AV``) may denote, in ``code``, under ``pts``."""
     out: set[Site] = set()
     for term in av:
         kind = term[0]

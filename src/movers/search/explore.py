@@ -17,6 +17,7 @@ from typing import Any
 from movers.reduce.base import Move, Reduction
 from movers.report.result import Stats
 from movers.search.limits import Budget, LimitReached, default_max_memory_mb, enforce, poll
+from movers.search.store import StateStore
 from movers.semantics.state import State
 
 Step = tuple[int, tuple[int, ...]]
@@ -182,12 +183,14 @@ class Search:
         max_states = self.limits.max_states
         max_depth = self.limits.max_depth
         init, bad = self._initial()
-        visited: set[State] = set()
-        self._store = visited
+        store_ = StateStore()
+        self._store = store_
+        visited = store_.keys  # the hot loop below adds keys (store.py) to this plain set
+        key, find = store_.key, store_.find
         full = self._counter()
         if red.store(init):
             full(init)
-            visited.add(init)
+            visited.add(key(init))
         stats.states = len(visited)
         if bad:
             return bad
@@ -208,6 +211,8 @@ class Search:
         store = red.store
         moves_of = red.moves
         check_state = ts.check_state
+        if getattr(check_state, "checks_nothing", False):
+            check_state = None
         visit = visited.add
         stores_all = getattr(red, "stores_all", False)
         # A reduction that wants to know how it got to a state (Dwyer et al.'s DA: the unstored run so far,
@@ -237,16 +242,18 @@ class Search:
                 if s is None:
                     continue
                 if stores_all:
-                    # One hash of the (nested, uncached) state tuple instead of two: add, then compare sizes.
+                    # One hash instead of two: add, then compare sizes.
+                    k = key(s)
                     n0 = len(visited)
-                    visit(s)
+                    visit(k)
                     if len(visited) == n0:
                         continue
                     if max_states is not None and n0 >= max_states:
-                        visited.discard(s)  # --max-states N stores N states, never N + 1
+                        visited.discard(k)  # --max-states N stores N states, never N + 1
                         raise _Stop("max-states")
                 else:
-                    if s in visited:
+                    k = find(s)
+                    if k is not None and k in visited:
                         continue
                     # A state on the stack is being expanded: it counts as visited even when it is not stored,
                     # so that a cycle of unstored states is never followed forever.
@@ -257,13 +264,14 @@ class Search:
                     if m.keep and store(s):
                         if full(s):
                             raise _Stop("max-states")
-                        visit(s)
+                        visit(key(s))
                 depth = len(stack)
                 if depth > max_d:
                     max_d = depth
-                v = check_state(s)
-                if v is not None:
-                    return Found(v[0], v[1], self._path(stack) + list(m.steps), s)
+                if check_state is not None:
+                    v = check_state(s)
+                    if v is not None:
+                        return Found(v[0], v[1], self._path(stack) + list(m.steps), s)
                 if track_arrival:
                     red.arrived = m  # type: ignore[attr-defined]
                 if max_depth is not None and depth >= max_depth:

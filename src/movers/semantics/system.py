@@ -16,10 +16,14 @@ from typing import Any
 
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import Code, Node, Program, Ref
-from movers.semantics.state import State, canonical, canonical_order, reachable
+from movers.semantics.state import State, canonical, canonical_order, globals_cover, reachable
 
 # Free glue run within one step before we call it a non-terminating loop (e.g. `while True: pass`).
 GLUE_LIMIT = 100_000
+# Glue a fast step may run (lang/codegen.py) before it hands the step to the closures, which apply GLUE_LIMIT.
+FAST_GLUE_LIMIT = 1_000
+# Whether steps run their generated fast functions where they can (tests switch it off to compare).
+FAST_PATH = True
 INIT_LIMIT = 10_000_000
 
 
@@ -106,6 +110,9 @@ class TransitionSystem:
         self._last_arities: Any = ()
         # Scratch contexts for side-effect-free evaluation (guards, predicates): no allocation per question.
         self._gctx = Ctx((), (), (), -1)
+        # globals_cover of the last pre-state asked about: every thread's step from one state shares it.
+        self._cover: tuple[Any, Any, bool] = ((), (), True)
+        self.fast_path = FAST_PATH
 
     # -- initial state ----------------------------------------------------------------------------------------
 
@@ -243,17 +250,19 @@ class TransitionSystem:
         """Every enabled thread's next step from ``state``, every resolution: the successors of the full
         interleaving semantics in one pass (enabledness inlined: this is the full search's hot path)."""
         out: list[Outcome] = []
-        threads = state[2]
-        run = self._run
+        g, heap, threads = state[0], state[1], state[2]
+        run = self._run_closures
         track = self.track
+        fast = self.fast_path and not track
         c = self._gctx
-        c.g, c.heap, c.threads = state[0], state[1], threads
+        c.g, c.heap, c.threads = g, heap, threads
         for t in range(len(threads)):
             th = threads[t]
             if not th:
                 continue
             top = th[-1]
-            guard = top[0].nodes[top[1]].guard
+            node = top[0].nodes[top[1]]
+            guard = node.guard
             if guard is not None:
                 c.tid = t
                 c.loc = top[2:]  # type: ignore[assignment]  # guards only read locals
@@ -262,6 +271,11 @@ class TransitionSystem:
                         continue
                 except RUNTIME_ERRORS:
                     pass  # executing the step reports the error
+            if fast and node.fast is not None:
+                done = _run_fast(node, g, heap, threads, t, th, top)
+                if done is not None:
+                    out.append(Outcome(done, (), node, None, None, t))
+                    continue
             out.append(run(state, t, (), track))
             if self._last_arities:
                 out.extend(self.execute(state, t)[1:])
@@ -275,11 +289,24 @@ class TransitionSystem:
         # Index rather than unpack: instrumentations may append ghost components to the state.
         g, heap, threads = state[0], state[1], state[2]
         th = threads[t]
-        ctx = Ctx(g, heap, threads, t, track, th, choices)
         top = th[-1]
         node = top[0].nodes[top[1]]
+        if node.fast is not None and not track and not choices and self.fast_path:
+            done = _run_fast(node, g, heap, threads, t, th, top)
+            if done is not None:
+                self._last_arities = ()
+                return Outcome(done, (), node, None, None, t)
+        return self._run_closures(state, t, choices, track)
+
+    def _run_closures(self, state: State, t: int, choices: tuple[int, ...], track: bool) -> Outcome:
+        g, heap, threads = state[0], state[1], state[2]
+        th = threads[t]
+        top = th[-1]
+        node = top[0].nodes[top[1]]
+        ctx = Ctx(g, heap, threads, t, track, th, choices)
         violation = None
         new_state: State | None = None
+        order: list[int] | None = None
         try:
             node.run(ctx)
             code = ctx.code
@@ -311,7 +338,7 @@ class TransitionSystem:
             new_threads = tuple(nt)
             h = ctx.heap
             new_state = (ctx.g, h if type(h) is tuple else tuple(h), new_threads)
-            if ctx.dirty:
+            if ctx.dirty and (ctx.reshaped or not self._globals_cover(g, heap)):
                 new_state, order = canonical_order(new_state)
         made = ctx.made
         if made is None:
@@ -323,8 +350,16 @@ class TransitionSystem:
         eff = None
         if track:
             eff = Effect(ctx.reads, ctx.writes, ctx.acquired, ctx.released, ctx.allocated, ctx.started,
-                         order if new_state is not None and ctx.dirty else None, ctx.blocks)
+                         order, ctx.blocks)
         return Outcome(new_state, choices, node, violation, eff, t)
+
+    def _globals_cover(self, g: tuple, heap: tuple) -> bool:
+        c = self._cover
+        if c[0] is g and c[1] is heap:
+            return c[2]
+        covered = globals_cover(g, heap)
+        self._cover = (g, heap, covered)
+        return covered
 
     # -- evaluating model functions atomically (invariants) ---------------------------------------------------
 
@@ -340,11 +375,48 @@ class TransitionSystem:
         """A violation of a state property (none here; instrumentations add invariants)."""
         return None
 
+    # The search skips the call per state when it sees this mark (wrappers that forward the method keep it).
+    check_state.checks_nothing = True  # type: ignore[attr-defined]
+
     def evaluate_predicate(self, state: State, pred: Any, t: int, obj: Any = None) -> bool:
         c = self._gctx
         c.g, c.heap, c.threads = state[0], state[1], state[2]
         c.tid = -1
         return bool(pred(c, t, obj))
+
+
+def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tuple, top: tuple) -> State | None:
+    """Thread ``t``'s step from ``node`` on its generated fast functions (``lang/codegen.py``): the successor,
+    or None when the step left their shapes (the caller then runs it on the closures, from the same state).
+    No Ctx, no Effect; a fast function never moves a reference, so the successor needs no canonical walk."""
+    loc = list(top[2:])
+    try:
+        g, heap, pc = node.fast(g, heap, loc, t)  # type: ignore[misc]
+        if pc >= 0:
+            nodes = top[0].nodes
+            glue = 0
+            while not (nxt := nodes[pc]).costly:
+                f = nxt.fast
+                if f is None or glue > FAST_GLUE_LIMIT:
+                    return None
+                g, heap, pc = f(g, heap, loc, t)
+                if pc < 0:
+                    break
+                glue += 1
+    except Exception:  # noqa: BLE001  (whatever went wrong, the closures redo the step and report it)
+        return None
+    if pc >= 0:
+        mine = (*th[:-1], (top[0], pc, *loc))
+    else:
+        # The frame returned: only a thread's last frame here (a return to a caller passes a value, on the
+        # closures), and only if it held no reference (dropping one may change the canonical heap).
+        if len(th) > 1:
+            return None
+        for v in loc:
+            if type(v) is Ref or type(v) is tuple:
+                return None
+        mine = ()
+    return (g, heap, threads[:t] + (mine,) + threads[t + 1:])
 
 
 def _run_to_completion(ctx: Ctx, limit: int, what: str) -> None:

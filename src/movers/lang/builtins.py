@@ -1,0 +1,197 @@
+"""Builtin functions: ``b_X`` compiles a call ``X(…)`` of the builtin ``X`` in an expression.
+
+``BuiltinCompiler`` is the ``FunctionCompiler`` mixin for ``len``, ``abs``, ``int``, ``bool``, ``min``,
+``max``, ``tid`` and ``choose``, the constructors ``Lock``, ``RLock``, ``Semaphore``, ``Condition`` and
+``Thread``, and the errors for builtins used where they are not supported (``range``, ``super``,
+``wait_until``, ``assume``). ``e_Call`` reaches them for a name that is not a model function, a class or a
+local. The builtins that are statements (``assume``, ``print``, ``wait_until``, ``wait``, ``notify``,
+``commit``) are ``call_stmt_X`` in ``statements.py`` and ``concurrency.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from movers.ir import sync
+from movers.ir.machine import Ctx, ModelError, show
+from movers.ir.program import THREAD, Ref
+from movers.lang.function import NO_VALUE, Fn, FunctionCore
+from movers.lang.runtime_ops import _as_tuple, _count, _length, _truth
+from movers.lang.syntax import _is_call_to
+
+
+class BuiltinCompiler(FunctionCore):
+    """``b_X``: the rule for a call of the builtin ``X``."""
+
+    # builtins -----------------------------------------------------------------------------------------------
+
+    def _args(self, e: ast.Call, lo: int, hi: int, name: str) -> list[Fn]:
+        if e.keywords or not lo <= len(e.args) <= hi:
+            raise self.mc.error(e, f"{name}() takes {lo}{'' if lo == hi else f' to {hi}'} arguments")
+        return [self._expr(a) for a in e.args]
+
+    def b_len(self, e: ast.Call) -> Fn:
+        (a,) = self._args(e, 1, 1, "len")
+        return lambda ctx: _length(ctx, a(ctx))
+
+    def b_abs(self, e: ast.Call) -> Fn:
+        (a,) = self._args(e, 1, 1, "abs")
+        return lambda ctx: abs(a(ctx))
+
+    def b_int(self, e: ast.Call) -> Fn:
+        (a,) = self._args(e, 1, 1, "int")
+        return lambda ctx: int(a(ctx))
+
+    def b_bool(self, e: ast.Call) -> Fn:
+        (a,) = self._args(e, 1, 1, "bool")
+        return lambda ctx: _truth(ctx, a(ctx))
+
+    def b_min(self, e: ast.Call) -> Fn:
+        return self._extremum(e, "min", min)
+
+    def b_max(self, e: ast.Call) -> Fn:
+        return self._extremum(e, "max", max)
+
+    def _extremum(self, e: ast.Call, name: str, pick: Callable[[Any], Any]) -> Fn:
+        """``min(a, b, …)``, or, as in Python, ``min(seq)`` of a list's or tuple's elements."""
+        parts = self._args(e, 1, 8, name)
+        self.note(e, *(self.value(a) for a in e.args))
+        if len(parts) > 1:
+            return lambda ctx: pick([p(ctx) for p in parts])
+        (seq,) = parts
+        self.facts.elements_read = True
+        self.facts.uses.append(self.value(e.args[0]))
+        self.note(e, self.value(e.args[0]), frozenset({("element", self.value(e.args[0]))}))
+
+        def run(ctx: Ctx) -> Any:
+            items = _as_tuple(ctx, seq(ctx))
+            if type(items) is not tuple:
+                raise ModelError(f"{name}() of {show(items)}: one argument must be a list or a tuple")
+            if not items:
+                raise ModelError(f"{name}() of an empty sequence")
+            return pick(items)
+
+        return run
+
+    def b_tid(self, e: ast.Call) -> Fn:
+        self._args(e, 0, 0, "tid")
+        return lambda ctx: ctx.tid if ctx.tid >= 0 else None
+
+    def b_choose(self, e: ast.Call) -> Fn:
+        self.facts.chooses = True
+        if len(e.args) == 1 and _is_call_to(e.args[0], "range"):
+            r = e.args[0]
+            assert isinstance(r, ast.Call)
+            bounds = self._args(r, 1, 2, "range")
+            if len(bounds) == 1:
+                hi = bounds[0]
+                return lambda ctx: ctx.choose(_count(hi(ctx)))
+            lo, hi = bounds
+
+            def run(ctx: Ctx) -> int:
+                a = lo(ctx)
+                return a + ctx.choose(_count(hi(ctx) - a))
+
+            return run
+        if not e.args:
+            raise self.mc.error(e, "choose() needs at least one alternative")
+        parts = self._args(e, 1, 64, "choose")
+        self.note(e, *(self.value(a) for a in e.args))
+        if len(parts) > 1:
+            return lambda ctx: parts[ctx.choose(len(parts))](ctx)
+        # One argument is a sequence to choose an element from, as random.choice does (the shim agrees).
+        (seq,) = parts
+        self.facts.elements_read = True
+        self.facts.uses.append(self.value(e.args[0]))
+        self.note(e, self.value(e.args[0]), frozenset({("element", self.value(e.args[0]))}))
+
+        def one_of(ctx: Ctx) -> Any:
+            items = _as_tuple(ctx, seq(ctx))
+            if type(items) is not tuple:
+                raise ModelError(f"choose({show(items)}): one argument must be a list, a tuple or a range; "
+                                 "to choose among values, give two or more")
+            return items[ctx.choose(len(items))]
+
+        return one_of
+
+    def b_Lock(self, e: ast.Call) -> Fn:
+        self._args(e, 0, 0, "Lock")
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "Lock"))
+        return sync.new_lock
+
+    def b_RLock(self, e: ast.Call) -> Fn:
+        self._args(e, 0, 0, "RLock")
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "RLock"))
+        return sync.new_rlock
+
+    def b_Semaphore(self, e: ast.Call) -> Fn:
+        parts = self._args(e, 0, 1, "Semaphore")
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "Semaphore"))
+        if not parts:
+            return sync.new_semaphore
+        v = parts[0]
+        return lambda ctx: sync.new_semaphore(ctx, v(ctx))
+
+    def b_Condition(self, e: ast.Call) -> Fn:
+        parts = self._args(e, 0, 1, "Condition")
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "Condition"))
+        # Its lock is its field "lock" (a fresh RLock when none is given); wait/notify/acquire reach it.
+        lock_av = self.value(e.args[0]) if e.args else self.new_site(e, "RLock")
+        self.flow("store", ("field", self.value(e), "lock"), lock_av)
+        if not parts:
+            return sync.new_condition
+        lock = parts[0]
+        return lambda ctx: sync.new_condition(ctx, lock(ctx))
+
+    def b_Thread(self, e: ast.Call) -> Fn:
+        target: Fn | None = None
+        args: Fn = lambda ctx: ()
+        if e.args:
+            raise self.mc.error(e, "use Thread(target=f, args=(…))")
+        for k in e.keywords:
+            if k.arg == "target":
+                if not (isinstance(k.value, ast.Name) and k.value.id in self.mc.functions
+                        and k.value.id not in self.slot):
+                    raise self.mc.error(k.value, "Thread target must be the name of a model function")
+                func = self.mc.funcs[k.value.id]
+                target = lambda ctx, func=func: func  # noqa: E731
+            elif k.arg == "args":
+                args = self._expr(k.value)
+            elif k.arg in ("daemon", "name"):
+                continue
+            else:
+                raise self.mc.error(k, f"unsupported Thread argument '{k.arg}'")
+        if target is None:
+            raise self.mc.error(e, "Thread(target=f, args=(…)) needs a target")
+        t = target
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "Thread"))
+        args_av = NO_VALUE.union(*(self.value(k.value) for k in e.keywords if k.arg == "args"))
+        self.flow("store", ("field", self.value(e), "_args"), args_av)
+        self.flow("thread", self.value(e), func.code, args_av)
+
+        def run(ctx: Ctx) -> Ref:
+            a = args(ctx)
+            if type(a) is not tuple:
+                raise ModelError("Thread args must be a tuple")
+            return ctx.alloc((THREAD, None, None, t(ctx), a))
+
+        return run
+
+    def b_range(self, e: ast.Call) -> Fn:
+        raise self.mc.error(e, "range() is only supported in 'for … in range(…)' and choose(range(…))")
+
+    def b_super(self, e: ast.Call) -> Fn:
+        raise self.mc.error(e, "super() is only supported as super().method(…)")
+
+    def b_wait_until(self, e: ast.Call) -> Fn:
+        raise self.mc.error(e, "wait_until(…) must be a statement of its own")
+
+    def b_assume(self, e: ast.Call) -> Fn:
+        raise self.mc.error(e, "assume(…) must be a statement of its own")

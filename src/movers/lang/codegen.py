@@ -1,0 +1,462 @@
+"""Steps compiled to Python source specialised to their shape: the fast back end.
+
+SPIN's lesson is to compile the model: its steps are C functions with the slots, constants and the
+granularity baked in. movers does the same inside Python for the shapes that dominate a search: besides its
+closure (``Node.run``, over a per-step ``Ctx``), a node may get a *fast function*, generated as Python
+source from one small emitter per statement shape:
+
+    f(g, heap, loc, t) -> (g, heap, pc)
+
+``g`` is the globals tuple, ``heap`` the heap tuple (neither is mutated: writes build new tuples), ``loc`` a
+fresh list of the top frame's locals that ``f`` updates in place, ``t`` the thread; ``f`` returns the new
+globals, heap and program counter, ``-1`` when the frame returns. A costly node's fast function also runs, in
+line, the free glue that statically follows it (the jump back to a loop's header, the store after a
+condition), so that most steps are one call.
+
+**What the fast path may decide.** Nothing on its own: a fast function covers the common case of its shape
+(ints, booleans and None in the variables it touches; a plain ``Lock``) and raises ``Fallback``, or lets
+Python raise, whenever the step leaves it. The engine (``semantics/system.py``) then runs the same step again
+on the closures, from the same state, and those report runtime errors, assertion failures and everything
+else. So the state graph is the closures' by construction: the fast path is right exactly when it agrees
+with them where it returns, which ``tests/test_codegen.py`` checks on every example and on random models by
+running each search with and without it. It never moves a reference among variables or objects (a step that
+would falls back), so its successors never need the canonical heap walk; it records no Effect, so it runs
+only for searches that do not ask for them (``--reduction none``).
+
+**What the generated text is made of.** Only this module's own identifiers, the helpers of ``HELPERS``,
+slot and node numbers, and literal values the emitters validated (ints in 64 bits, ``True``, ``False``,
+``None``, through ``repr``). No name, attribute, string or other text of the model is ever pasted into the
+source: a model whose variable is called ``__import__`` or whose assertion message closes a string still
+cannot run anything (``tests/test_codegen.py`` tokenizes every generated function to check it).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from movers.ir.program import FALSE, LOCK, TRUE, Bool, Ref
+
+if TYPE_CHECKING:
+    from movers.ir.program import Code
+    from movers.lang.function import FunctionCore, Label
+
+
+class Fallback(Exception):
+    """The step left the shape its fast function was written for: run it on the closures."""
+
+
+def _val(v: Any) -> Any:
+    """A variable's value as expressions see it, for the values the fast path handles (ints are tested in
+    line, before this is called): booleans unboxed, None; anything else (unbound, a reference, a tuple) is
+    the closures' business."""
+    if type(v) is Bool:
+        return v.value
+    if v is None:
+        return None
+    raise Fallback
+
+
+def _fail() -> None:
+    raise Fallback
+
+
+def _user_join(cls: Any) -> bool:
+    """Whether a Thread class defines its own ``join`` (then ``t.join()`` is a call, on the closures)."""
+    return cls.lookup("join") is not None
+
+
+# Everything the generated source may name besides its parameters and temporaries.
+HELPERS: dict[str, Any] = {
+    "Fallback": Fallback,
+    "_val": _val,
+    "_fail": _fail,
+    "_user_join": _user_join,
+    "Ref": Ref,
+    "LOCK": LOCK,
+    "TRUE": TRUE,
+    "FALSE": FALSE,
+}
+
+# Operators whose Python meaning on ints and booleans is the language's, with no bound to check (``*``,
+# ``**`` and ``<<`` check sizes in ``runtime_ops``: they stay on the closures).
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.FloorDiv: "//", ast.Mod: "%", ast.RShift: ">>", ast.BitAnd: "&",
+           ast.BitOr: "|", ast.BitXor: "^"}
+_CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+_INT_BOUND = 2**63
+
+
+@dataclass
+class Fragment:
+    """The source of one node's step: statements over ``g``, ``heap``, ``loc``, ``t``, ending by setting
+    ``pc``. ``next_pc`` is that pc when it is a constant (the glue there can be run in line)."""
+
+    lines: list[str]
+    next_pc: int | None
+
+
+# A fragment whose node numbers are known only once the function's labels are placed (``FunctionCore.finish``).
+FragmentMaker = Callable[[], Fragment]
+
+
+class _Source:
+    """Statements being generated, and fresh temporaries for them."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.n = 0
+
+    def temp(self) -> str:
+        self.n += 1
+        return f"_{self.n}"
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+
+
+# -- expressions: an emitter per shape, returning the text of a value (or None: not handled) --------------------
+
+
+def _variable(fc: FunctionCore, name: str) -> tuple[str, int] | None:
+    """Where a name lives, exactly as ``ExpressionCompiler.e_Name`` decides it."""
+    if name in fc.slot and name not in fc.global_names:
+        return "loc", fc.slot[name]
+    if name in fc.mc.global_slot:
+        return "g", fc.mc.global_slot[name]
+    return None
+
+
+def _literal(v: Any) -> str | None:
+    if v is None or type(v) is bool:
+        return repr(v)
+    if type(v) is int and -_INT_BOUND < v < _INT_BOUND:
+        return repr(v)
+    return None
+
+
+def _load(src: _Source, where: str, slot: int) -> str:
+    x = src.temp()
+    src.add(f"{x} = {where}[{slot}]")
+    src.add(f"if type({x}) is not int: {x} = _val({x})")
+    return x
+
+
+def value(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
+    """The text of ``e``'s value, after the statements it needs are added to ``src``; None when ``e`` has a
+    shape the fast path does not handle. Operands are evaluated eagerly (they have no effects; one that fails
+    where the closures would not have evaluated it only sends the step back to them)."""
+    if isinstance(e, ast.Constant):
+        return _literal(e.value)
+    if isinstance(e, ast.Name):
+        where = _variable(fc, e.id)
+        return _load(src, *where) if where is not None else None
+    if isinstance(e, ast.BinOp):
+        op = _BINOPS.get(type(e.op))
+        a = value(fc, e.left, src) if op else None
+        b = value(fc, e.right, src) if a is not None else None
+        return f"({a} {op} {b})" if b is not None else None
+    if isinstance(e, ast.Compare) and len(e.ops) == 1:
+        op = _CMPOPS.get(type(e.ops[0]))
+        a = value(fc, e.left, src) if op else None
+        b = value(fc, e.comparators[0], src) if a is not None else None
+        return f"({a} {op} {b})" if b is not None else None
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.Not, ast.USub)):
+        a = value(fc, e.operand, src)
+        if a is None:
+            return None
+        return f"(not {a})" if isinstance(e.op, ast.Not) else f"(-{a})"
+    if isinstance(e, ast.Subscript):
+        x = _element(fc, e, src)
+        if x is None:
+            return None
+        src.add(f"if type({x}) is not int: {x} = _val({x})")
+        return x
+    if isinstance(e, ast.BoolOp):
+        parts = [value(fc, x, src) for x in e.values]
+        if any(p is None for p in parts):
+            return None
+        op = " and " if isinstance(e.op, ast.And) else " or "
+        return "(" + op.join(parts) + ")"  # type: ignore[arg-type]
+    return None
+
+
+def reference(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
+    """The text of a reference ``e`` holds (a variable, or a list's element), or None when ``e`` has another
+    shape; the step falls back when the value is not a reference."""
+    if isinstance(e, ast.Name):
+        where = _variable(fc, e.id)
+        if where is None:
+            return None
+        x = src.temp()
+        src.add(f"{x} = {where[0]}[{where[1]}]")
+    elif isinstance(e, ast.Subscript):
+        x = _element(fc, e, src)  # type: ignore[assignment]
+        if x is None:
+            return None
+    else:
+        return None
+    src.add(f"if type({x}) is not Ref: _fail()")
+    return x
+
+
+def _list_slot(fc: FunctionCore, e: ast.Subscript, src: _Source) -> tuple[str, str, str] | None:
+    """For ``a[i]`` on a list: the texts of the list's reference, its object and the element's index in the
+    object tuple (``runtime_ops._index``, for ints)."""
+    if isinstance(e.slice, ast.Slice):
+        return None
+    r = reference(fc, e.value, src)
+    k = value(fc, e.slice, src) if r is not None else None
+    if k is None:
+        return None
+    o, i = src.temp(), src.temp()
+    src.add(f"{o} = heap[{r}.i]")
+    src.add(f"if not {o}[0].is_list: _fail()")
+    src.add(f"{i} = {k}")
+    src.add(f"if type({i}) is not int: _fail()")
+    src.add(f"if {i} < 0: {i} += len({o}) - 2")
+    src.add(f"if not 0 <= {i} < len({o}) - 2: _fail()")
+    src.add(f"{i} += 2")
+    return r, o, i
+
+
+def _element(fc: FunctionCore, e: ast.Subscript, src: _Source) -> str | None:
+    """A list's element, as stored (the caller unboxes or checks it)."""
+    where = _list_slot(fc, e, src)
+    if where is None:
+        return None
+    x = src.temp()
+    src.add(f"{x} = {where[1]}[{where[2]}]")
+    return x
+
+
+def _store(fc: FunctionCore, target: ast.expr, v: str, src: _Source) -> bool:
+    """Store value text ``v`` into a variable, as ``store_local`` and ``Ctx.set_global`` do for values that
+    are not references: booleans boxed; overwriting a reference or a tuple falls back (the closures would mark
+    the heap for canonicalisation)."""
+    if fc.is_module:
+        return False
+    if isinstance(target, ast.Subscript):
+        return _store_element(fc, target, v, src)
+    if not isinstance(target, ast.Name):
+        return False
+    where = _variable(fc, target.id)
+    if where is None:
+        return False
+    kind, slot = where
+    x = src.temp()
+    src.add(f"{x} = {v}")
+    src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+    old = f"{kind}[{slot}]"
+    src.add(f"if type({old}) is Ref or type({old}) is tuple: _fail()")
+    if kind == "loc":
+        src.add(f"loc[{slot}] = {x}")
+    else:
+        src.add(f"g = g[:{slot}] + ({x},) + g[{slot + 1}:]")
+    return True
+
+
+def _store_element(fc: FunctionCore, target: ast.Subscript, v: str, src: _Source) -> bool:
+    """``a[i] = v`` on a list, as ``store_item`` and ``Ctx.set_field`` do for values that are not references."""
+    x = src.temp()
+    src.add(f"{x} = {v}")  # the value first, as the closures evaluate it
+    where = _list_slot(fc, target, src)
+    if where is None:
+        return False
+    r, o, i = where
+    src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+    src.add(f"if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
+    src.add(f"heap = heap[:{r}.i] + ({o}[:{i}] + ({x},) + {o}[{i} + 1:],) + heap[{r}.i + 1:]")
+    return True
+
+
+# -- statements: an emitter per shape, returning a FragmentMaker (or None: not handled) --------------------------
+
+
+def assign(fc: FunctionCore, target: ast.expr, e: ast.expr, nxt: Label, op: ast.operator | None = None
+           ) -> FragmentMaker | None:
+    """``x = e`` and ``x op= e`` (``op``) for a local or global ``x``."""
+    src = _Source()
+    if op is not None:
+        sym = _BINOPS.get(type(op))
+        if sym is None:
+            return None
+        a = value(fc, target, src) if isinstance(target, (ast.Name, ast.Subscript)) else None
+        b = value(fc, e, src) if a is not None else None
+        v = f"({a} {sym} {b})" if b is not None else None
+    else:
+        v = value(fc, e, src)
+    if v is None or not _store(fc, target, v, src):
+        return None
+    return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc)
+
+
+def branch(fc: FunctionCore, test: ast.expr, nxt: Label, on_false: Label) -> FragmentMaker | None:
+    """A condition step (``if``, ``while``): on to ``nxt`` when it holds, else to ``on_false``."""
+    src = _Source()
+    c = value(fc, test, src)
+    if c is None:
+        return None
+    return lambda: Fragment([*src.lines, f"pc = {nxt.pc} if {c} else {on_false.pc}"], None)
+
+
+def check(fc: FunctionCore, test: ast.expr, nxt: Label) -> FragmentMaker | None:
+    """``assert test``: when it fails, the closures raise it with its message."""
+    src = _Source()
+    c = value(fc, test, src)
+    if c is None:
+        return None
+    return lambda: Fragment([*src.lines, f"if not {c}: _fail()", f"pc = {nxt.pc}"], nxt.pc)
+
+
+def jump(target: Label) -> FragmentMaker:
+    return lambda: Fragment([f"pc = {target.pc}"], target.pc)
+
+
+def end_of_function() -> FragmentMaker:
+    """Falling off the end of a function (returns None; the engine pops the frame)."""
+    return lambda: Fragment(["pc = -1"], None)
+
+
+def _indented(lines: list[str]) -> list[str]:
+    return ["    " + line for line in lines]
+
+
+def range_loop(fc: FunctionCore, target: ast.expr, args: list[ast.expr], cur: int, stop: int, body: Label,
+               end: Label) -> tuple[FragmentMaker, FragmentMaker] | None:
+    """``for x in range(a, b)`` (step 1): its first header (evaluates the bounds) and its next header, as the
+    closures of ``StatementCompiler.stmt_For`` run them: the counter and the bound in hidden slots."""
+    if not 1 <= len(args) <= 2:
+        return None
+    src = _Source()
+    bounds = [value(fc, a, src) for a in args]
+    if any(b is None for b in bounds):
+        return None
+    a, b = ("0", bounds[0]) if len(bounds) == 1 else bounds
+    first_store, next_store = _Source(), _Source()
+    first_store.n = next_store.n = 1000  # temporaries apart from the bounds'
+    if not (_store(fc, target, "_lo", first_store) and _store(fc, target, "_lo", next_store)):
+        return None
+    clear = [f"loc[{cur}] = None", f"loc[{stop}] = None"]
+
+    def first() -> Fragment:
+        return Fragment([
+            *src.lines,
+            f"_lo = {a}",
+            f"_hi = {b}",
+            "if type(_lo) is not int or type(_hi) is not int: _fail()",
+            "if _lo < _hi:",
+            *_indented([f"loc[{cur}] = _lo + 1", f"loc[{stop}] = _hi", *first_store.lines, f"pc = {body.pc}"]),
+            "else:",
+            *_indented([*clear, f"pc = {end.pc}"]),
+        ], None)
+
+    def following() -> Fragment:
+        return Fragment([
+            f"_lo = loc[{cur}]",
+            f"if _lo < loc[{stop}]:",
+            *_indented([f"loc[{cur}] = _lo + 1", *next_store.lines, f"pc = {body.pc}"]),
+            "else:",
+            *_indented([*clear, f"pc = {end.pc}"]),
+        ], None)
+
+    return first, following
+
+
+def leave_loop(cur: int, stop: int, end: Label) -> FragmentMaker:
+    """``break`` out of a range loop: its hidden slots cleared."""
+    return lambda: Fragment([f"loc[{cur}] = None", f"loc[{stop}] = None", f"pc = {end.pc}"], end.pc)
+
+
+def join(fc: FunctionCore, receiver: ast.expr, after: Label) -> FragmentMaker | None:
+    """``t.join()`` on a started Thread (its guard, on the closures, waited for the thread to end)."""
+    src = _Source()
+    r = reference(fc, receiver, src)
+    if r is None:
+        return None
+    lines = [
+        *src.lines,
+        f"_o = heap[{r}.i]",
+        "if not _o[0].is_thread or _o[2] is None or _user_join(_o[0]): _fail()",
+    ]
+    return lambda: Fragment([*lines, f"pc = {after.pc}"], after.pc)
+
+
+def acquire_global_lock(fc: FunctionCore, name: str, slot: int, nxt: Label) -> FragmentMaker | None:
+    """``with m:`` entry for a global ``m`` holding a plain Lock (``sync.acquire``); the block's hidden slot
+    keeps the lock for the exit."""
+    where = _variable(fc, name)
+    if where is None or where[0] != "g":
+        return None
+    lines = [
+        f"_r = g[{where[1]}]",
+        "if type(_r) is not Ref: _fail()",
+        "_i = _r.i",
+        "_o = heap[_i]",
+        "if _o[0] is not LOCK or _o[2] is not None: _fail()",
+        f"loc[{slot}] = _r",
+        "heap = heap[:_i] + ((LOCK, _o[1], t),) + heap[_i + 1:]",
+    ]
+    return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
+
+
+def release_lock(slot: int, after: Label) -> FragmentMaker:
+    """``with m:`` exit: release the plain Lock the entry kept in ``slot`` (``sync.release``)."""
+    lines = [
+        f"_r = loc[{slot}]",
+        "if type(_r) is not Ref: _fail()",
+        "_i = _r.i",
+        "_o = heap[_i]",
+        "if _o[0] is not LOCK or _o[2] != t: _fail()",
+        f"loc[{slot}] = None",
+        "heap = heap[:_i] + ((LOCK, _o[1], None),) + heap[_i + 1:]",
+    ]
+    return lambda: Fragment([*lines, f"pc = {after.pc}"], after.pc)
+
+
+# -- assembling a function's fast functions ---------------------------------------------------------------------
+
+# How many glue nodes one fast function runs in line after its own (the engine's loop does the rest).
+_INLINE = 8
+
+
+def function_source(code: Code, fragments: list[Fragment | None]) -> str:
+    """The Python source of ``code``'s fast functions: ``_n{k}`` for every node ``k`` with a fragment,
+    followed in line by the glue its constant successor leads to."""
+    out: list[str] = []
+    for k, frag in enumerate(fragments):
+        if frag is None:
+            continue
+        body = list(frag.lines)
+        seen = {k}
+        nxt = frag.next_pc
+        while nxt is not None and nxt not in seen and len(seen) <= _INLINE and 0 <= nxt < len(fragments):
+            node, more = code.nodes[nxt], fragments[nxt]
+            if node.costly or more is None:
+                break
+            body.extend(more.lines)
+            seen.add(nxt)
+            nxt = more.next_pc
+        out.append(f"def _n{k}(g, heap, loc, t):")
+        out.extend(f"    {line}" for line in body)
+        out.append("    return g, heap, pc")
+        out.append("")
+    return "\n".join(out)
+
+
+def attach(code: Code, fragments: list[Fragment | None]) -> None:
+    """Generate, compile and attach (``Node.fast``) the fast functions of ``code``."""
+    source = function_source(code, fragments)
+    if not source:
+        return
+    namespace = dict(HELPERS)
+    # The text is this module's own (see the module docstring): no model text reaches it.
+    exec(compile(source, "<movers fast path>", "exec"), namespace)  # noqa: S102
+    for k, frag in enumerate(fragments):
+        if frag is not None:
+            code.nodes[k].fast = namespace[f"_n{k}"]
+    code.fast_source = source
+
+
+__all__ = ["Fallback", "Fragment", "FragmentMaker", "HELPERS", "attach", "function_source"]

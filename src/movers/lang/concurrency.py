@@ -1,0 +1,527 @@
+"""Concurrency constructs: with-blocks, synchronisation and atomicity, compiled to nodes.
+
+``ConcurrencyCompiler`` is the ``FunctionCompiler`` mixin for ``with lock:`` (acquire and release, a step
+each), ``with synchronized(obj):`` and ``@synchronized`` methods (Java monitors), ``with indivisible():`` (one
+step), ``with atomic():`` and ``commit()`` (atomicity specifications, no step), and the synchronisation
+statements: ``wait_until(cond)``, ``wait(obj)``, ``notify(obj)``, ``notify_all(obj)`` and the methods
+``x.acquire()``, ``release()``, ``wait()``, ``notify()``, ``notify_all()``, ``start()`` and ``join()`` (a
+plain call when ``x`` is a model object whose class defines the method). A block that ``return``, ``break``
+or ``continue`` leaves is exited through the ``Exit`` it pushes on ``self.exits``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from movers.ir import sync
+from movers.ir.machine import Ctx, ModelError, show
+from movers.ir.program import LOCK, MON, SYNC_KINDS, AtomicBlock, Ref
+from movers.lang import codegen
+from movers.lang.function import AV, NO_VALUE, Exit, Facts, Fn, FunctionCore
+from movers.lang.runtime_ops import _join_guard, _join_op, _start_thread
+from movers.lang.syntax import _is_call_to
+
+
+class ConcurrencyCompiler(FunctionCore):
+    """``with`` blocks and the statements that synchronise threads or delimit atomic blocks."""
+
+    # -- with blocks ------------------------------------------------------------------------------------------
+
+    def stmt_With(self, s: ast.With) -> None:
+        items = list(s.items)
+        if len(items) > 1:
+            inner = ast.With(items=items[1:], body=s.body)
+            ast.copy_location(inner, s)
+            self.stmt_With(ast.copy_location(ast.With(items=items[:1], body=[inner]), s))
+            return
+        item = items[0]
+        e = item.context_expr
+        if item.optional_vars is not None:
+            raise self.mc.error(item.optional_vars, "unsupported construct: 'with … as'")
+        if _is_call_to(e, "indivisible"):
+            self.compile_indivisible(s)
+            return
+        if _is_call_to(e, "atomic"):
+            self.compile_atomic(s)
+            return
+        if _is_call_to(e, "synchronized"):
+            assert isinstance(e, ast.Call)
+            if len(e.args) != 1:
+                raise self.mc.error(e, "synchronized(obj) takes one object")
+            slot = self.hidden("mon")
+            with self.recording() as facts:
+                obj = self.expr(e.args[0], allow_calls=False)
+
+            def r(ctx: Ctx) -> Any:
+                return ctx.loc[slot]
+
+            self.compile_monitor_with(s, r, s.body, f"with {self.mc.text(e)}:", self.mc.text(e.args[0]),
+                                      init=(slot, obj), facts=facts, av=self.value(e.args[0]))
+            return
+        self.compile_lock_with(s, e)
+
+    def compile_lock_with(self, s: ast.With, e: ast.expr) -> None:
+        slot = self.hidden("lock")
+        with self.recording() as facts:
+            lock = self.expr(e, allow_calls=False)
+            facts.uses.append(self.value(e))
+        uses = (self.value(e),)  # the exit releases the same lock
+        name = self.mc.text(e)
+        nxt = self.label()
+
+        def make() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                r = lock(ctx)
+                ctx.loc[slot] = r
+                sync.acquire(ctx, r)
+                ctx.pc = nxt.pc
+
+            return run
+
+        gslot = self.global_lock_slot(e)
+
+        def guard_make() -> Callable[[Ctx], bool]:
+            if gslot is None:
+                return lambda ctx: sync.can_acquire(ctx, lock(ctx))
+
+            def guard(ctx: Ctx) -> bool:
+                # A plain Lock in a global, the common case, without the calls (guards run for every thread
+                # in every state); a tracked evaluation records the read.
+                if not ctx.track:
+                    r = ctx.g[gslot]
+                    if type(r) is Ref:
+                        o = ctx.heap[r.i]
+                        if o[0] is LOCK:
+                            return o[2] is None
+                return sync.can_acquire(ctx, lock(ctx))
+
+            return guard
+
+        def blocked_make() -> Callable[[Ctx], str]:
+            return lambda ctx: f"waits to acquire {name} {sync.lock_holder_text(ctx, lock(ctx))}".strip()
+
+        lock_name = self.lock_name(e)
+        fast = codegen.acquire_global_lock(self, e.id, slot, nxt) if isinstance(e, ast.Name) else None
+        self.emit(make, True, s, kind="acquire", source=f"with {name}:", guard_make=guard_make,
+                  blocked_make=blocked_make, lock_name=lock_name, fast=fast, **facts.info())
+        self.here(nxt)
+
+        def emit_exit(at_node: ast.AST) -> None:
+            after = self.label()
+
+            def make_exit() -> Callable[[Ctx], None]:
+                def run(ctx: Ctx) -> None:
+                    r = ctx.loc[slot]
+                    ctx.loc[slot] = None
+                    sync.release(ctx, r)
+                    ctx.pc = after.pc
+
+                return run
+
+            self.emit(make_exit, True, at_node, kind="release", source=f"end of with {name}: release",
+                      lock_name=lock_name, uses=uses, fast=codegen.release_lock(slot, after),
+                      line=getattr(at_node, "end_lineno", s.lineno) if at_node is s else at_node.lineno)
+            self.here(after)
+
+        self.exits.append(Exit(emit_exit))
+        self.compile_block(s.body)
+        self.exits.pop()
+        # The exit clears the lock's slot, so that states do not remember which lock a finished block held.
+        emit_exit(s)
+
+    def global_lock_slot(self, e: ast.expr) -> int | None:
+        """The global slot a lock expression reads, when it is a global's name (as ``e_Name`` resolves it)."""
+        if isinstance(e, ast.Name) and not (e.id in self.slot and e.id not in self.global_names):
+            return self.mc.global_slot.get(e.id)
+        return None
+
+    def lock_name(self, e: ast.expr) -> str | None:
+        """The global a lock expression names (``m0``), or None when it is not known statically."""
+        if isinstance(e, ast.Name) and self.is_global(e.id):
+            return e.id
+        return None
+
+    def is_global(self, name: str) -> bool:
+        if self.is_module:
+            return name in self.mc.global_slot
+        return name not in self.slot and name in self.mc.global_slot
+
+    def compile_monitor_with(
+        self,
+        s: ast.AST,
+        r: Fn,
+        body: list[ast.stmt],
+        src: str,
+        name: str,
+        init: tuple[int, Fn] | None = None,
+        facts: Facts | None = None,
+        av: AV = NO_VALUE,
+    ) -> None:
+        """``av``: the abstract value of the object whose monitor the block holds (static escape analysis)."""
+        nxt = self.label()
+        if init is not None:
+            slot, obj = init
+
+            def target(ctx: Ctx) -> Any:
+                return obj(ctx)
+        else:
+            slot = -1
+            target = r
+
+        def make() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                o = target(ctx)
+                if slot >= 0:
+                    ctx.loc[slot] = o
+                sync.enter(ctx, o)
+                ctx.pc = nxt.pc
+
+            return run
+
+        def guard_make() -> Callable[[Ctx], bool]:
+            return lambda ctx: sync.can_enter(ctx, target(ctx))
+
+        def blocked_make() -> Callable[[Ctx], str]:
+            def text(ctx: Ctx) -> str:
+                own = sync.owner(ctx, target(ctx))
+                return f"waits for the monitor of {name} (held by thread {own})"
+
+            return text
+
+        info = (facts or Facts()).info()
+        info["uses"] = (*info["uses"], av)
+        self.emit(make, True, s, kind="acquire", source=src, guard_make=guard_make, blocked_make=blocked_make,
+                  **info)
+        self.here(nxt)
+
+        def emit_exit(at_node: ast.AST) -> None:
+            after = self.label()
+
+            def make_exit() -> Callable[[Ctx], None]:
+                def run(ctx: Ctx) -> None:
+                    o = r(ctx)
+                    if slot >= 0:
+                        ctx.loc[slot] = None
+                    sync.exit_(ctx, o)
+                    ctx.pc = after.pc
+
+                return run
+
+            line = getattr(at_node, "end_lineno", 0) if at_node is s else getattr(at_node, "lineno", 0)
+            self.emit(make_exit, True, at_node, kind="release", source=f"leave monitor of {name}", line=line,
+                      uses=(av,))
+            self.here(after)
+
+        self.exits.append(Exit(emit_exit))
+        self.compile_block(body)
+        self.exits.pop()
+        emit_exit(s)
+
+    def compile_synchronized_body(self, fn: ast.FunctionDef, body: list[ast.stmt]) -> None:
+        """A @synchronized method runs as ``with synchronized(self):`` around its body."""
+        self_slot = 0
+        src = f"{fn.name}(): enter monitor of self"
+
+        def r(ctx: Ctx) -> Any:
+            return ctx.loc[self_slot]
+
+        self.compile_monitor_with(fn, r, body, src, "self", av=frozenset({("local", self_slot)}))
+
+    def compile_indivisible(self, s: ast.With) -> None:
+        body = [b for b in s.body if not isinstance(b, ast.Pass)]
+        nxt = self.label()
+
+        def make() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                ctx.atomic += 1
+                ctx.pc = nxt.pc
+
+            return run
+
+        entry = self.emit(make, True, s, kind="indivisible", source="with indivisible():")
+        self.here(nxt)
+
+        def emit_exit(at_node: ast.AST) -> None:
+            after = self.label()
+
+            def make_exit() -> Callable[[Ctx], None]:
+                def run(ctx: Ctx) -> None:
+                    ctx.atomic -= 1
+                    ctx.pc = after.pc
+
+                return run
+
+            self.emit(make_exit, False, at_node, source="")
+            self.here(after)
+
+        start = len(self.pending)
+        self.exits.append(Exit(emit_exit))
+        self.compile_block(body)
+        self.exits.pop()
+        emit_exit(s)
+        # The block is enabled when its first statement is (e.g. a wait_until guarding a compare-and-swap).
+        if start < len(self.pending):
+            info = self.pending[start][1]
+            if "guard_make" in info:
+                self.pending[entry][1]["guard_make"] = info["guard_make"]
+                if "blocked_make" in info:
+                    self.pending[entry][1]["blocked_make"] = info["blocked_make"]
+        # The nodes inside run in the entry's step; mark their static facts on the entry for reductions.
+        inner = [self.pending[i][1] for i in range(start, len(self.pending))]
+        ent = self.pending[entry][1]
+        for key in ("reads", "writes", "fields_read", "fields_written"):
+            acc: set[str] = set(ent.get(key, frozenset()))
+            for inf in inner:
+                acc |= inf.get(key, frozenset())
+            ent[key] = frozenset(acc)
+        if any(inf.get("kind", "stmt") in SYNC_KINDS for inf in inner):
+            ent["kind"] = "indivisible"
+        else:
+            ent["kind"] = "atomic-step"
+        for key in ("elements_read", "elements_written"):
+            ent[key] = any(inf.get(key, False) for inf in inner)
+        ent["callee_names"] = frozenset().union(*(inf.get("callee_names", frozenset()) for inf in inner))
+        ent["allocates"] = any(inf.get("allocates", False) for inf in inner)
+        ent["chooses"] = any(inf.get("chooses", False) for inf in inner)
+
+    def compile_atomic(self, s: ast.With) -> None:
+        """An atomicity specification costs no step. Its exit (at its end, and on every ``return``,
+        ``break`` or ``continue`` that leaves it) is a step-free marker that records, in a tracked step's
+        Effect, that the thread left its outermost block: one step may leave a block and enter the next
+        (``while True: with atomic(): ...``), so commit-atomicity cannot tell phases from the pc alone."""
+        outer = self.atomic_block
+        ident = len(self.mc.atomic_blocks)
+        block = AtomicBlock(ident, s.lineno, self.mc.text(s).split("\n")[0], outer)
+        self.mc.atomic_blocks.append(block)
+        self.atomic_block = ident
+        lexically_outermost = outer < 0
+
+        def emit_exit(at_node: ast.AST) -> None:
+            after = self.label()
+
+            def make_exit() -> Callable[[Ctx], None]:
+                def run(ctx: Ctx) -> None:
+                    if ctx.track and lexically_outermost and not any(
+                            f[0].nodes[f[1]].atomic_block >= 0 for f in ctx.frames):
+                        ctx.blocks.append(ident)
+                    ctx.pc = after.pc
+
+                return run
+
+            self.emit(make_exit, False, at_node, source="", kind="atomic-exit")
+            self.here(after)
+
+        self.exits.append(Exit(emit_exit))
+        self.compile_block(s.body)
+        self.exits.pop()
+        # commit() as the block's last statement: the block's last step commits (it leaves the block, which is
+        # a commit anyway); the mark must not fall on the first step after the block.
+        self.commit_next = False
+        self.atomic_block = outer
+        emit_exit(s)
+
+    # -- synchronisation statements ---------------------------------------------------------------------------
+
+    def call_stmt_wait_until(self, s: ast.Expr, e: ast.Call) -> None:
+        if len(e.args) != 1 or e.keywords:
+            raise self.mc.error(e, "wait_until(cond) takes one condition")
+        with self.recording() as facts:
+            cond = self.condition(e.args[0], allow_calls=False)
+        nxt = self.label()
+        text = self.mc.text(e.args[0])
+
+        def make() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                # Evaluated again when executed: its reads are the step's accesses, and an error in the
+                # condition (which the guard reports as "enabled") is raised here.
+                if not cond(ctx):
+                    raise ModelError(f"wait_until({text}) executed while false")
+                ctx.pc = nxt.pc
+
+            return run
+
+        self.emit(make, True, s, kind="wait_until", guard_make=lambda: cond,
+                  blocked_make=lambda: (lambda ctx: f"waits until {text}"), **facts.info())
+        self.here(nxt)
+
+    def call_stmt_commit(self, s: ast.Expr, e: ast.Call) -> None:
+        if self.atomic_block < 0:
+            raise self.mc.error(e, "commit() outside 'with atomic():'")
+        self.commit_next = True
+        b = self.mc.atomic_blocks[self.atomic_block]
+        while True:
+            b.has_commit = True
+            if b.outer < 0:
+                break
+            b = self.mc.atomic_blocks[b.outer]
+
+    def call_stmt_wait(self, s: ast.Expr, e: ast.Call) -> None:
+        if len(e.args) != 1:
+            raise self.mc.error(e, "wait(obj) takes one object")
+        with self.recording() as facts:
+            obj = self.expr(e.args[0], allow_calls=False)
+            facts.uses.append(self.value(e.args[0]))
+        self.compile_wait(s, obj, True, self.mc.text(e.args[0]), facts)
+
+    def call_stmt_notify(self, s: ast.Expr, e: ast.Call) -> None:
+        self._notify_stmt(s, e, False)
+
+    def call_stmt_notify_all(self, s: ast.Expr, e: ast.Call) -> None:
+        self._notify_stmt(s, e, True)
+
+    def _notify_stmt(self, s: ast.Expr, e: ast.Call, everyone: bool) -> None:
+        if len(e.args) != 1:
+            raise self.mc.error(e, "notify(obj) takes one object")
+        with self.recording() as facts:
+            obj = self.expr(e.args[0], allow_calls=False)
+            facts.uses.append(self.value(e.args[0]))
+        nxt = self.label()
+
+        def make() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                sync.notify(ctx, obj(ctx), True, everyone)
+                ctx.pc = nxt.pc
+
+            return run
+
+        self.emit(make, True, s, kind="notify", **facts.info())
+        self.here(nxt)
+
+    def compile_wait(self, s: ast.AST, obj: Fn, monitor: bool, name: str, facts: Facts) -> None:
+        """``wait`` is two steps: release and join the wait set; then, once notified, re-acquire."""
+        slot, count = self.hidden("w"), self.hidden("c")
+        reacq, nxt = self.label(), self.label()
+
+        def make() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                r = obj(ctx)
+                if type(r) is not Ref:
+                    raise ModelError(f"wait() on {show(r)}")
+                ctx.loc[count] = sync.wait(ctx, r, monitor)
+                ctx.loc[slot] = r
+                ctx.pc = reacq.pc
+
+            return run
+
+        self.emit(make, True, s, kind="wait", **facts.info())
+        self.here(reacq)
+
+        def make2() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                loc = ctx.loc
+                sync.reacquire(ctx, loc[slot], monitor, loc[count])
+                loc[slot] = None
+                loc[count] = None
+                ctx.pc = nxt.pc
+
+            return run
+
+        def guard() -> Callable[[Ctx], bool]:
+            return lambda ctx: sync.can_reacquire(ctx, ctx.loc[slot], monitor)
+
+        def blocked() -> Callable[[Ctx], str]:
+            def text(ctx: Ctx) -> str:
+                r = ctx.loc[slot]
+                o = ctx.heap[r.i]
+                waiting = ctx.tid in (o[MON][2] if monitor and o[MON] else o[3] if not monitor else ())
+                return f"waits for a notify on {name}" if waiting else f"waits to re-acquire the lock of {name}"
+
+            return text
+
+        self.emit(make2, True, s, kind="reacquire", source=f"{self.mc.text(s)}  (re-acquire)",
+                  guard_make=guard, blocked_make=blocked, uses=tuple(facts.uses))
+        self.here(nxt)
+
+    def sync_method_stmt(self, s: ast.Expr, e: ast.Call, f: ast.Attribute) -> None:
+        """``x.acquire()`` and friends: a synchronisation step when ``x`` is a lock, condition or thread;
+        a plain method call when ``x`` is a model object that defines the method."""
+        method = f.attr
+        if e.keywords or (e.args and method not in ("start", "join")) or (e.args and method == "start"):
+            raise self.mc.error(e, f"{method}() with arguments is not supported in models")
+        if method == "join" and e.args:
+            raise self.mc.error(e, "join() with a timeout is not supported in models")
+        with self.recording() as facts:
+            recv = self.expr(f.value, allow_calls=False)
+        # The receiver may be a model object whose class defines the method: then it is a plain call.
+        facts.callees.add("." + method)
+        rv = self.value(f.value)
+        facts.uses.append(rv)
+        facts.flows.append(("method_call", rv, method, ()))
+        if method == "start":
+            facts.flows.append(("start", rv))
+        name = self.mc.text(f.value)
+        user_call_site = self.label()
+        nxt = self.label()
+        # A model object whose class defines the method gets a normal call instead.
+        user_setup = self.method_call_setup(recv, method, [], e)
+
+        if method == "wait":
+            self.compile_wait(s, recv, False, name, facts)  # c.wait() on a Condition
+            return
+
+        op: Callable[[Ctx, Any], None]
+        guard: Callable[[Ctx, Any], bool] | None = None
+        blocked: Callable[[Ctx, Any], str] | None = None
+        kind = method
+        if method == "acquire":
+            op, guard = sync.acquire, sync.can_acquire
+
+            def blocked(ctx: Ctx, r: Any) -> str:
+                return f"waits to acquire {name} {sync.lock_holder_text(ctx, r)}".strip()
+        elif method == "release":
+            op = sync.release
+        elif method in ("notify", "notify_all", "notifyAll"):
+            everyone = method != "notify"
+            kind = "notify"
+
+            def op(ctx: Ctx, r: Any, everyone: bool = everyone) -> None:
+                sync.notify(ctx, r, False, everyone)
+        elif method == "start":
+            op = _start_thread
+        else:  # join
+            op, guard = _join_op, _join_guard
+
+            def blocked(ctx: Ctx, r: Any) -> str:
+                return f"waits for thread {ctx.heap[r.i][2]} ({name}) to finish"
+
+        def is_user(ctx: Ctx, r: Any) -> bool:
+            return type(r) is Ref and ctx.heap[r.i][0].lookup(method) is not None
+
+        def make() -> Callable[[Ctx], None]:
+            after = nxt.pc
+            ret = user_call_site.pc
+
+            def run(ctx: Ctx) -> None:
+                r = recv(ctx)
+                if is_user(ctx, r):
+                    user_setup(ctx, ret)
+                    return
+                op(ctx, r)
+                ctx.pc = after
+
+            return run
+
+        info: dict[str, Any] = {}
+        if guard is not None:
+            g = guard
+
+            def guard_make() -> Callable[[Ctx], bool]:
+                def run(ctx: Ctx) -> bool:
+                    r = recv(ctx)
+                    return is_user(ctx, r) or g(ctx, r)
+
+                return run
+
+            info["guard_make"] = guard_make
+        if blocked is not None:
+            b = blocked
+            info["blocked_make"] = lambda: (lambda ctx: b(ctx, recv(ctx)))
+        if method == "join":
+            info["fast"] = codegen.join(self, f.value, nxt)
+        self.emit(make, True, s, kind=kind, lock_name=self.lock_name(f.value), succ=[nxt, user_call_site], **info,
+                  **facts.info())
+        self.here(user_call_site)
+        self.jump(nxt, s)
+        self.here(nxt)

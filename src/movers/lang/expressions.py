@@ -1,0 +1,538 @@
+"""Expressions, calls of model functions, and assignment targets.
+
+``ExpressionCompiler`` is the ``FunctionCompiler`` mixin with ``e_X`` for each supported expression
+``ast.X`` (``_expr`` dispatches on the node's type; an expression without a method is an unsupported
+construct). Each returns a closure ``Fn`` that evaluates the expression in a ``Ctx`` and records, while it
+compiles, what the code accesses (``self.facts``) and the expression's abstract value (``note``), so that the
+static facts cannot disagree with what executes. Calls of model functions, methods and constructors
+(``e_Call``) are hoisted: ``site`` registers a ``CallSite`` that the enclosing statement runs before the rest
+of the expression (see ``function.py``); ``no_calls`` rejects them where hoisting would change which of them
+run. Builtin calls are in ``builtins.py``. ``store`` compiles assignment targets: names, fields, elements and
+unpacking.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from movers.ir import sync
+from movers.ir.machine import Ctx, ModelError, new_object, show
+from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
+from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
+from movers.lang.runtime_ops import (
+    _BOXED,
+    _IN_OPS,
+    BINOPS,
+    CMPOPS,
+    MAX_SEQUENCE,
+    _as_tuple,
+    _check_ref,
+    _index,
+    _int_like,
+    _list_items,
+    _make_in,
+    _too_big,
+    _truth,
+    _writable_field,
+)
+from movers.lang.syntax import DECLARATIONS, FORBIDDEN, SYNC_METHODS, _is_call_to
+
+
+class ExpressionCompiler(FunctionCore):
+    """``e_X``: the rule for expression ``ast.X``; model calls; assignment targets."""
+
+    # -- expressions ------------------------------------------------------------------------------------------
+
+    def expr(self, e: ast.expr, allow_calls: bool = True) -> Fn:
+        saved = self.site_stack
+        if not allow_calls:
+            self.site_stack = None
+        try:
+            return self._expr(e)
+        finally:
+            self.site_stack = saved
+
+    def _expr(self, e: ast.expr) -> Fn:
+        m = getattr(self, "e_" + type(e).__name__, None)
+        if m is None:
+            raise self.mc.error(e, f"unsupported construct: {type(e).__name__.lower()} expression")
+        return m(e)
+
+    def condition(self, e: ast.expr, allow_calls: bool = True) -> Fn:
+        """``e`` compiled for its truth (``if``, ``while``, ``assert``, ``not``…), as Python tests it."""
+        f = self.expr(e, allow_calls)
+        if isinstance(e, ast.Compare) or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not)):
+            return f  # already a bool
+
+        def truth(ctx: Ctx) -> bool:
+            v = f(ctx)
+            return _truth(ctx, v) if type(v) is Ref else bool(v)
+
+        return truth
+
+    def no_calls(self, e: ast.expr, why: str) -> Fn:
+        saved = self.site_stack
+        if saved is not None and any(
+            isinstance(n, ast.Call) and self._is_model_call(n) for n in ast.walk(e)
+        ):
+            raise self.mc.error(e, f"calls of model functions are not supported {why}; assign to a variable first")
+        try:
+            return self._expr(e)
+        finally:
+            self.site_stack = saved
+
+    def _is_model_call(self, c: ast.Call) -> bool:
+        f = c.func
+        if isinstance(f, ast.Name):
+            return f.id in self.mc.functions or (f.id in self.mc.classes and self.mc.classes[f.id].lookup("__init__")
+                                                 is not None)
+        return isinstance(f, ast.Attribute)
+
+    def e_Constant(self, e: ast.Constant) -> Fn:
+        v = e.value
+        if not isinstance(v, (int, bool, type(None))):
+            if isinstance(v, str):
+                raise self.mc.error(e, "strings are only allowed as assertion messages")
+            raise self.mc.error(e, f"unsupported value {v!r}: values are ints, bools, None and tuples")
+        return lambda ctx: v
+
+    def e_Name(self, e: ast.Name) -> Fn:
+        name = e.id
+        if name in self.slot and name not in self.global_names:
+            i = self.slot[name]
+            self.note(e, frozenset({("local", i)}))
+
+            def read_local(ctx: Ctx) -> Any:
+                v = ctx.loc[i]
+                if type(v) in _BOXED:
+                    if v is UNBOUND:
+                        raise ModelError(f"local variable '{name}' referenced before assignment")
+                    return unbox(v)
+                return v
+
+            return read_local
+        if name in self.mc.global_slot:
+            s = self.mc.global_slot[name]
+            self.facts.reads.add(name)
+            self.note(e, frozenset({("global", name)}))
+
+            def read(ctx: Ctx) -> Any:
+                if ctx.track:
+                    ctx.reads.append(s)
+                v = ctx.g[s]
+                return unbox(v) if type(v) in _BOXED else v
+
+            return read
+        if name in self.mc.funcs:
+            raise self.mc.error(e, f"'{name}' is a function: functions are not values in models; call it, or "
+                                f"start it with Thread(target={name})")
+        if name in self.mc.classes:
+            raise self.mc.error(e, f"'{name}' is a class: classes are not values in models; call it to create "
+                                "an object")
+        if name in ("True", "False", "None"):
+            v = {"True": True, "False": False, "None": None}[name]
+            return lambda ctx: v
+        if name in FORBIDDEN:
+            raise self.mc.error(e, f"'{name}' is not allowed: a model is parsed, never executed")
+        raise self.mc.error(e, f"name '{name}' is not defined")
+
+    def e_Tuple(self, e: ast.Tuple) -> Fn:
+        parts = [self._expr(x) for x in e.elts]
+        if any(isinstance(x, ast.Starred) for x in e.elts):
+            raise self.mc.error(e, "unsupported construct: starred expression")
+        self.note(e, *(self.value(x) for x in e.elts))
+        return lambda ctx: tuple(p(ctx) for p in parts)
+
+    def list_class(self, e: ast.AST) -> ClassInfo:
+        """The list class of this allocation site."""
+        return ClassInfo("list", builtin="list", is_list=True, line=getattr(e, "lineno", 0))
+
+    def e_List(self, e: ast.List) -> Fn:
+        parts = [self._expr(x) for x in e.elts]
+        cls = self.list_class(e)
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "list"))
+        self.flow("store", ("element", self.value(e)), NO_VALUE.union(*(self.value(x) for x in e.elts)))
+
+        def run(ctx: Ctx) -> Ref:
+            return ctx.alloc((cls, None, *(p(ctx) for p in parts)))
+
+        return run
+
+    def e_BinOp(self, e: ast.BinOp) -> Fn:
+        if isinstance(e.op, ast.Mult) and isinstance(e.left, ast.List):
+            if len(e.left.elts) != 1:
+                raise self.mc.error(e, "only [value] * n creates an array")
+            item, count = self._expr(e.left.elts[0]), self._expr(e.right)
+            cls = self.list_class(e)
+            self.facts.allocates = True
+            self.note(e, self.new_site(e, "list"))
+            self.flow("store", ("element", self.value(e)), self.value(e.left.elts[0]))
+
+            def alloc(ctx: Ctx) -> Ref:
+                n = count(ctx)
+                if not _int_like(n) or n < 0:
+                    raise ModelError(f"array length must be a non-negative int, got {show(n)}")
+                if n > MAX_SEQUENCE:
+                    raise _too_big(f"array of {show(n)} elements")
+                return ctx.alloc((cls, None, *((item(ctx),) * n)))
+
+            return alloc
+        op = BINOPS.get(type(e.op))
+        if op is None:
+            raise self.mc.error(e, "unsupported operator (values are ints: use // for division)")
+        a, b = self._expr(e.left), self._expr(e.right)
+        self.note(e, self.value(e.left), self.value(e.right))  # tuple + tuple, tuple * n
+        if isinstance(e.op, ast.Add):
+            def add(ctx: Ctx) -> Any:
+                v = a(ctx) + b(ctx)
+                if type(v) is tuple and len(v) > MAX_SEQUENCE:
+                    raise _too_big("tuple too long")
+                return v
+
+            return add
+        if isinstance(e.op, ast.Sub):
+            return lambda ctx: a(ctx) - b(ctx)
+        if isinstance(e.op, ast.Mod):
+            return lambda ctx: a(ctx) % b(ctx)
+        return lambda ctx: op(a(ctx), b(ctx))
+
+    def e_UnaryOp(self, e: ast.UnaryOp) -> Fn:
+        if isinstance(e.op, ast.Not):
+            t = self.condition(e.operand)
+            return lambda ctx: not t(ctx)
+        a = self._expr(e.operand)
+        if isinstance(e.op, ast.USub):
+            return lambda ctx: -a(ctx)
+        if isinstance(e.op, ast.UAdd):
+            return lambda ctx: +a(ctx)
+        return lambda ctx: ~a(ctx)
+
+    def e_BoolOp(self, e: ast.BoolOp) -> Fn:
+        parts = [self.no_calls(x, "inside 'and'/'or'") for x in e.values]
+        self.note(e, *(self.value(x) for x in e.values))  # `a or b` is one of its operands
+        if isinstance(e.op, ast.And):
+            def run(ctx: Ctx) -> Any:
+                v: Any = True
+                for p in parts:
+                    v = p(ctx)
+                    if not (_truth(ctx, v) if type(v) is Ref else v):
+                        return v
+                return v
+        else:
+            def run(ctx: Ctx) -> Any:
+                v: Any = False
+                for p in parts:
+                    v = p(ctx)
+                    if _truth(ctx, v) if type(v) is Ref else v:
+                        return v
+                return v
+
+        return run
+
+    def e_IfExp(self, e: ast.IfExp) -> Fn:
+        self.no_calls(e.test, "inside a conditional expression")
+        t = self.condition(e.test)
+        a = self.no_calls(e.body, "inside a conditional expression")
+        b = self.no_calls(e.orelse, "inside a conditional expression")
+        self.note(e, self.value(e.body), self.value(e.orelse))
+        return lambda ctx: a(ctx) if t(ctx) else b(ctx)
+
+    def e_Compare(self, e: ast.Compare) -> Fn:
+        left = self._expr(e.left)
+        rights = [self._expr(c) for c in e.comparators]
+        ops: list[Callable[[Any, Any], bool]] = []
+        for o in e.ops:
+            if isinstance(o, (ast.In, ast.NotIn)):
+                self.facts.elements_read = True  # `v in a` reads every element of a list
+                self.facts.uses.append(self.value(e.comparators[len(ops)]))
+                neg = isinstance(o, ast.NotIn)
+                ops.append(_make_in(neg))
+            else:
+                ops.append(CMPOPS[type(o)])
+        needs_ctx = any(isinstance(o, (ast.In, ast.NotIn)) for o in e.ops)
+        if len(ops) == 1 and not needs_ctx:
+            op, r = ops[0], rights[0]
+            if isinstance(e.ops[0], ast.Eq):
+                return lambda ctx: left(ctx) == r(ctx)
+            if isinstance(e.ops[0], ast.Lt):
+                return lambda ctx: left(ctx) < r(ctx)
+            return lambda ctx: op(left(ctx), r(ctx))
+
+        def run(ctx: Ctx) -> bool:
+            a = left(ctx)
+            for op, r in zip(ops, rights, strict=True):
+                b = r(ctx)
+                if op in _IN_OPS:
+                    b = _as_tuple(ctx, b)
+                if not op(a, b):
+                    return False
+                a = b
+            return True
+
+        return run
+
+    def e_Subscript(self, e: ast.Subscript) -> Fn:
+        if isinstance(e.slice, ast.Slice):
+            raise self.mc.error(e, "unsupported construct: slices")
+        seq, index = self._expr(e.value), self._expr(e.slice)
+        self.facts.elements_read = True
+        sv = self.value(e.value)
+        self.facts.uses.append(sv)
+        self.note(e, sv, frozenset({("element", sv)}))  # a list's element, or a tuple's item
+
+        def run(ctx: Ctx) -> Any:
+            v = seq(ctx)
+            i = index(ctx)
+            if type(v) is Ref:
+                o = ctx.heap[v.i]
+                if not o[0].is_list:
+                    raise ModelError(f"a {o[0].name} object is not subscriptable")
+                idx = _index(o, i)
+                if ctx.track:
+                    ctx.reads.append((v, idx))
+                x = o[idx]
+                return unbox(x) if type(x) in _BOXED else x
+            if type(v) is tuple:
+                if type(i) is not int or not -len(v) <= i < len(v):
+                    raise ModelError(f"tuple index {show(i)} out of range")
+                return v[i]
+            raise ModelError(f"{show(v)} is not subscriptable")
+
+        return run
+
+    def e_Attribute(self, e: ast.Attribute) -> Fn:
+        obj = self._expr(e.value)
+        name = e.attr
+        self.facts.fields_read.add(name)
+        self.facts.uses.append(self.value(e.value))
+        self.note(e, frozenset({("field", self.value(e.value), name)}))
+
+        def run(ctx: Ctx) -> Any:
+            r = obj(ctx)
+            if type(r) is not Ref:
+                raise ModelError(f"attribute '{name}' of {show(r)}")
+            o = ctx.heap[r.i]
+            idx = o[0].field_index.get(name)
+            if idx is None:
+                if name == "owner":
+                    if ctx.track:
+                        ctx.reads.append((r, MON))  # the monitor (or a condition's lock): lock state
+                    return sync.owner(ctx, r)
+                raise ModelError(f"{o[0].name} object has no field '{name}'")
+            if ctx.track:
+                ctx.reads.append((r, idx))
+            x = o[idx]
+            if type(x) in _BOXED:
+                if x is UNBOUND:
+                    raise ModelError(f"{o[0].name} object has no attribute '{name}' (not assigned yet)")
+                return unbox(x)
+            return x
+
+        return run
+
+    # -- calls of model functions, methods and constructors (hoisted: see ``site``) ---------------------------
+
+    def e_Call(self, e: ast.Call) -> Fn:
+        f = e.func
+        if isinstance(f, ast.Name):
+            name = f.id
+            if name in FORBIDDEN:
+                raise self.mc.error(e, f"'{name}' is not allowed: a model is parsed, never executed")
+            if name in self.mc.functions and name not in self.slot:
+                code = self.mc.functions[name]
+                self.facts.callees.add(name)
+                args = self.call_args(e)
+                self.check_arity(e, code, len(e.args))
+                self.flow("call", code, tuple(self.value(a) for a in e.args))
+                self.note(e, frozenset({("return", code)}))
+                return self.site(lambda ctx, ret_pc: ctx.push(code, [a(ctx) for a in args], ret_pc), e)
+            if name in self.mc.classes:
+                return self.constructor(e, self.mc.classes[name])
+            builder = getattr(self, "b_" + name, None)
+            if builder is not None and name not in self.slot:
+                return builder(e)
+            if name in self.slot or name in self.mc.global_slot:
+                raise self.mc.error(e, f"'{name}' is not a function: calling function values is not supported")
+            if name in DECLARATIONS:
+                raise self.mc.error(e, f"{name}(…) must be a statement at the top level of the model")
+            raise self.mc.error(e, f"unknown function '{name}'")
+        if isinstance(f, ast.Attribute):
+            if isinstance(f.value, ast.Call) and _is_call_to(f.value, "super"):
+                return self.super_call(e, f)
+            if f.attr in SYNC_METHODS:
+                raise self.mc.error(e, f"{f.attr}() must be a statement of its own")
+            recv = self._expr(f.value)
+            args = self.call_args(e)
+            self.facts.callees.add("." + f.attr)
+            rv = self.value(f.value)
+            self.flow("method_call", rv, f.attr, tuple(self.value(a) for a in e.args))
+            self.note(e, frozenset({("method_return", rv, f.attr)}))
+            return self.site(self.method_call_setup(recv, f.attr, args, e), e)
+        raise self.mc.error(e, "unsupported call")
+
+    def check_arity(self, e: ast.AST, code: Code, n: int) -> None:
+        if n != len(code.params):
+            raise self.mc.error(e, f"{code.name}() takes {len(code.params)} arguments, {n} given")
+
+    def call_args(self, e: ast.Call) -> list[Fn]:
+        if e.keywords:
+            raise self.mc.error(e, "keyword arguments are not supported for model functions")
+        if any(isinstance(a, ast.Starred) for a in e.args):
+            raise self.mc.error(e, "unsupported construct: *args")
+        return [self._expr(a) for a in e.args]
+
+    def site(self, setup: Callable[[Ctx, int], None], e: ast.AST, temp: int | None = None) -> Fn:
+        """Register a hoisted call; the returned closure reads (and clears) its result."""
+        if self.site_stack is None:
+            raise self.mc.error(e, "calls of model functions are not supported here; assign to a variable first")
+        t = self.hidden("t") if temp is None else temp
+        self.site_stack[0].append(CallSite(t, setup))
+
+        def read(ctx: Ctx) -> Any:
+            loc = ctx.loc
+            v = loc[t]
+            loc[t] = None
+            return unbox(v)
+
+        return read
+
+    def method_call_setup(self, recv: Fn, method: str, args: list[Fn], e: ast.AST) -> Callable[[Ctx, int], None]:
+        def setup(ctx: Ctx, ret_pc: int) -> None:
+            r = recv(ctx)
+            if type(r) is not Ref:
+                raise ModelError(f"method '{method}' called on {show(r)}")
+            cls = ctx.heap[r.i][0]
+            code = cls.lookup(method)
+            if code is None:
+                raise ModelError(f"{cls.name} object has no method '{method}'")
+            if len(code.params) != len(args) + 1:
+                raise ModelError(f"{code.name}() takes {len(code.params) - 1} arguments, {len(args)} given")
+            ctx.push(code, [r, *(a(ctx) for a in args)], ret_pc)
+
+        return setup
+
+    def super_call(self, e: ast.Call, f: ast.Attribute) -> Fn:
+        if self.cls is None:
+            raise self.mc.error(e, "super() outside a method")
+        base = self.cls.base
+        args = self.call_args(e)
+        self_slot = 0
+        if base is None or base is THREAD:
+            if f.attr == "__init__":
+                if args:
+                    raise self.mc.error(e, "Thread.__init__ arguments are not supported; define run()")
+                return lambda ctx: None
+            raise self.mc.error(e, f"base class has no method '{f.attr}'")
+        code = base.lookup(f.attr)
+        if code is None:
+            raise self.mc.error(e, f"base class '{base.name}' has no method '{f.attr}'")
+        self.facts.callees.add("." + f.attr)
+        self.check_arity(e, code, len(args) + 1)
+        self.flow("call", code, (frozenset({("local", self_slot)}), *(self.value(a) for a in e.args)))
+        self.note(e, frozenset({("return", code)}))
+        return self.site(lambda ctx, ret_pc: ctx.push(code, [ctx.loc[self_slot], *(a(ctx) for a in args)],
+                                                      ret_pc), e)
+
+    def constructor(self, e: ast.Call, cls: ClassInfo) -> Fn:
+        args = self.call_args(e)
+        init = cls.lookup("__init__")
+        self.facts.allocates = True
+        self.facts.callees.add(cls.name + ".__init__")
+        self.note(e, self.new_site(e, cls.name))
+        if init is not None:
+            self.flow("call", init, (self.value(e), *(self.value(a) for a in e.args)))
+        if init is None:
+            if args:
+                raise self.mc.error(e, f"{cls.name}() takes no arguments (it has no __init__)")
+            return lambda ctx: ctx.alloc(new_object(cls))
+        self.check_arity(e, init, len(args) + 1)
+        temp = self.hidden("t")
+
+        def setup(ctx: Ctx, ret_pc: int) -> None:
+            vals = [a(ctx) for a in args]
+            r = ctx.alloc(new_object(cls))
+            ctx.loc[temp] = r
+            ctx.push(init, [r, *vals], ret_pc)
+
+        # The constructor's value is the new object, stored before the call; the continuation ignores retval.
+        read = self.site(setup, e, temp=temp)
+        self.site_stack[0][-1].temp = -1  # type: ignore[index]
+        return read
+
+    # -- assignment targets -----------------------------------------------------------------------------------
+
+    def store(self, t: ast.expr, value: AV = NO_VALUE) -> Callable[[Ctx, Any], None]:
+        """The store into target ``t``; ``value`` is the abstract value stored (for the facts' flows)."""
+        if isinstance(t, ast.Name):
+            name = t.id
+            if name in self.slot and name not in self.global_names and not self.is_module:
+                i = self.slot[name]
+                self.flow("store", ("local", i), value)
+
+                def store_local(ctx: Ctx, v: Any) -> None:
+                    loc = ctx.loc
+                    tv = type(v)
+                    if tv is Ref or tv is tuple or type(loc[i]) is Ref or type(loc[i]) is tuple:
+                        ctx.dirty = True
+                        v = box(v)
+                    elif tv is bool:
+                        v = box(v)
+                    loc[i] = v
+
+                return store_local
+            if name in self.mc.global_slot:
+                s = self.mc.global_slot[name]
+                self.facts.writes.add(name)
+                self.flow("store", ("global", name), value)
+                return lambda ctx, v: ctx.set_global(s, v)
+            raise self.mc.error(t, f"cannot assign to '{name}'")
+        if isinstance(t, ast.Attribute):
+            obj = self._expr(t.value)
+            name = t.attr
+            self.facts.fields_written.add(name)
+            self.facts.uses.append(self.value(t.value))
+            self.flow("store", ("field", self.value(t.value), name), value)
+
+            def store_field(ctx: Ctx, v: Any) -> None:
+                r = _check_ref(obj(ctx), f"attribute '{name}'")
+                ctx.set_field(r, _writable_field(ctx.heap[r.i], name), v)
+
+            return store_field
+        if isinstance(t, ast.Subscript):
+            if isinstance(t.slice, ast.Slice):
+                raise self.mc.error(t, "unsupported construct: slices")
+            seq, index = self._expr(t.value), self._expr(t.slice)
+            self.facts.elements_written = True
+            self.facts.uses.append(self.value(t.value))
+            self.flow("store", ("element", self.value(t.value)), value)
+
+            def store_item(ctx: Ctx, v: Any) -> None:
+                r = seq(ctx)
+                if type(r) is not Ref:
+                    raise ModelError(f"item assignment on {show(r)}")
+                o = ctx.heap[r.i]
+                if not o[0].is_list:
+                    raise ModelError(f"item assignment on a {o[0].name} object")
+                ctx.set_field(r, _index(o, index(ctx)), v)
+
+            return store_item
+        if isinstance(t, (ast.Tuple, ast.List)):
+            # Unpacking a tuple gives its items, a list its elements (and reads them all).
+            self.facts.uses.append(value)
+            parts = [self.store(x, value | frozenset({("element", value)})) for x in t.elts]
+            n = len(parts)
+            self.facts.elements_read = True  # unpacking a list reads every element
+
+            def store_tuple(ctx: Ctx, v: Any) -> None:
+                if type(v) is Ref and ctx.heap[v.i][0].is_list:
+                    v = _list_items(ctx, v)
+                if type(v) is not tuple or len(v) != n:
+                    raise ModelError(f"cannot unpack {show(v)} into {n} values")
+                for p, x in zip(parts, v, strict=True):
+                    p(ctx, x)
+
+            return store_tuple
+        raise self.mc.error(t, "unsupported assignment target")

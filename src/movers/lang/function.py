@@ -1,0 +1,338 @@
+"""The core of the function compiler: the state and the node emission that every construct's rule builds on.
+
+A ``FunctionCompiler`` (assembled in ``lang/compiler.py`` from ``FunctionCore`` and the mixins of
+``statements.py``, ``concurrency.py``, ``expressions.py`` and ``builtins.py``) compiles one function, method
+or the module's initialisation into a ``Code``: a list of nodes, each a closure over integer slots. The core
+holds a function's locals and hidden slots, its labels, the nodes emitted so far (``emit``, ``jump``, and
+``finish``, which resolves the labels and builds the ``Node``s), the facts each node records for the static
+analyses (``Facts``, abstract values ``AV``), and the lowering of statements that contain calls (``simple``).
+
+The granularity of LANGUAGE.md section 6 is decided by the function compiler and only by it: the first node of
+every simple statement, every non-constant ``if``/``while`` condition, every ``for`` header, and the entry and
+exit of ``with lock:`` are *costly* (a step starts there: ``emit(…, costly=True)``); everything else is free
+glue that runs as part of the step before it.
+
+Calls of model functions are part of the calling statement's step. A statement whose expression contains
+calls is lowered into segments (``simple``): the costly node evaluates up to the first call and pushes the
+callee's frame; when the callee's ``return`` step pops it, the caller's next segment (a free node) stores the
+result in a hidden temporary and goes on, to the next call or to the end of the statement. Calls are therefore
+evaluated before the rest of the expression (``ExpressionCompiler.site`` registers each as a ``CallSite``);
+calls inside ``and``/``or``/conditional expressions are rejected, since hoisting them would change which of
+them run.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from movers.ir.machine import Ctx
+from movers.ir.program import ClassInfo, Code, Node, box
+from movers.lang import codegen
+from movers.lang.syntax import _is_docstring
+
+if TYPE_CHECKING:
+    from movers.lang.compiler import ModuleCompiler
+
+Fn = Callable[[Ctx], Any]
+
+
+class Label:
+    __slots__ = ("pc",)
+
+    def __init__(self) -> None:
+        self.pc = -1
+
+
+# An abstract value, for the static escape analysis: the objects an expression may evaluate to, as a set of
+# terms. ("local", slot) and ("global", name): what a variable holds; ("new", site): an object allocated at
+# ``site`` = (code name, line, column, class name); ("field", av, name) and ("element", av): what a field or an
+# element of an object of ``av`` holds; ("return", code): what ``code`` returns; ("method_return", av, name):
+# what method ``name`` returns, called on an object of ``av``. Tuples are not objects: a tuple's value is the
+# union of its items'. A value that holds no reference (an int) is the empty set.
+AV = frozenset
+NO_VALUE: frozenset[Any] = frozenset()
+
+
+class Facts:
+    """What a node's code may access: recorded by the expression and target compilers *while* they compile
+    the code that does the access, so that the static facts reductions rely on cannot disagree with what
+    executes (a second walk over AST shapes once missed ``v in a`` and ``x, y = a``)."""
+
+    __slots__ = ("reads", "writes", "fields_read", "fields_written", "elements_read", "elements_written",
+                 "callees", "allocates", "chooses", "flows", "uses")
+
+    def __init__(self) -> None:
+        self.reads: set[str] = set()
+        self.writes: set[str] = set()
+        self.fields_read: set[str] = set()
+        self.fields_written: set[str] = set()
+        self.elements_read = False
+        self.elements_written = False
+        self.callees: set[str] = set()
+        self.allocates = False
+        self.chooses = False
+        # For the static escape analysis (reduce/static_escape.py): where references flow, and the objects
+        # the node accesses (fields, elements, lock state), as abstract values (``AV``). A flow is
+        # ("store", dest, av), dest one of ("local", slot), ("global", name), ("field", av, name),
+        # ("element", av), ("return",); ("call", code, (av, ...)): arguments to parameters;
+        # ("method_call", av, name, (av, ...)): method ``name`` called on an object of ``av``;
+        # ("thread", av, code, av_args): ``Thread(target=code, args=…)``; ("start", av): ``start()``.
+        self.flows: list[tuple[Any, ...]] = []
+        self.uses: list[AV] = []
+
+    def info(self) -> dict[str, Any]:
+        """The ``Node`` fields these facts fill."""
+        return {
+            "reads": frozenset(self.reads),
+            "writes": frozenset(self.writes),
+            "fields_read": frozenset(self.fields_read),
+            "fields_written": frozenset(self.fields_written),
+            "elements_read": self.elements_read,
+            "elements_written": self.elements_written,
+            "callee_names": frozenset(self.callees),
+            "allocates": self.allocates,
+            "chooses": self.chooses,
+            "flows": tuple(self.flows),
+            "uses": tuple(self.uses),
+        }
+
+
+class CallSite:
+    """A model call inside an expression, hoisted to run before the rest of the statement."""
+
+    def __init__(self, temp: int, setup: Callable[[Ctx, int], None]) -> None:
+        self.temp = temp
+        self.setup = setup  # setup(ctx, ret_pc): evaluate receiver and arguments, push the frame
+
+
+class Exit:
+    """An enclosing construct that must be left properly by return/break/continue."""
+
+    def __init__(self, emit_exit: Callable[[ast.AST], None], loop: tuple[Label, Label] | None = None) -> None:
+        self.emit_exit = emit_exit
+        self.loop = loop  # (continue target, break target) for loops
+
+
+class FunctionCore:
+    """One function's compilation: its slots, labels and pending nodes, and the facts of the node being
+    compiled. The rules for each construct are the mixins that subclass it."""
+
+    def __init__(self, mc: ModuleCompiler, code: Code, fn: ast.FunctionDef | None, cls: ClassInfo | None) -> None:
+        self.mc = mc
+        self.code = code
+        self.fn = fn
+        self.cls = cls
+        self.slot: dict[str, int] = {n: i for i, n in enumerate(code.locals)}
+        self.global_names: set[str] = set()
+        self.pending: list[tuple[Callable[[], Callable[[Ctx], None]], dict[str, Any]]] = []
+        self.exits: list[Exit] = []
+        self.site_stack: list[list[CallSite]] | None = None
+        self.temp_counter = 0
+        self.atomic_block = -1
+        self.commit_next = False
+        self.is_module = fn is None
+        # The facts of the node being compiled (see ``recording``); outside one, a sink nobody reads.
+        self.facts = Facts()
+        # The abstract value (``AV``) of each expression compiled so far, for the facts' flows.
+        self.values: dict[ast.AST, AV] = {}
+
+    @contextmanager
+    def recording(self) -> Iterator[Facts]:
+        """Record the accesses of the code compiled inside the block, for the node about to be emitted."""
+        outer = self.facts
+        self.facts = f = Facts()
+        try:
+            yield f
+        finally:
+            self.facts = outer
+
+    # -- abstract values (static escape analysis) ---------------------------------------------------------------
+
+    def value(self, e: ast.AST | None) -> AV:
+        """The abstract value of an expression already compiled (none for constants and absent ones)."""
+        return self.values.get(e, NO_VALUE) if e is not None else NO_VALUE
+
+    def note(self, e: ast.AST, *parts: AV) -> None:
+        self.values[e] = NO_VALUE.union(*parts)
+
+    def new_site(self, e: ast.AST, cls_name: str) -> AV:
+        return frozenset({("new", (self.code.name, getattr(e, "lineno", 0), getattr(e, "col_offset", 0), cls_name))})
+
+    def flow(self, *f: Any) -> None:
+        self.facts.flows.append(f)
+
+    # -- slots ------------------------------------------------------------------------------------------------
+
+    def hidden(self, prefix: str) -> int:
+        self.temp_counter += 1
+        name = f"${prefix}{self.temp_counter}"
+        self.slot[name] = len(self.code.locals)
+        self.code.locals.append(name)
+        return self.slot[name]
+
+    def local(self, name: str) -> int:
+        if name not in self.slot:
+            self.slot[name] = len(self.code.locals)
+            self.code.locals.append(name)
+        return self.slot[name]
+
+    # -- emission ---------------------------------------------------------------------------------------------
+
+    def label(self) -> Label:
+        return Label()
+
+    def here(self, lbl: Label) -> None:
+        lbl.pc = len(self.pending)
+
+    def emit(self, make: Callable[[], Callable[[Ctx], None]], costly: bool, node: ast.AST | None, **info: Any) -> int:
+        info.setdefault("line", getattr(node, "lineno", 0) if node is not None else 0)
+        info.setdefault("col", getattr(node, "col_offset", 0) + 1 if node is not None else 0)
+        if "source" not in info:
+            info["source"] = self.mc.text(node) if node is not None else ""
+        info["atomic_block"] = self.atomic_block
+        if costly and self.commit_next:
+            info["commit"] = True
+            self.commit_next = False
+        self.pending.append((make, dict(info, costly=costly)))
+        return len(self.pending) - 1
+
+    def jump(self, target: Label, node: ast.AST | None = None) -> None:
+        def make() -> Callable[[Ctx], None]:
+            pc = target.pc
+
+            def run(ctx: Ctx) -> None:
+                ctx.pc = pc
+
+            return run
+
+        self.emit(make, False, node, source="", succ=[target], fast=codegen.jump(target))
+
+    def finish(self) -> None:
+        # Falling off the end returns None and costs nothing (LANGUAGE.md 6.4); a synchronized method leaves
+        # its monitor first.
+        def make() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                ctx.ret(None)
+
+            return run
+
+        self.emit(make, False, None, source="", line=0, succ=[], fast=codegen.end_of_function())
+        nodes: list[Node] = []
+        fragments: list[codegen.Fragment | None] = []
+        for k, (mk, info) in enumerate(self.pending):
+            fast = info.pop("fast", None)
+            fragments.append(fast() if fast is not None else None)
+            guard_make = info.pop("guard_make", None)
+            blocked_make = info.pop("blocked_make", None)
+            # Control-flow successors, for static analyses (default: the next node).
+            succ = info.pop("succ", None)
+            info["succ"] = (k + 1,) if succ is None else tuple(lbl.pc for lbl in succ)
+            node = Node(run=mk(), **info)
+            if guard_make is not None:
+                node.guard = guard_make()
+            if blocked_make is not None:
+                node.blocked_on = blocked_make()
+            nodes.append(node)
+        self.code.nodes = nodes
+        self.code.entry = 0
+        # The module's initialisation runs once, on the closures: it needs no fast path.
+        if not self.is_module:
+            codegen.attach(self.code, fragments)
+
+    def compile_function(self) -> None:
+        fn = self.fn
+        assert fn is not None
+        # Locals are the parameters and every name assigned in the body that is not declared global.
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Global):
+                for name in n.names:
+                    if name not in self.mc.global_slot:
+                        raise self.mc.error(n, f"global '{name}' is not defined at module level")
+                    self.global_names.add(name)
+            elif isinstance(n, ast.Nonlocal):
+                raise self.mc.error(n, "unsupported construct: nonlocal")
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and n is not fn:
+                raise self.mc.error(n, "unsupported construct: nested functions, classes and lambdas")
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names:
+                self.local(n.id)
+        body = [s for s in fn.body if not _is_docstring(s)]
+        if self.code.synchronized:
+            self.compile_synchronized_body(fn, body)
+        else:
+            self.compile_block(body)
+        self.finish()
+
+    # -- simple statements: one step, calls lowered into segments ---------------------------------------------
+
+    def simple(
+        self,
+        s: ast.AST,
+        build: Callable[[], Callable[[Ctx], None]],
+        kind: str = "stmt",
+        succ: list[Label] | None = None,
+        **info: Any,
+    ) -> None:
+        """Emit a simple statement whose expressions may contain calls.
+
+        ``build`` compiles the statement's expressions (registering call sites) and returns its finishing
+        action, which must set ``ctx.pc`` (or return from the frame).
+        """
+        outer = self.site_stack
+        sites: list[CallSite] = []
+        self.site_stack = [sites]
+        try:
+            with self.recording() as facts:
+                finish = build()
+        finally:
+            self.site_stack = outer
+        static = facts.info()
+        fast = info.pop("fast", None)
+        static.update(info)
+        last = {} if succ is None else {"succ": succ}
+        if not sites:
+            # A statement without calls may have a fast function (``fast``: its fragment, lang/codegen.py).
+            self.emit(lambda: finish, True, s, kind=kind, **static, **last, fast=fast)
+            return
+        labels = [self.label() for _ in sites]
+        static["calls"] = True
+
+        def first_make() -> Callable[[Ctx], None]:
+            setup = sites[0].setup
+            pc = labels[0].pc
+
+            def run(ctx: Ctx) -> None:
+                setup(ctx, pc)
+
+            return run
+
+        self.emit(first_make, True, s, kind=kind, **static)
+        for i, site in enumerate(sites):
+            self.here(labels[i])
+            nxt = sites[i + 1] if i + 1 < len(sites) else None
+
+            def cont_make(site: CallSite = site, nxt: CallSite | None = nxt, i: int = i) -> Callable[[Ctx], None]:
+                temp = site.temp
+                if nxt is None:
+                    def run(ctx: Ctx) -> None:
+                        if temp >= 0:
+                            ctx.loc[temp] = box(ctx.retval)
+                        finish(ctx)
+                else:
+                    setup = nxt.setup
+                    pc = labels[i + 1].pc
+
+                    def run(ctx: Ctx) -> None:
+                        if temp >= 0:
+                            ctx.loc[temp] = box(ctx.retval)
+                        setup(ctx, pc)
+
+                return run
+
+            cont_info = dict(static, source=self.mc.text(s) + "  (continued)")
+            if nxt is None:
+                cont_info.update(last)
+            self.emit(cont_make, False, s, **cont_info)

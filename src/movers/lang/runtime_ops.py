@@ -1,0 +1,259 @@
+"""Runtime operations of compiled models: the small functions the compiled closures call as a model runs.
+
+They check values (a reference where an object is needed, list indices, fields), apply the bounded arithmetic
+(``MAX_INT_BITS``, ``MAX_SEQUENCE``), read lists and tuples element by element (recording each read), and start
+and join threads. The operators of expressions are here too (``BINOPS``, ``CMPOPS``, ``_make_in``). They are
+on the hot path: keep them small.
+
+Not to be confused with ``lang/runtime.py``, the shim that runs a model under plain CPython threads.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from movers.ir.machine import Ctx, ModelError, show
+from movers.ir.program import THREAD, Bool, Ref, Unbound, unbox
+
+
+def _check_ref(v: Any, what: str) -> Ref:
+    if type(v) is not Ref:
+        if v is None:
+            raise ModelError(f"{what} of None")
+        raise ModelError(f"{what} of {show(v)}, which is not an object")
+    return v
+
+
+def _index(o: tuple, i: Any) -> int:
+    if type(i) is not int and type(i) is not bool:
+        raise ModelError(f"list index must be an int, got {show(i)}")
+    n = len(o) - 2
+    if i < 0:
+        i += n
+    if not 0 <= i < n:
+        raise ModelError(f"list index {i} out of range (length {n})")
+    return i + 2
+
+
+def _field_index(o: tuple, name: str) -> int:
+    idx = o[0].field_index.get(name)
+    if idx is None:
+        raise ModelError(f"{o[0].name} object has no field '{name}'")
+    return idx
+
+
+def _writable_field(o: tuple, name: str) -> int:
+    cls = o[0]
+    if cls.builtin or (cls.is_thread and name in THREAD.fields):
+        raise ModelError(f"'{name}' of a {cls.name} cannot be assigned")
+    return _field_index(o, name)
+
+
+def _length(ctx: Ctx, v: Any) -> int:
+    if type(v) is Ref:
+        o = ctx.heap[v.i]
+        if not o[0].is_list:
+            raise ModelError(f"len() of a {o[0].name} object")
+        return len(o) - 2
+    if type(v) is tuple:
+        return len(v)
+    raise ModelError(f"len() of {show(v)}")
+
+
+def _truth(ctx: Ctx, v: Any) -> bool:
+    """Python's truth of a value: a list is false when empty; any other object is true."""
+    if type(v) is Ref:
+        o = ctx.heap[v.i]
+        return not o[0].is_list or len(o) > 2
+    return bool(v)
+
+
+def _is(a: Any, b: Any) -> bool:
+    if a is None or b is None or type(a) is Ref or type(b) is Ref:
+        return a is b
+    return type(a) is type(b) and a == b
+
+
+# Bounds on the size of values, so that one step of a model cannot run for minutes or exhaust memory inside
+# CPython's arithmetic, where no time limit can interrupt it (`10 ** 10 ** 8`): a result past them is a
+# runtime error of the model. Documented in docs/language.md.
+MAX_INT_BITS = 1 << 16
+MAX_SEQUENCE = 100_000
+
+
+def _int_like(v: Any) -> bool:
+    return type(v) is int or type(v) is bool
+
+
+def _too_big(what: str) -> ModelError:
+    return ModelError(f"{what}: the checker bounds integers to {MAX_INT_BITS:,} bits and tuples and arrays "
+                      f"to {MAX_SEQUENCE:,} elements")
+
+
+def _add(a: Any, b: Any) -> Any:
+    v = a + b
+    if type(v) is tuple and len(v) > MAX_SEQUENCE:
+        raise _too_big("tuple too long")
+    return v
+
+
+def _mul(a: Any, b: Any) -> Any:
+    if _int_like(a) and _int_like(b):
+        if a.bit_length() + b.bit_length() > MAX_INT_BITS:
+            raise _too_big("integer too large")
+    elif type(a) is tuple and _int_like(b) and len(a) * b > MAX_SEQUENCE:
+        raise _too_big("tuple too long")
+    elif type(b) is tuple and _int_like(a) and len(b) * a > MAX_SEQUENCE:
+        raise _too_big("tuple too long")
+    return a * b
+
+
+def _pow(a: Any, b: Any) -> Any:
+    if _int_like(a) and _int_like(b):
+        if b < 0:
+            raise ModelError(f"{show(a)} ** {show(b)}: a negative exponent gives a fraction; values are ints")
+        if b > 1 and (a > 1 or a < -1) and b * (abs(a).bit_length() - 1) > MAX_INT_BITS:
+            raise _too_big("integer too large")
+    return a**b
+
+
+def _lshift(a: Any, b: Any) -> Any:
+    if _int_like(a) and _int_like(b) and a and b > 0 and a.bit_length() + b > MAX_INT_BITS:
+        raise _too_big("integer too large")
+    return a << b
+
+
+BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: _add,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: _mul,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+    ast.Pow: _pow,
+    ast.LShift: _lshift,
+    ast.RShift: lambda a, b: a >> b,
+    ast.BitAnd: lambda a, b: a & b,
+    ast.BitOr: lambda a, b: a | b,
+    ast.BitXor: lambda a, b: a ^ b,
+}
+CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Is: _is,
+    ast.IsNot: lambda a, b: not _is(a, b),
+}
+
+
+_IN_OPS: set[Any] = set()
+
+
+def _make_in(neg: bool) -> Callable[[Any, Any], bool]:
+    def op(a: Any, b: Any) -> bool:
+        if type(b) is not tuple:
+            raise ModelError(f"'in' needs a tuple or a list, got {show(b)}")
+        return (a not in b) if neg else (a in b)
+
+    _IN_OPS.add(op)
+    return op
+
+
+# The types of state values that a load must unbox (see ``program.Bool``).
+_BOXED = frozenset({Bool, tuple, Unbound})
+
+
+def _list_items(ctx: Ctx, r: Ref) -> tuple:
+    """Every element of a list, read at once (``v in a``, ``x, y = a``): each element is an access."""
+    o = ctx.heap[r.i]
+    if ctx.track:
+        ctx.reads.extend((r, k) for k in range(2, len(o)))
+    return tuple([unbox(x) for x in o[2:]])
+
+
+def _as_tuple(ctx: Ctx, v: Any) -> Any:
+    if type(v) is Ref:
+        o = ctx.heap[v.i]
+        if o[0].is_list:
+            return _list_items(ctx, v)
+    return v
+
+
+def _item(ctx: Ctx, v: Any, i: int) -> Any:
+    if type(v) is tuple:
+        return unbox(v[i])
+    if ctx.track:
+        ctx.reads.append((v, i + 2))
+    return unbox(ctx.heap[v.i][i + 2])
+
+
+def _range_int(v: Any) -> int:
+    # range() takes ints (a bool counts as one, as in Python) and yields ints.
+    if type(v) is int:
+        return v
+    if type(v) is bool:
+        return int(v)
+    raise ModelError(f"range() needs ints, got {show(v)}")
+
+
+def _count(n: Any) -> int:
+    if type(n) is not int:
+        raise ModelError(f"choose(range(n)) needs an int, got {show(n)}")
+    return n
+
+
+def _start_thread(ctx: Ctx, r: Any) -> None:
+    if type(r) is not Ref:
+        raise ModelError(f"start() on {show(r)}")
+    o = ctx.heap[r.i]
+    cls = o[0]
+    if not cls.is_thread:
+        raise ModelError(f"start() on a {cls.name} object, which is not a Thread")
+    if o[2] is not None:
+        raise ModelError("a thread can be started only once")
+    if ctx.new_threads is None:
+        ctx.new_threads = []
+    tid = len(ctx.threads) + len(ctx.new_threads)
+    if cls is THREAD:
+        target, args = o[3], o[4]
+        code = target.code
+        if len(code.params) != len(args):
+            raise ModelError(f"thread target {code.name}() takes {len(code.params)} arguments, {len(args)} given")
+        frame_locals = code.new_frame_locals(list(args))
+    else:
+        code = cls.lookup("run")
+        if code is None:
+            raise ModelError(f"{cls.name} has no run() method")
+        frame_locals = code.new_frame_locals([r])
+    ctx.set_field(r, 2, tid)
+    ctx.new_threads.append(((code, code.entry, *frame_locals),))
+    if ctx.track:
+        ctx.started.append(tid)
+    ctx.dirty = True
+
+
+def _thread_id(ctx: Ctx, r: Any) -> int:
+    if type(r) is not Ref or not ctx.heap[r.i][0].is_thread:
+        raise ModelError(f"join() on {show(r)}, which is not a Thread")
+    t = ctx.heap[r.i][2]
+    if t is None:
+        raise ModelError("join() on a thread that was not started")
+    return t
+
+
+def _join_guard(ctx: Ctx, r: Any) -> bool:
+    if type(r) is not Ref or not ctx.heap[r.i][0].is_thread or ctx.heap[r.i][2] is None:
+        return True  # the operation reports the error
+    t = ctx.heap[r.i][2]
+    threads = ctx.threads
+    return t < len(threads) and threads[t] == ()
+
+
+def _join_op(ctx: Ctx, r: Any) -> None:
+    _thread_id(ctx, r)
+    if ctx.track:
+        ctx.reads.append((r, 2))  # the thread object's id: an access to it, for the reductions

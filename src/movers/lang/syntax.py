@@ -1,0 +1,24 @@
+"""The model language's vocabulary as the compiler checks it: forbidden and reserved names, the top-level
+declarations, and small predicates on ``ast`` nodes."""
+
+from __future__ import annotations
+
+import ast
+
+FORBIDDEN = {
+    "eval", "exec", "open", "__import__", "compile", "globals", "locals", "vars", "getattr", "setattr",
+    "delattr", "input", "breakpoint", "exit", "quit", "memoryview", "object", "type", "super_",
+}
+SYNC_METHODS = {"acquire", "release", "wait", "notify", "notify_all", "notifyAll", "start", "join"}
+DECLARATIONS = {"exclusive", "guarded_by", "thread_local", "self_locking", "lock_protected"}
+LOCKING_DECLARATIONS = {"self_locking", "lock_protected"}
+BUILTIN_CLASS_NAMES = {"Lock", "RLock", "Condition", "Semaphore", "Thread", "list", "object"}
+PURE_BUILTINS = {"len", "min", "max", "abs", "tid", "choose", "int", "bool"}
+
+
+def _is_call_to(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+
+
+def _is_docstring(s: ast.stmt) -> bool:
+    return isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)

@@ -158,6 +158,8 @@ class CommitSystem(GhostSystem):
     def __init__(self, inner: Any, classification: Any = None, proved: frozenset[int] = frozenset()) -> None:
         super().__init__(inner)
         self.cls = classification  # movers for the default commit point (``phases.classify_step``)
+        if classification is not None:
+            classification.lock_state_matters = True
         self.proved = proved
         if proved:
             self.enabled = self._enabled

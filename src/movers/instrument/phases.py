@@ -94,6 +94,8 @@ def classify_step(cls: Classification, inner: Any, state: tuple, t: int, node: A
             mover = NON  # e.g. a lock reached through an unprotected reference
         if eff.started:
             mover = NON
+    if cls.lock_state_observed and (kind in RIGHT_KINDS or kind in LEFT_KINDS or kind == "notify"):
+        mover = NON  # some thread reads lock state as data (m.owner): a lock operation commutes with nothing
     return mover
 
 
@@ -114,6 +116,7 @@ class PhaseSystem:
         self.inner = inner
         self.program = inner.program
         self.cls = classification
+        classification.lock_state_matters = True
         self.enabled = inner.enabled
         self.deadlock = inner.deadlock
         self.next_node = inner.next_node

@@ -48,6 +48,7 @@ class ReducibleSystem(GhostSystem):
     def __init__(self, inner: Any, classification: Classification, report: bool = True) -> None:
         super().__init__(inner)
         self.cls = classification
+        classification.lock_state_matters = True
         self.report = report
         self.broken: dict[int, str] = {}
 

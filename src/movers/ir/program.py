@@ -230,6 +230,9 @@ class Node:
     uses: tuple[frozenset[Any], ...] = ()
     # The step as a generated Python function (``lang/codegen.py``), for the searches that need no Effects.
     fast: Callable[[tuple, tuple, list, int], tuple[tuple, tuple, int]] | None = None
+    fast_tracked: Callable[..., tuple[tuple, tuple, int]] | None = None  # the same, recording its Effect
+    fast_step: Callable[..., Any] | None = None  # the whole step: (g, heap, threads, t, th, top) -> state
+    fast_guard: Callable[..., bool] | None = None  # the guard: (g, heap, threads, top, t) -> bool
 
     @property
     def is_sync(self) -> bool:
@@ -250,6 +253,8 @@ class Code:
     synchronized: bool = False
     owner: ClassInfo | None = None
     fast_source: str = ""  # the generated source of its nodes' fast functions (lang/codegen.py)
+    # For a body that is ``return e``: e as a generated function of (globals, heap) (lang/codegen.py).
+    fast_value: Callable[[tuple, tuple], Any] | None = None
 
     @property
     def nlocals(self) -> int:

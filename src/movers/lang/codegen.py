@@ -33,6 +33,7 @@ cannot run anything (``tests/test_codegen.py`` tokenizes every generated functio
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -95,6 +96,14 @@ class Fragment:
 
     lines: list[str]
     next_pc: int | None
+    # Whether it records its Effect exactly as the closures do (``tracked`` lines), so that searches that ask
+    # for Effects (every reduction) can run it too.
+    tracked: bool = True
+    # Every pc it may end with (-1: the frame returns), when ``next_pc`` is not the only one.
+    targets: tuple[int, ...] = ()
+
+    def ends(self) -> tuple[int, ...]:
+        return (self.next_pc,) if self.next_pc is not None else self.targets
 
 
 # A fragment whose node numbers are known only once the function's labels are placed (``FunctionCore.finish``).
@@ -102,11 +111,13 @@ FragmentMaker = Callable[[], Fragment]
 
 
 class _Source:
-    """Statements being generated, and fresh temporaries for them."""
+    """Statements being generated, and fresh temporaries for them. ``eager``: some operand is evaluated where
+    the closures would skip it (``and``/``or``), so the reads it records would not be theirs."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.n = 0
+        self.eager = False
 
     def temp(self) -> str:
         self.n += 1
@@ -114,6 +125,18 @@ class _Source:
 
     def add(self, line: str) -> None:
         self.lines.append(line)
+
+    def record(self, line: str) -> None:
+        """A line that records the step's Effect (``eff``): only in the tracked variant."""
+        self.lines.append(line + TRACKED)
+
+
+# Marks a line of the tracked variant only (removed from the other, the mark itself removed from both).
+TRACKED = "  # tracked"
+
+
+def _track(line: str) -> str:
+    return line + TRACKED
 
 
 # -- expressions: an emitter per shape, returning the text of a value (or None: not handled) --------------------
@@ -139,6 +162,8 @@ def _literal(v: Any) -> str | None:
 def _load(src: _Source, where: str, slot: int) -> str:
     x = src.temp()
     src.add(f"{x} = {where}[{slot}]")
+    if where == "g":
+        src.record(f"eff.reads.append({slot})")
     src.add(f"if type({x}) is not int: {x} = _val({x})")
     return x
 
@@ -177,6 +202,7 @@ def value(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
         parts = [value(fc, x, src) for x in e.values]
         if any(p is None for p in parts):
             return None
+        src.eager = True
         op = " and " if isinstance(e.op, ast.And) else " or "
         return "(" + op.join(parts) + ")"  # type: ignore[arg-type]
     return None
@@ -191,6 +217,8 @@ def reference(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
             return None
         x = src.temp()
         src.add(f"{x} = {where[0]}[{where[1]}]")
+        if where[0] == "g":
+            src.record(f"eff.reads.append({where[1]})")
     elif isinstance(e, ast.Subscript):
         x = _element(fc, e, src)  # type: ignore[assignment]
         if x is None:
@@ -227,6 +255,7 @@ def _element(fc: FunctionCore, e: ast.Subscript, src: _Source) -> str | None:
     if where is None:
         return None
     x = src.temp()
+    src.record(f"eff.reads.append(({where[0]}, {where[2]}))")
     src.add(f"{x} = {where[1]}[{where[2]}]")
     return x
 
@@ -254,6 +283,7 @@ def _store(fc: FunctionCore, target: ast.expr, v: str, src: _Source) -> bool:
         src.add(f"loc[{slot}] = {x}")
     else:
         src.add(f"g = g[:{slot}] + ({x},) + g[{slot + 1}:]")
+        src.record(f"eff.writes.append({slot})")
     return True
 
 
@@ -268,6 +298,7 @@ def _store_element(fc: FunctionCore, target: ast.Subscript, v: str, src: _Source
     src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
     src.add(f"if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
     src.add(f"heap = heap[:{r}.i] + ({o}[:{i}] + ({x},) + {o}[{i} + 1:],) + heap[{r}.i + 1:]")
+    src.record(f"eff.writes.append(({r}, {i}))")
     return True
 
 
@@ -289,7 +320,9 @@ def assign(fc: FunctionCore, target: ast.expr, e: ast.expr, nxt: Label, op: ast.
         v = value(fc, e, src)
     if v is None or not _store(fc, target, v, src):
         return None
-    return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc)
+    # ``a[i] += v`` evaluates a and i twice here, once on the closures: the reads would not be theirs.
+    tracked = not src.eager and not (op is not None and isinstance(target, ast.Subscript))
+    return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, tracked)
 
 
 def branch(fc: FunctionCore, test: ast.expr, nxt: Label, on_false: Label) -> FragmentMaker | None:
@@ -298,7 +331,8 @@ def branch(fc: FunctionCore, test: ast.expr, nxt: Label, on_false: Label) -> Fra
     c = value(fc, test, src)
     if c is None:
         return None
-    return lambda: Fragment([*src.lines, f"pc = {nxt.pc} if {c} else {on_false.pc}"], None)
+    return lambda: Fragment([*src.lines, f"pc = {nxt.pc} if {c} else {on_false.pc}"], None, not src.eager,
+                            (nxt.pc, on_false.pc))
 
 
 def check(fc: FunctionCore, test: ast.expr, nxt: Label) -> FragmentMaker | None:
@@ -307,7 +341,7 @@ def check(fc: FunctionCore, test: ast.expr, nxt: Label) -> FragmentMaker | None:
     c = value(fc, test, src)
     if c is None:
         return None
-    return lambda: Fragment([*src.lines, f"if not {c}: _fail()", f"pc = {nxt.pc}"], nxt.pc)
+    return lambda: Fragment([*src.lines, f"if not {c}: _fail()", f"pc = {nxt.pc}"], nxt.pc, not src.eager)
 
 
 def jump(target: Label) -> FragmentMaker:
@@ -316,7 +350,7 @@ def jump(target: Label) -> FragmentMaker:
 
 def end_of_function() -> FragmentMaker:
     """Falling off the end of a function (returns None; the engine pops the frame)."""
-    return lambda: Fragment(["pc = -1"], None)
+    return lambda: Fragment(["pc = -1"], None, True, (-1,))
 
 
 def _indented(lines: list[str]) -> list[str]:
@@ -350,7 +384,7 @@ def range_loop(fc: FunctionCore, target: ast.expr, args: list[ast.expr], cur: in
             *_indented([f"loc[{cur}] = _lo + 1", f"loc[{stop}] = _hi", *first_store.lines, f"pc = {body.pc}"]),
             "else:",
             *_indented([*clear, f"pc = {end.pc}"]),
-        ], None)
+        ], None, not src.eager, (body.pc, end.pc))
 
     def following() -> Fragment:
         return Fragment([
@@ -359,7 +393,7 @@ def range_loop(fc: FunctionCore, target: ast.expr, args: list[ast.expr], cur: in
             *_indented([f"loc[{cur}] = _lo + 1", *next_store.lines, f"pc = {body.pc}"]),
             "else:",
             *_indented([*clear, f"pc = {end.pc}"]),
-        ], None)
+        ], None, True, (body.pc, end.pc))
 
     return first, following
 
@@ -379,8 +413,40 @@ def join(fc: FunctionCore, receiver: ast.expr, after: Label) -> FragmentMaker | 
         *src.lines,
         f"_o = heap[{r}.i]",
         "if not _o[0].is_thread or _o[2] is None or _user_join(_o[0]): _fail()",
+        _track(f"eff.reads.append(({r}, 2))"),  # the thread's id (runtime_ops._join_op)
     ]
     return lambda: Fragment([*lines, f"pc = {after.pc}"], after.pc)
+
+
+# -- guards: ``f(g, heap, threads, top, t) -> bool`` (the locals are ``top[2:]``), or raise: the closure decides
+
+GuardSource = list[str]
+
+
+def _guard_text(lines: list[str]) -> list[str]:
+    """Guard lines read locals from the top frame (``top``) rather than from a ``loc`` list."""
+    return [re.sub(r"loc\[(\d+)\]", lambda m: f"top[{int(m[1]) + 2}]", line)
+            for line in lines if not line.endswith(TRACKED)]
+
+
+def acquire_global_lock_guard(fc: FunctionCore, name: str) -> GuardSource | None:
+    """May ``with m:`` take a plain Lock held in global ``m`` (``sync.can_acquire``)?"""
+    where = _variable(fc, name)
+    if where is None or where[0] != "g":
+        return None
+    return [f"_r = g[{where[1]}]", "if type(_r) is not Ref: _fail()", "_o = heap[_r.i]",
+            "if _o[0] is not LOCK: _fail()", "return _o[2] is None"]
+
+
+def join_guard(fc: FunctionCore, receiver: ast.expr) -> GuardSource | None:
+    """May ``t.join()`` go on: has the started thread ended (``runtime_ops._join_guard``)?"""
+    src = _Source()
+    r = reference(fc, receiver, src)
+    if r is None:
+        return None
+    return _guard_text([*src.lines, f"_o = heap[{r}.i]",
+                        "if not _o[0].is_thread or _o[2] is None or _user_join(_o[0]): _fail()",
+                        "return _o[2] < len(threads) and threads[_o[2]] == ()"])
 
 
 def acquire_global_lock(fc: FunctionCore, name: str, slot: int, nxt: Label) -> FragmentMaker | None:
@@ -391,12 +457,14 @@ def acquire_global_lock(fc: FunctionCore, name: str, slot: int, nxt: Label) -> F
         return None
     lines = [
         f"_r = g[{where[1]}]",
+        _track(f"eff.reads.append({where[1]})"),
         "if type(_r) is not Ref: _fail()",
         "_i = _r.i",
         "_o = heap[_i]",
         "if _o[0] is not LOCK or _o[2] is not None: _fail()",
         f"loc[{slot}] = _r",
         "heap = heap[:_i] + ((LOCK, _o[1], t),) + heap[_i + 1:]",
+        _track("eff.acquired.append(_r)"),
     ]
     return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
 
@@ -411,8 +479,28 @@ def release_lock(slot: int, after: Label) -> FragmentMaker:
         "if _o[0] is not LOCK or _o[2] != t: _fail()",
         f"loc[{slot}] = None",
         "heap = heap[:_i] + ((LOCK, _o[1], None),) + heap[_i + 1:]",
+        _track("eff.released.append(_r)"),
     ]
     return lambda: Fragment([*lines, f"pc = {after.pc}"], after.pc)
+
+
+def expression_function(fc: FunctionCore, body: list[ast.stmt]) -> Callable[[tuple, tuple], Any] | None:
+    """A function without parameters whose body is ``return e`` (an ``@invariant``, typically) as a generated
+    ``f(g, heap) -> value`` of ``e``, evaluated without a frame or a Ctx; None for other bodies. Like a fast
+    step, it may raise where the closures would give a value or an error: the caller then calls the
+    function on the closures."""
+    if fc.code.params or len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    src = _Source()
+    v = value(fc, body[0].value, src)
+    if v is None or any("loc[" in line for line in src.lines):
+        return None
+    lines = [line for line in src.lines if not line.endswith(TRACKED)]
+    text = "\n".join(["def _value(g, heap):", *_indented(lines), f"    return {v}", ""])
+    namespace = dict(HELPERS)
+    exec(compile(text, "<movers fast path>", "exec"), namespace)  # noqa: S102  (module docstring: own text)
+    fc.code.fast_source += text
+    return namespace["_value"]  # type: ignore[no-any-return]
 
 
 # -- assembling a function's fast functions ---------------------------------------------------------------------
@@ -421,42 +509,106 @@ def release_lock(slot: int, after: Label) -> FragmentMaker:
 _INLINE = 8
 
 
-def function_source(code: Code, fragments: list[Fragment | None]) -> str:
+def _inlined(code: Code, fragments: list[Fragment | None], k: int, tracked: bool) -> tuple[list[str], Fragment]:
+    """Node k's lines followed by those of the glue its constant successor leads to; and the last fragment."""
+    frag = fragments[k]
+    assert frag is not None
+    body = list(frag.lines)
+    seen = {k}
+    last = frag
+    nxt = frag.next_pc
+    while nxt is not None and nxt not in seen and len(seen) <= _INLINE and 0 <= nxt < len(fragments):
+        node, more = code.nodes[nxt], fragments[nxt]
+        if node.costly or more is None or (tracked and not more.tracked):
+            break
+        body.extend(more.lines)
+        seen.add(nxt)
+        last = more
+        nxt = more.next_pc
+    return body, last
+
+
+def function_source(code: Code, fragments: list[Fragment | None], tracked: bool = False) -> str:
     """The Python source of ``code``'s fast functions: ``_n{k}`` for every node ``k`` with a fragment,
-    followed in line by the glue its constant successor leads to."""
+    followed in line by the glue its constant successor leads to; ``tracked``: the variants ``_t{k}`` that
+    also record the step's Effect in ``eff``, for the fragments that can."""
     out: list[str] = []
     for k, frag in enumerate(fragments):
-        if frag is None:
+        if frag is None or (tracked and not frag.tracked):
             continue
-        body = list(frag.lines)
-        seen = {k}
-        nxt = frag.next_pc
-        while nxt is not None and nxt not in seen and len(seen) <= _INLINE and 0 <= nxt < len(fragments):
-            node, more = code.nodes[nxt], fragments[nxt]
-            if node.costly or more is None:
-                break
-            body.extend(more.lines)
-            seen.add(nxt)
-            nxt = more.next_pc
-        out.append(f"def _n{k}(g, heap, loc, t):")
+        body, _ = _inlined(code, fragments, k, tracked)
+        if tracked:
+            out.append(f"def _t{k}(g, heap, loc, t, eff):")
+            body = [line.removesuffix(TRACKED) for line in body]
+        else:
+            out.append(f"def _n{k}(g, heap, loc, t):")
+            body = [line for line in body if not line.endswith(TRACKED)]
         out.extend(f"    {line}" for line in body)
         out.append("    return g, heap, pc")
         out.append("")
     return "\n".join(out)
 
 
-def attach(code: Code, fragments: list[Fragment | None]) -> None:
-    """Generate, compile and attach (``Node.fast``) the fast functions of ``code``."""
-    source = function_source(code, fragments)
+def step_source(code: Code, fragments: list[Fragment | None]) -> str:
+    """Whole steps, ``_s{k}(g, heap, threads, t, th, top) -> state``, for the costly nodes whose step ends,
+    whatever path it takes, at a costly node or at the frame's return: the successor state is built here,
+    with no loop over glue and no second call (``semantics/system.py`` runs them when it can)."""
+    out: list[str] = []
+    for k, frag in enumerate(fragments):
+        if frag is None or not code.nodes[k].costly:
+            continue
+        body, last = _inlined(code, fragments, k, False)
+        ends = last.ends()
+        if not ends or any(e >= 0 and not code.nodes[e].costly for e in ends):
+            continue
+        out.append(f"def _s{k}(g, heap, threads, t, th, top):")
+        out.append("    loc = list(top[2:])")
+        out.extend(f"    {line}" for line in body if not line.endswith(TRACKED))
+        if -1 in ends:
+            # The frame returns: only a thread's last frame (a return to a caller passes a value, on the
+            # closures), and only if it held no reference (dropping one may change the canonical heap).
+            out.append("    if pc < 0:")
+            out.append("        if len(th) > 1: _fail()")
+            out.append("        for _v in loc:")
+            out.append("            if type(_v) is Ref or type(_v) is tuple: _fail()")
+            out.append("        return (g, heap, threads[:t] + ((),) + threads[t + 1:])")
+        out.append("    return (g, heap, threads[:t] + ((*th[:-1], (_code, pc, *loc)),) + threads[t + 1:])")
+        out.append("")
+    return "\n".join(out)
+
+
+def guard_source(guards: list[GuardSource | None]) -> str:
+    """``_g{k}(g, heap, threads, top, t)``: the guards that have a generated form."""
+    out: list[str] = []
+    for k, lines in enumerate(guards):
+        if lines is None:
+            continue
+        out.append(f"def _g{k}(g, heap, threads, top, t):")
+        out.extend(f"    {line}" for line in lines)
+        out.append("")
+    return "\n".join(out)
+
+
+def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSource | None]) -> None:
+    """Generate, compile and attach (``Node.fast``, ``fast_tracked``, ``fast_step``, ``fast_guard``) the fast
+    functions of ``code``."""
+    source = "\n".join(part for part in (
+        function_source(code, fragments), function_source(code, fragments, tracked=True),
+        step_source(code, fragments), guard_source(guards)) if part)
     if not source:
         return
-    namespace = dict(HELPERS)
+    namespace = dict(HELPERS, _code=code)  # the Code object itself, not its name
     # The text is this module's own (see the module docstring): no model text reaches it.
     exec(compile(source, "<movers fast path>", "exec"), namespace)  # noqa: S102
     for k, frag in enumerate(fragments):
         if frag is not None:
             code.nodes[k].fast = namespace[f"_n{k}"]
-    code.fast_source = source
+            code.nodes[k].fast_tracked = namespace.get(f"_t{k}")
+            code.nodes[k].fast_step = namespace.get(f"_s{k}")
+    for k, g in enumerate(guards):
+        if g is not None:
+            code.nodes[k].fast_guard = namespace[f"_g{k}"]
+    code.fast_source = source + code.fast_source
 
 
-__all__ = ["Fallback", "Fragment", "FragmentMaker", "HELPERS", "attach", "function_source"]
+__all__ = ["Fallback", "Fragment", "FragmentMaker", "HELPERS", "attach", "expression_function", "function_source"]

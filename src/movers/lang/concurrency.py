@@ -104,8 +104,9 @@ class ConcurrencyCompiler(FunctionCore):
 
         lock_name = self.lock_name(e)
         fast = codegen.acquire_global_lock(self, e.id, slot, nxt) if isinstance(e, ast.Name) else None
+        fast_guard = codegen.acquire_global_lock_guard(self, e.id) if isinstance(e, ast.Name) else None
         self.emit(make, True, s, kind="acquire", source=f"with {name}:", guard_make=guard_make,
-                  blocked_make=blocked_make, lock_name=lock_name, fast=fast, **facts.info())
+                  blocked_make=blocked_make, lock_name=lock_name, fast=fast, fast_guard=fast_guard, **facts.info())
         self.here(nxt)
 
         def emit_exit(at_node: ast.AST) -> None:
@@ -520,6 +521,7 @@ class ConcurrencyCompiler(FunctionCore):
             info["blocked_make"] = lambda: (lambda ctx: b(ctx, recv(ctx)))
         if method == "join":
             info["fast"] = codegen.join(self, f.value, nxt)
+            info["fast_guard"] = codegen.join_guard(self, f.value)
         self.emit(make, True, s, kind=kind, lock_name=self.lock_name(f.value), succ=[nxt, user_call_site], **info,
                   **facts.info())
         self.here(user_call_site)

@@ -222,9 +222,11 @@ class FunctionCore:
         self.emit(make, False, None, source="", line=0, succ=[], fast=codegen.end_of_function())
         nodes: list[Node] = []
         fragments: list[codegen.Fragment | None] = []
+        guards: list[codegen.GuardSource | None] = []
         for k, (mk, info) in enumerate(self.pending):
             fast = info.pop("fast", None)
             fragments.append(fast() if fast is not None else None)
+            guards.append(info.pop("fast_guard", None))
             guard_make = info.pop("guard_make", None)
             blocked_make = info.pop("blocked_make", None)
             # Control-flow successors, for static analyses (default: the next node).
@@ -240,7 +242,7 @@ class FunctionCore:
         self.code.entry = 0
         # The module's initialisation runs once, on the closures: it needs no fast path.
         if not self.is_module:
-            codegen.attach(self.code, fragments)
+            codegen.attach(self.code, fragments, guards)
 
     def compile_function(self) -> None:
         fn = self.fn
@@ -264,6 +266,7 @@ class FunctionCore:
             self.compile_synchronized_body(fn, body)
         else:
             self.compile_block(body)
+            self.code.fast_value = codegen.expression_function(self, body)
         self.finish()
 
     # -- simple statements: one step, calls lowered into segments ---------------------------------------------

@@ -74,6 +74,18 @@ class Refine(Exception):
         self.key, self.old, self.new, self.message = key, old, new, message
 
 
+_NOTHING: set[int] = set()
+
+# The refinement key of ``Classification.lock_state_observed`` (no location: every lock's state).
+LOCK_STATE = ("lock state",)
+LOCK_CLASSES = frozenset({"Lock", "RLock", "Semaphore", "Condition"})
+
+
+def is_lock_state(key: Any) -> bool:
+    """Whether a location key is the state of a lock (owner, count, value) or of an object's monitor."""
+    return key[0] != "g" and (key[2] < 2 or key[1].builtin in LOCK_CLASSES)
+
+
 def key_name(program: Program, key: Any) -> str:
     if key[0] == "g":
         return program.globals[key[1]]
@@ -192,6 +204,16 @@ class Classification:
         self._values: dict[State, dict] = {}
         # Declared locations that some blocked guard reads without access: accessing them is visible.
         self.watched: set[Any] = set()
+        # Whether some step reads the state of a lock or monitor as data (``m.owner``). Lock operations
+        # then do not commute with that read (an acquire changes what it sees), so for the reductions that
+        # use movers (``lock_state_matters``: transactions, atomicity) every lock operation is a non-mover.
+        self.lock_state_observed = False
+        self.lock_state_matters = False
+        # Caches of ``held`` and ``lock_paths``, by the identity of the heap and globals they were built from.
+        self._held_heap: Any = None
+        self._held_by: dict[Any, set[int]] = {}
+        self._refs_of: Any = None
+        self._global_refs: list[tuple[int, int]] = []
 
     # -- keys ------------------------------------------------------------------------------------------------
 
@@ -249,9 +271,25 @@ class Classification:
 
     # -- the discipline check -----------------------------------------------------------------------------------
 
+    def held(self, state: State, t: int) -> set[int]:
+        """``held_refs(state, t)``, from one pass over the heap per heap (every thread's step from a state,
+        and every access of a step, asks about the same heap). The set is shared: do not change it."""
+        heap = state[1]
+        if heap is not self._held_heap:
+            by: dict[Any, set[int]] = {}
+            for i, o in enumerate(heap):
+                w = lock_owner(heap, o)
+                if w is not None:
+                    by.setdefault(w, set()).add(i)
+            self._held_heap, self._held_by = heap, by
+        return self._held_by.get(t, _NOTHING)
+
     def lock_paths(self, state: State, t: int, loc: Any, held: set[int]) -> frozenset:
         g, heap = state[0], state[1]
-        paths = {("g", s) for s, v in enumerate(g) if type(v) is Ref and v.i in held}
+        if g is not self._refs_of:
+            self._refs_of = g
+            self._global_refs = [(s, v.i) for s, v in enumerate(g) if type(v) is Ref]
+        paths = {("g", s) for s, i in self._global_refs if i in held} if held else set()
         if type(loc) is tuple:
             r = loc[0]
             o = heap[r.i]
@@ -335,11 +373,13 @@ class Classification:
                 key = self.key(state, loc)
                 if self.is_unprotected_key(key):
                     visible = True
+                    if not self.lock_state_observed and is_lock_state(key):
+                        self._observe_lock_state(key, t)
                     continue
                 if type(loc) is tuple and self.initialising(state, t, loc[0]):
                     continue
                 if held is None:
-                    held = held_refs(state, t)
+                    held = self.held(state, t)
                 paths = self.lock_paths(state, t, loc, held)
                 ls = self.lockset.get(key)
                 self.lockset[key] = paths if ls is None else ls & paths
@@ -436,7 +476,25 @@ class Classification:
             return Protection(LOCKED, locks=locks)
         return Protection(UNPROTECTED)
 
+    def _observe_lock_state(self, key: Any, t: int) -> None:
+        """A lock's state read as data: lock operations stop being movers (``lock_state_observed``). Where
+        that matters, it is a weakening like any other: at once in incremental mode (the search re-expands
+        what it stored), by a restart otherwise."""
+        if not self.lock_state_matters:
+            self.lock_state_observed = True
+            return
+        r = Refine(LOCK_STATE, Protection(UNSHARED, owner=t), Protection(UNPROTECTED),
+                   f"thread {t} reads {key_name(self.program, key)} as data, so lock operations are not movers")
+        if not self.incremental:
+            raise r
+        self.apply(r)
+        self.version += 1
+
     def apply(self, r: Refine) -> None:
+        if r.key == LOCK_STATE:
+            self.lock_state_observed = True
+            self.refinements.append(r)
+            return
         if r.key not in self.watched:
             self.guess[r.key] = r.new
         self.refinements.append(r)

@@ -31,23 +31,50 @@ violates it, without restarting; the search then re-expands every state it store
 predicates, until a pass changes nothing (the fixpoint of the paper's rules, Theorem 6.1).
 
 Deadlocks: right movers can hide them (section 7: the algorithm "does not directly catch deadlocks"). A
-thread blocked inside a transaction is a dead end of the reduced search, not a deadlock. Deadlocks seen in
-stored states are real and reported; deadlock *freedom* is established separately, by an optimistic search
-for that property (``Checker`` does it; see docs/reductions.md).
+thread blocked inside a transaction is a dead end of the reduced search, not a deadlock: in a deadlock of
+the dining philosophers each thread has made a right move (its first fork) and none has committed. So at
+every stored state where every thread is in N, the search also looks for a deadlock in the *right-mover
+closure*: every combination, taken in thread order, of a run of each thread's pre-commit steps (steps after
+which its phase is R). When every step that can block is a right mover (an acquire, the re-acquire after
+``wait``) or a join, this finds every deadlock of the program (docs/reductions.md, "Deadlocks under
+transactions", gives the argument: in a deadlock no thread is in L, moving each thread's unfinished R part
+to the end of the path leaves a state with every thread in N, which the reduced search stores, and the R
+parts commute into thread order). Each deadlock it reports is a real run of the program. Where some step
+that can block is not a right mover (``wait_until``), or a closure grows past ``CLOSURE_LIMIT``
+combinations, deadlock freedom is established separately, by an optimistic search (``Checker`` does it).
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from typing import Any
 
-from movers.instrument.phases import BOTH, INIT, LEFT, NON_KINDS, RIGHT_KINDS, PhaseSystem
-from movers.reduce.base import Move, thread_moves
+from movers.instrument.ghost import GhostSystem
+from movers.instrument.phases import BOTH, INIT, LEFT, LEFT_KINDS, NON_KINDS, RIGHT_KINDS, PhaseSystem
+from movers.reduce.base import MOVE_LIMIT, Move, thread_moves
 from movers.reduce.classify import Classification
+
+BASE_KINDS = frozenset({"assertion", "invariant", "discipline", "runtime-error"})
+# Steps the right-mover closure of one state may take before the deadlock check gives up (then an optimistic
+# search checks deadlock freedom instead: the answer stays sound, only slower).
+CLOSURE_LIMIT = 5_000
+
+
+class _GiveUp(Exception):
+    pass
+
+
+def closure_applies(program: Any) -> bool:
+    """Whether the right-mover closure finds every deadlock: every step that can block is a right mover or a
+    join (the argument in docs/reductions.md needs a blocked thread's next step to be outside L whatever the
+    state)."""
+    return all(n.kind in RIGHT_KINDS or n.kind in NON_KINDS
+               for code in program.codes() for n in code.nodes if n.guard is not None)
 
 
 class Transactions:
     name = "transactions"
-    preserves = frozenset({"assertion", "invariant", "discipline", "runtime-error"})
     checks_discipline = True
     incremental = True  # the search re-expands its stored states when the classification weakens
 
@@ -58,6 +85,19 @@ class Transactions:
         self.ts = ts if isinstance(ts, PhaseSystem) else PhaseSystem(ts, cls)
         self._cut: set[Any] = set()
         self._initial: Any = None
+        # Over an atomicity instrumentation (ghost state: phases of atomic blocks, a shadow store) the argument
+        # is not made: there an optimistic search checks deadlock freedom, as before.
+        plain = not isinstance(self.ts.inner, GhostSystem)
+        self.closure = plain and closure_applies(ts.program)
+        self.closure_gave_up = False
+        self._ahead: dict[Any, bool] = {}
+
+    @property
+    def preserves(self) -> frozenset[str]:
+        """Deadlocks too, when the right-mover closure covers them (module docstring)."""
+        if self.closure and not self.closure_gave_up:
+            return BASE_KINDS | {"deadlock"}
+        return BASE_KINDS
 
     @property
     def system(self) -> PhaseSystem:
@@ -105,6 +145,10 @@ class Transactions:
             for t in range(n):
                 if not self.in_N(state, t):
                     return self._transaction(state, t)  # a thread went on after a cut state: it goes on
+            if self.closure and not self.closure_gave_up:
+                dead = self._deadlock_in_closure(state)
+                if dead is not None:
+                    return [dead]
         # A cut state counts as N for every thread (condition C): the others move there too, so a
         # transaction whose left-mover part never ends cannot keep them out for ever.
         out: list[Move] = []
@@ -124,6 +168,101 @@ class Transactions:
             return False if self.ts.enabled(s, t) else None
 
         return thread_moves(self.ts, state, t, step=lambda s: self.ts.step(s, t)[0], ends=ends, cut=self._cut)
+
+
+    # -- deadlocks: the right-mover closure -------------------------------------------------------------------
+
+    def _deadlock_in_closure(self, state: tuple) -> Move | None:
+        """From ``state`` (every thread in N), a deadlock reached by a run of pre-commit steps of each thread,
+        in thread order, as a move ending in the violation; None if there is none (module docstring)."""
+        n = len(state[2])
+        budget = [CLOSURE_LIMIT]
+
+        def search(s: tuple, t: int, steps: tuple) -> Move | None:
+            if t == n:
+                dead = self.ts.deadlock(s) if steps else None  # no run at all: the search sees it itself
+                return Move(steps, None, ("deadlock", dead)) if dead else None
+            for s2, more in itertools.chain((((s, ())),), self._pre_commit_runs(s, t, budget)):
+                if not self._may_stay_blocked(s2, t):
+                    continue
+                found = search(s2, t + 1, steps + more)
+                if found is not None:
+                    return found
+            return None
+
+        try:
+            return search(state, 0, ())
+        except _GiveUp:
+            self.closure_gave_up = True
+            return None
+
+    def _guard_ahead(self, state: tuple, t: int) -> bool:
+        """Whether, statically, a step with a guard may come in thread t's pre-commit run after its next step:
+        a search of the code's control flow from there, through steps that may keep the phase R (not a
+        release, wait, start, join or indivisible block); a call or a return leaves the code: yes."""
+        top = state[2][t][-1]
+        key = (top[0], top[1])
+        known = self._ahead.get(key)
+        if known is None:
+            known = self._ahead[key] = _guard_reachable(top[0], top[1])
+        return known
+
+    def _may_stay_blocked(self, state: tuple, t: int) -> bool:
+        """Whether thread t can be blocked (or terminated) once the threads after it have run: the others only
+        make right moves, which take locks (so an acquire may become blocked) but never end a thread (so an
+        enabled join stays enabled), and a step without a guard is never blocked."""
+        th = state[2][t]
+        if not th:
+            return True
+        node = self.ts.next_node(state, t)
+        if node.guard is None:
+            return False
+        return node.kind != "join" or not self.ts.enabled(state, t)
+
+    def _pre_commit_runs(self, state: tuple, t: int, budget: list[int]) -> Iterator[tuple[tuple, tuple]]:
+        """Every nonempty run of thread t's steps from ``state`` after each of which t's phase is R (right
+        movers), as (end state, steps); the runs end where a step would commit, block or fail. Each step
+        taken costs one of ``budget`` (shared by the whole closure): past it, the check gives up."""
+        work: list[tuple[tuple, tuple]] = [(state, ())]
+        seen = {state}
+        while work:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise _GiveUp
+            s, steps = work.pop()
+            if len(steps) >= MOVE_LIMIT or not self.ts.enabled(s, t):
+                continue
+            if steps and not self._guard_ahead(s, t):
+                continue  # no state further on in this run can have t blocked: nothing to find there
+            for o in self.ts.step(s, t)[0]:
+                s2 = o.state
+                if o.violation is not None or s2 is None or s2[3][t] is not True or s2 in seen:
+                    continue
+                seen.add(s2)
+                run = (*steps, (t, o.choices))
+                yield s2, run
+                work.append((s2, run))
+
+
+def _guard_reachable(code: Any, start: int) -> bool:
+    """``Transactions._guard_ahead``, computed: a search of ``code``'s control flow from node ``start``."""
+    seen = {start}
+    work = [start]
+    while work:
+        k = work.pop()
+        n = code.nodes[k]
+        if n.calls or not n.succ:
+            return True
+        if k != start:
+            if n.guard is not None:
+                return True
+            if n.kind in LEFT_KINDS or n.kind in NON_KINDS:
+                continue  # the run commits here
+        for j in n.succ:
+            if j not in seen and 0 <= j < len(code.nodes):
+                seen.add(j)
+                work.append(j)
+    return False
 
 
 def second_condition_violations(program: Any) -> list[str]:

@@ -165,9 +165,16 @@ class TransitionSystem:
         if not th:
             return False
         top = th[-1]
-        guard = top[0].nodes[top[1]].guard
+        node = top[0].nodes[top[1]]
+        guard = node.guard
         if guard is None:
             return True
+        fg = node.fast_guard
+        if fg is not None and self.fast_path:
+            try:
+                return fg(state[0], state[1], state[2], top, t)  # type: ignore[no-any-return]
+            except Exception:  # noqa: BLE001, S110  (not its shape: the closure decides)
+                pass
         c = self._gctx
         c.g, c.heap, c.threads = state[0], state[1], state[2]
         c.tid = t
@@ -254,6 +261,7 @@ class TransitionSystem:
         run = self._run_closures
         track = self.track
         fast = self.fast_path and not track
+        fast_guards = self.fast_path
         c = self._gctx
         c.g, c.heap, c.threads = g, heap, threads
         for t in range(len(threads)):
@@ -264,18 +272,34 @@ class TransitionSystem:
             node = top[0].nodes[top[1]]
             guard = node.guard
             if guard is not None:
-                c.tid = t
-                c.loc = top[2:]  # type: ignore[assignment]  # guards only read locals
-                try:
-                    if not guard(c):
-                        continue
-                except RUNTIME_ERRORS:
-                    pass  # executing the step reports the error
-            if fast and node.fast is not None:
-                done = _run_fast(node, g, heap, threads, t, th, top)
-                if done is not None:
-                    out.append(Outcome(done, (), node, None, None, t))
+                ok = None
+                if fast_guards and node.fast_guard is not None:
+                    try:
+                        ok = node.fast_guard(g, heap, threads, top, t)
+                    except Exception:  # noqa: BLE001, S110  (not its shape: the closure decides)
+                        pass
+                if ok is None:
+                    c.tid = t
+                    c.loc = top[2:]  # type: ignore[assignment]  # guards only read locals
+                    try:
+                        ok = guard(c)
+                    except RUNTIME_ERRORS:
+                        ok = True  # executing the step reports the error
+                if not ok:
                     continue
+            if fast:
+                step = node.fast_step
+                if step is not None:
+                    try:
+                        out.append(Outcome(step(g, heap, threads, t, th, top), (), node, None, None, t))
+                        continue
+                    except Exception:  # noqa: BLE001, S110  (not its shape: the closures run it)
+                        pass
+                elif node.fast is not None:
+                    done = _run_fast(node, g, heap, threads, t, th, top)
+                    if done is not None:
+                        out.append(Outcome(done, (), node, None, None, t))
+                        continue
             out.append(run(state, t, (), track))
             if self._last_arities:
                 out.extend(self.execute(state, t)[1:])
@@ -291,11 +315,25 @@ class TransitionSystem:
         th = threads[t]
         top = th[-1]
         node = top[0].nodes[top[1]]
-        if node.fast is not None and not track and not choices and self.fast_path:
-            done = _run_fast(node, g, heap, threads, t, th, top)
-            if done is not None:
-                self._last_arities = ()
-                return Outcome(done, (), node, None, None, t)
+        if node.fast is not None and not choices and self.fast_path:
+            if not track:
+                done = None
+                if node.fast_step is not None:
+                    try:
+                        done = node.fast_step(g, heap, threads, t, th, top)
+                    except Exception:  # noqa: BLE001, S110  (not its shape: the closures run it)
+                        pass
+                else:
+                    done = _run_fast(node, g, heap, threads, t, th, top)
+                if done is not None:
+                    self._last_arities = ()
+                    return Outcome(done, (), node, None, None, t)
+            elif node.fast_tracked is not None:
+                eff = Effect()
+                done = _run_fast(node, g, heap, threads, t, th, top, eff)
+                if done is not None:
+                    self._last_arities = ()
+                    return Outcome(done, (), node, None, eff, t)
         return self._run_closures(state, t, choices, track)
 
     def _run_closures(self, state: State, t: int, choices: tuple[int, ...], track: bool) -> Outcome:
@@ -385,21 +423,34 @@ class TransitionSystem:
         return bool(pred(c, t, obj))
 
 
-def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tuple, top: tuple) -> State | None:
+def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tuple, top: tuple,
+              eff: Effect | None = None) -> State | None:
     """Thread ``t``'s step from ``node`` on its generated fast functions (``lang/codegen.py``): the successor,
     or None when the step left their shapes (the caller then runs it on the closures, from the same state).
-    No Ctx, no Effect; a fast function never moves a reference, so the successor needs no canonical walk."""
+    No Ctx; the Effect, when ``eff`` asks for it, recorded by the tracked variants. A fast function never
+    moves a reference, so the successor needs no canonical walk."""
     loc = list(top[2:])
     try:
-        g, heap, pc = node.fast(g, heap, loc, t)  # type: ignore[misc]
+        if eff is None:
+            g, heap, pc = node.fast(g, heap, loc, t)  # type: ignore[misc]
+        else:
+            g, heap, pc = node.fast_tracked(g, heap, loc, t, eff)  # type: ignore[misc]
         if pc >= 0:
             nodes = top[0].nodes
             glue = 0
             while not (nxt := nodes[pc]).costly:
-                f = nxt.fast
-                if f is None or glue > FAST_GLUE_LIMIT:
+                if glue > FAST_GLUE_LIMIT:
                     return None
-                g, heap, pc = f(g, heap, loc, t)
+                if eff is None:
+                    f = nxt.fast
+                    if f is None:
+                        return None
+                    g, heap, pc = f(g, heap, loc, t)
+                else:
+                    f = nxt.fast_tracked
+                    if f is None:
+                        return None
+                    g, heap, pc = f(g, heap, loc, t, eff)
                 if pc < 0:
                     break
                 glue += 1

@@ -181,6 +181,8 @@ def summarise(model: Path, reduction: str, search: str, runs: list[dict[str, Any
         "max_depth": stats.get("max_depth", 0),
         "seconds": seconds,
         "seconds_all": [r["stats"]["seconds"] for r in good],
+        # CPU time of the check (``time.process_time``): less disturbed by the other work of a shared machine.
+        "cpu_seconds": statistics.median(r["measure"].get("cpu_seconds", 0.0) for r in good),
         "states_per_second": states / seconds if seconds > 0 else None,
         "peak_mb": statistics.median(peaks) / 2**20,
         "rss_growth_mb": growth / 2**20,
@@ -193,15 +195,19 @@ def summarise(model: Path, reduction: str, search: str, runs: list[dict[str, Any
 
 
 def add_ratios(rows: list[dict[str, Any]]) -> None:
-    """``ratio_to_none``: states / the states of ``none`` on the same model, when ``none`` ran."""
+    """``ratio_to_none``: states / the states of ``none`` on the same model, when ``none`` ran; ``cpu_to_none``:
+    the same for CPU seconds (a reduction is judged by time to verdict too)."""
 
     def states(r: dict[str, Any]) -> int | None:
         return r.get("states") if r["verdict"] not in ("error", "crash") else None
 
     base = {r["model"]: states(r) for r in rows if r["reduction"] == "none"}
+    cpu = {r["model"]: r.get("cpu_seconds") for r in rows if r["reduction"] == "none" and states(r) is not None}
     for r in rows:
         b, s = base.get(r["model"]), states(r)
         r["ratio_to_none"] = s / b if b and s is not None else None
+        c, mine = cpu.get(r["model"]), r.get("cpu_seconds")
+        r["cpu_to_none"] = mine / c if c and mine is not None and s is not None else None
 
 
 # -- output ------------------------------------------------------------------------------------------------
@@ -218,7 +224,8 @@ def print_table(rows: list[dict[str, Any]], repeat: int) -> None:
     table = Table(title=f"movers benchmarks (median of {repeat} runs, each in a fresh process)")
     for col in ("model", "reduction", "verdict"):
         table.add_column(col)
-    for col in ("states", "transitions", "seconds", "states/s", "peak MB", "bytes/state", "vs none"):
+    for col in ("states", "transitions", "seconds", "CPU s", "states/s", "peak MB", "bytes/state", "vs none",
+                "CPU vs none"):
         table.add_column(col, justify="right")
     for r in rows:
         table.add_row(
@@ -228,10 +235,12 @@ def print_table(rows: list[dict[str, Any]], repeat: int) -> None:
             _num(r.get("states"), ","),
             _num(r.get("transitions"), ","),
             _num(r.get("seconds"), ".3f"),
+            _num(r.get("cpu_seconds"), ".3f"),
             _num(r.get("states_per_second"), ",.0f"),
             _num(r.get("peak_mb"), ".1f"),
             _num(r.get("bytes_per_state") if (r.get("rss_growth_mb") or 0) >= MIN_GROWTH_MB else None, ",.0f"),
             _num(r.get("ratio_to_none"), ".3f"),
+            _num(r.get("cpu_to_none"), ".2f"),
         )
     console = Console()
     if not console.is_terminal:  # piped or redirected: do not squeeze the table into 80 columns

@@ -184,8 +184,8 @@ def test_a_wrong_fast_function_would_be_caught(monkeypatch: pytest.MonkeyPatch) 
 _OWN = {"def", "return", "if", "else", "is", "not", "and", "or", "type", "int", "bool", "tuple", "None", "True",
         "False", "len", "g", "heap", "loc", "t", "pc", "eff", "_r", "_i", "_o", "_lo", "_hi", "_value", "i",
         "is_list", "is_thread", "reads", "writes", "acquired", "released", "append", "for", "in", "top", "th",
-        "threads", "_v", "_code", "list", *codegen.HELPERS}
-_TEMP = re.compile(r"_\d+|_[ntsg]\d+")
+        "threads", "_v", "_code", "list", "field_index", "get", "builtin", *codegen.HELPERS}
+_TEMP = re.compile(r"_\d+|_[ntsga]\d+")
 
 
 def _generated(source: str) -> list[str]:

@@ -286,3 +286,55 @@ def test_max_states_n_stores_at_most_n(search: str, reduction: str) -> None:
     for k in (1, n - 1):
         r = movers.check(sc, reduction=reduction, search=search, max_states=k)
         assert r.verdict == "incomplete" and r.limit == "max-states" and r.stats.states <= k, (k, r.stats)
+
+
+# Found by the random atomicity models: under --atomicity auto, the first pass (a nested check) settled the
+# shared budget when it ended, and the second pass then ran with no limit at all (for minutes, gigabytes).
+AUTO_LOOPING = """\
+from movers.lang import *
+x = 0
+y = 0
+m = Lock()
+def w0():
+    global x, y
+    k = 0
+    t = 0
+    while True:
+        with atomic():
+            if y == 0:
+                with m:
+                    x = 0
+def w1():
+    global x, y
+    k = 0
+    t = 0
+    while True:
+        assert x != 2 or y != 1
+        with atomic():
+            with atomic():
+                assert x != 2 or y != 1
+def w2():
+    global x, y
+    k = 0
+    t = 0
+    while True:
+        with atomic():
+            y = (y + 1) % 2
+Thread(target=w0).start()
+Thread(target=w1).start()
+Thread(target=w2).start()
+"""
+
+
+def test_a_nested_check_that_settles_does_not_lift_the_outer_limits(tmp_path: Path) -> None:
+    model = tmp_path / "auto_looping.py"
+    model.write_text(AUTO_LOOPING)
+    # In a child process, so that a regression fails here (the timeout) instead of hanging the suite.
+    out = subprocess.run(
+        [sys.executable, "-m", "movers.cli", "check", str(model), "--atomicity", "auto", "--reduction",
+         "optimistic", "--time-limit", "1", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )
+    result = json.loads(out.stdout)
+    assert result["verdict"] == "incomplete" and result["limit"] == "time-limit"
+    assert result["stats"]["seconds"] < 30

@@ -369,27 +369,3 @@ def test_a_left_mover_part_that_never_ends_does_not_keep_the_others_out() -> Non
         r = tx(src, search=search)
         assert r.verdict == "violation" and r.violations[0].kind == "assertion", search
 
-
-OWNER = """
-from movers.lang import *
-m = LOCK
-def holder():
-    with m:
-        a = 1
-def watcher():
-    b = 0
-    seen = m.owner
-    assert seen is None, "m was held"
-Thread(target=holder).start()
-Thread(target=watcher).start()
-"""
-
-
-@pytest.mark.parametrize("lock", ["Lock()", "RLock()"])
-def test_reading_lock_state_makes_lock_operations_non_movers(lock: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # An acquire does not commute with a read of m.owner: taken as a right mover, the holder's whole
-    # transaction would hide the moment m is held (found before only by the optimistic deadlock search).
-    _no_optimistic_route(monkeypatch)
-    r = movers.check(OWNER.replace("LOCK", lock), reduction="transactions")
-    assert r.verdict == "violation" and r.violations[0].kind == "assertion"
-    assert "m was held" in r.violations[0].message

@@ -32,7 +32,7 @@ from movers.reduce.transactions import second_condition_violations
 from movers.report.result import Result, Stats, Violation
 from movers.report.trace import replay
 from movers.search.explore import Limits, Search, thaw
-from movers.search.limits import LimitReached, enforce, poll, problems, settle, stop_reason
+from movers.search.limits import LimitReached, current, enforce, poll, problems, settle, stop_reason
 from movers.semantics.system import InitError, TransitionSystem
 
 SEARCHES = ("dfs", "bfs")
@@ -278,12 +278,19 @@ class Checker:
         """Check the program; a limit reached, Ctrl-C or running out of memory anywhere gives an incomplete
         result with the statistics so far (never an exception)."""
         self._start = time.perf_counter()
+        # Nested in another check (``--atomicity auto``'s passes, transactions' deadlock search), this check's
+        # ``settle()`` pauses the shared budget: that ends with this check, so that the rest of the outer
+        # check stays within its limits (a second pass once ran unlimited after the first had settled).
+        outer = current()
+        paused = outer.paused if outer is not None else 0
         try:
             with enforce(self.limits.budget()):  # within movers.check, the budget that began at compile time
                 return self._run()
         except (LimitReached, KeyboardInterrupt, MemoryError) as e:
             return self._stopped(stop_reason(e))
         finally:
+            if outer is not None:
+                outer.paused = paused
             thaw()
 
     def _stopped(self, why: str) -> Result:

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from movers.ir.program import FALSE, LOCK, TRUE, Bool, Ref
+from movers.ir.program import FALSE, LOCK, TRUE, UNBOUND, Bool, Ref
 
 if TYPE_CHECKING:
     from movers.ir.program import Code
@@ -79,6 +79,7 @@ HELPERS: dict[str, Any] = {
     "LOCK": LOCK,
     "TRUE": TRUE,
     "FALSE": FALSE,
+    "UNBOUND": UNBOUND,
 }
 
 # Operators whose Python meaning on ints and booleans is the language's, with no bound to check (``*``,
@@ -182,6 +183,16 @@ def value(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
         a = value(fc, e.left, src) if op else None
         b = value(fc, e.right, src) if a is not None else None
         return f"({a} {op} {b})" if b is not None else None
+    if isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], (ast.Is, ast.IsNot)):
+        # ``x is None`` (``runtime_ops._is``: identity when a side is None), on the value as stored.
+        sides = [e.left, e.comparators[0]]
+        other = [x for x in sides if not (isinstance(x, ast.Constant) and x.value is None)]
+        if len(other) != 1:
+            return None
+        x = _raw(fc, other[0], src)
+        if x is None:
+            return None
+        return f"({x} is None)" if isinstance(e.ops[0], ast.Is) else f"({x} is not None)"
     if isinstance(e, ast.Compare) and len(e.ops) == 1:
         op = _CMPOPS.get(type(e.ops[0]))
         a = value(fc, e.left, src) if op else None
@@ -192,8 +203,8 @@ def value(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
         if a is None:
             return None
         return f"(not {a})" if isinstance(e.op, ast.Not) else f"(-{a})"
-    if isinstance(e, ast.Subscript):
-        x = _element(fc, e, src)
+    if isinstance(e, (ast.Subscript, ast.Attribute)):
+        x = _element(fc, e, src) if isinstance(e, ast.Subscript) else _field(fc, e, src)
         if x is None:
             return None
         src.add(f"if type({x}) is not int: {x} = _val({x})")
@@ -219,13 +230,66 @@ def reference(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
         src.add(f"{x} = {where[0]}[{where[1]}]")
         if where[0] == "g":
             src.record(f"eff.reads.append({where[1]})")
-    elif isinstance(e, ast.Subscript):
-        x = _element(fc, e, src)  # type: ignore[assignment]
+    elif isinstance(e, (ast.Subscript, ast.Attribute)):
+        x = _element(fc, e, src) if isinstance(e, ast.Subscript) else _field(fc, e, src)  # type: ignore[assignment]
         if x is None:
             return None
     else:
         return None
     src.add(f"if type({x}) is not Ref: _fail()")
+    return x
+
+
+def _raw(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
+    """A variable's, element's or field's value as stored (references and boxes included), failing where it
+    is unbound; None for other shapes."""
+    if isinstance(e, ast.Name):
+        where = _variable(fc, e.id)
+        if where is None:
+            return None
+        x = src.temp()
+        src.add(f"{x} = {where[0]}[{where[1]}]")
+        if where[0] == "g":
+            src.record(f"eff.reads.append({where[1]})")
+    elif isinstance(e, (ast.Subscript, ast.Attribute)):
+        x = _element(fc, e, src) if isinstance(e, ast.Subscript) else _field(fc, e, src)  # type: ignore[assignment]
+        if x is None:
+            return None
+    else:
+        return None
+    src.add(f"if {x} is UNBOUND: _fail()")
+    return x
+
+
+def _name_constant(fc: FunctionCore, name: str) -> str:
+    """The identifier under which a field's name is bound in the generated code's namespace: the name is
+    data there, never source text."""
+    names = fc.fast_names
+    if name not in names:
+        names[name] = f"_a{len(names)}"
+    return names[name]
+
+
+def _field_slot(fc: FunctionCore, e: ast.Attribute, src: _Source) -> tuple[str, str, str] | None:
+    """For ``obj.f`` on a model object: the texts of the reference, the object and the field's index."""
+    r = reference(fc, e.value, src)
+    if r is None:
+        return None
+    o, i = src.temp(), src.temp()
+    src.add(f"{o} = heap[{r}.i]")
+    src.add(f"{i} = {o}[0].field_index.get({_name_constant(fc, e.attr)})")
+    src.add(f"if {i} is None: _fail()")  # no such field (``m.owner`` of a monitor): the closures' business
+    return r, o, i
+
+
+def _field(fc: FunctionCore, e: ast.Attribute, src: _Source) -> str | None:
+    """A field's value, as stored (``ExpressionCompiler.e_Attribute``)."""
+    where = _field_slot(fc, e, src)
+    if where is None:
+        return None
+    x = src.temp()
+    src.record(f"eff.reads.append(({where[0]}, {where[2]}))")
+    src.add(f"{x} = {where[1]}[{where[2]}]")
     return x
 
 
@@ -268,6 +332,8 @@ def _store(fc: FunctionCore, target: ast.expr, v: str, src: _Source) -> bool:
         return False
     if isinstance(target, ast.Subscript):
         return _store_element(fc, target, v, src)
+    if isinstance(target, ast.Attribute):
+        return _store_field(fc, target, v, src)
     if not isinstance(target, ast.Name):
         return False
     where = _variable(fc, target.id)
@@ -302,6 +368,26 @@ def _store_element(fc: FunctionCore, target: ast.Subscript, v: str, src: _Source
     return True
 
 
+def _store_field(fc: FunctionCore, target: ast.Attribute, v: str, src: _Source) -> bool:
+    """``obj.f = v``, as ``store_field`` and ``Ctx.set_field`` do for values that are not references (the
+    fields of builtin objects and of threads are the closures' business: they refuse some)."""
+    x = src.temp()
+    src.add(f"{x} = {v}")  # the value first, as the closures evaluate it
+    r = reference(fc, target.value, src)
+    if r is None:
+        return False
+    o, i = src.temp(), src.temp()
+    src.add(f"{o} = heap[{r}.i]")
+    src.add(f"if {o}[0].builtin or {o}[0].is_thread: _fail()")
+    src.add(f"{i} = {o}[0].field_index.get({_name_constant(fc, target.attr)})")
+    src.add(f"if {i} is None: _fail()")
+    src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+    src.add(f"if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
+    src.add(f"heap = heap[:{r}.i] + ({o}[:{i}] + ({x},) + {o}[{i} + 1:],) + heap[{r}.i + 1:]")
+    src.record(f"eff.writes.append(({r}, {i}))")
+    return True
+
+
 # -- statements: an emitter per shape, returning a FragmentMaker (or None: not handled) --------------------------
 
 
@@ -313,7 +399,7 @@ def assign(fc: FunctionCore, target: ast.expr, e: ast.expr, nxt: Label, op: ast.
         sym = _BINOPS.get(type(op))
         if sym is None:
             return None
-        a = value(fc, target, src) if isinstance(target, (ast.Name, ast.Subscript)) else None
+        a = value(fc, target, src) if isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)) else None
         b = value(fc, e, src) if a is not None else None
         v = f"({a} {sym} {b})" if b is not None else None
     else:
@@ -321,7 +407,7 @@ def assign(fc: FunctionCore, target: ast.expr, e: ast.expr, nxt: Label, op: ast.
     if v is None or not _store(fc, target, v, src):
         return None
     # ``a[i] += v`` evaluates a and i twice here, once on the closures: the reads would not be theirs.
-    tracked = not src.eager and not (op is not None and isinstance(target, ast.Subscript))
+    tracked = not src.eager and not (op is not None and isinstance(target, (ast.Subscript, ast.Attribute)))
     return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, tracked)
 
 
@@ -498,6 +584,8 @@ def expression_function(fc: FunctionCore, body: list[ast.stmt]) -> Callable[[tup
     lines = [line for line in src.lines if not line.endswith(TRACKED)]
     text = "\n".join(["def _value(g, heap):", *_indented(lines), f"    return {v}", ""])
     namespace = dict(HELPERS)
+    for name, ident in fc.fast_names.items():
+        namespace[ident] = name  # a field's name, as a value
     exec(compile(text, "<movers fast path>", "exec"), namespace)  # noqa: S102  (module docstring: own text)
     fc.code.fast_source += text
     return namespace["_value"]  # type: ignore[no-any-return]
@@ -589,7 +677,8 @@ def guard_source(guards: list[GuardSource | None]) -> str:
     return "\n".join(out)
 
 
-def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSource | None]) -> None:
+def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSource | None],
+           names: dict[str, str] | None = None) -> None:
     """Generate, compile and attach (``Node.fast``, ``fast_tracked``, ``fast_step``, ``fast_guard``) the fast
     functions of ``code``."""
     source = "\n".join(part for part in (
@@ -598,6 +687,8 @@ def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSourc
     if not source:
         return
     namespace = dict(HELPERS, _code=code)  # the Code object itself, not its name
+    for name, ident in (names or {}).items():
+        namespace[ident] = name  # a field's name, as a value
     # The text is this module's own (see the module docstring): no model text reaches it.
     exec(compile(source, "<movers fast path>", "exec"), namespace)  # noqa: S102
     for k, frag in enumerate(fragments):

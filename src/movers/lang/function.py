@@ -138,6 +138,8 @@ class FunctionCore:
         self.facts = Facts()
         # The abstract value (``AV``) of each expression compiled so far, for the facts' flows.
         self.values: dict[ast.AST, AV] = {}
+        # Field names the generated code looks up, by the identifiers it binds them to (lang/codegen.py).
+        self.fast_names: dict[str, str] = {}
 
     @contextmanager
     def recording(self) -> Iterator[Facts]:
@@ -242,7 +244,7 @@ class FunctionCore:
         self.code.entry = 0
         # The module's initialisation runs once, on the closures: it needs no fast path.
         if not self.is_module:
-            codegen.attach(self.code, fragments, guards)
+            codegen.attach(self.code, fragments, guards, self.fast_names)
 
     def compile_function(self) -> None:
         fn = self.fn

@@ -262,6 +262,7 @@ class TransitionSystem:
         track = self.track
         fast = self.fast_path and not track
         fast_guards = self.fast_path
+        cover = self._globals_cover
         c = self._gctx
         c.g, c.heap, c.threads = g, heap, threads
         for t in range(len(threads)):
@@ -287,19 +288,18 @@ class TransitionSystem:
                         ok = True  # executing the step reports the error
                 if not ok:
                     continue
-            if fast:
+            if fast and node.fast is not None:
                 step = node.fast_step
                 if step is not None:
                     try:
                         out.append(Outcome(step(g, heap, threads, t, th, top), (), node, None, None, t))
                         continue
-                    except Exception:  # noqa: BLE001, S110  (not its shape: the closures run it)
+                    except Exception:  # noqa: BLE001, S110  (not its whole shape: the general driver tries)
                         pass
-                elif node.fast is not None:
-                    done = _run_fast(node, g, heap, threads, t, th, top)
-                    if done is not None:
-                        out.append(Outcome(done, (), node, None, None, t))
-                        continue
+                done = _run_fast(node, g, heap, threads, t, th, top, None, cover)
+                if done is not None:
+                    out.append(Outcome(done, (), node, None, None, t))
+                    continue
             out.append(run(state, t, (), track))
             if self._last_arities:
                 out.extend(self.execute(state, t)[1:])
@@ -321,16 +321,16 @@ class TransitionSystem:
                 if node.fast_step is not None:
                     try:
                         done = node.fast_step(g, heap, threads, t, th, top)
-                    except Exception:  # noqa: BLE001, S110  (not its shape: the closures run it)
+                    except Exception:  # noqa: BLE001, S110  (not its whole shape: the general driver tries)
                         pass
-                else:
-                    done = _run_fast(node, g, heap, threads, t, th, top)
+                if done is None:
+                    done = _run_fast(node, g, heap, threads, t, th, top, None, self._globals_cover)
                 if done is not None:
                     self._last_arities = ()
                     return Outcome(done, (), node, None, None, t)
             elif node.fast_tracked is not None:
                 eff = Effect()
-                done = _run_fast(node, g, heap, threads, t, th, top, eff)
+                done = _run_fast(node, g, heap, threads, t, th, top, eff, self._globals_cover)
                 if done is not None:
                     self._last_arities = ()
                     return Outcome(done, (), node, None, eff, t)
@@ -424,11 +424,14 @@ class TransitionSystem:
 
 
 def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tuple, top: tuple,
-              eff: Effect | None = None) -> State | None:
+              eff: Effect | None = None, cover: Any = None) -> State | None:
     """Thread ``t``'s step from ``node`` on its generated fast functions (``lang/codegen.py``): the successor,
     or None when the step left their shapes (the caller then runs it on the closures, from the same state).
     No Ctx; the Effect, when ``eff`` asks for it, recorded by the tracked variants. A fast function never
-    moves a reference, so the successor needs no canonical walk."""
+    moves a reference, so the successor needs no canonical walk, except where the thread ends holding some:
+    ``cover(g, heap)`` then says whether the globals reach every object (then no walk is needed, as in
+    ``_run``)."""
+    g0, heap0 = g, heap
     loc = list(top[2:])
     try:
         if eff is None:
@@ -460,12 +463,15 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
         mine = (*th[:-1], (top[0], pc, *loc))
     else:
         # The frame returned: only a thread's last frame here (a return to a caller passes a value, on the
-        # closures), and only if it held no reference (dropping one may change the canonical heap).
+        # closures). Dropping a reference may change the canonical heap, unless the globals reach every
+        # object (the canonical order walks from the globals first: semantics/state.py).
         if len(th) > 1:
             return None
         for v in loc:
             if type(v) is Ref or type(v) is tuple:
-                return None
+                if cover is None or not cover(g0, heap0):
+                    return None
+                break
         mine = ()
     return (g, heap, threads[:t] + (mine,) + threads[t + 1:])
 

@@ -219,9 +219,9 @@ def value(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
     return None
 
 
-def reference(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
-    """The text of a reference ``e`` holds (a variable, or a list's element), or None when ``e`` has another
-    shape; the step falls back when the value is not a reference."""
+def _stored(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
+    """The text of what a variable, a list's element or a field holds, as stored (references and boxes
+    included, unchecked); None for other shapes."""
     if isinstance(e, ast.Name):
         where = _variable(fc, e.id)
         if where is None:
@@ -230,34 +230,28 @@ def reference(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
         src.add(f"{x} = {where[0]}[{where[1]}]")
         if where[0] == "g":
             src.record(f"eff.reads.append({where[1]})")
-    elif isinstance(e, (ast.Subscript, ast.Attribute)):
-        x = _element(fc, e, src) if isinstance(e, ast.Subscript) else _field(fc, e, src)  # type: ignore[assignment]
-        if x is None:
-            return None
-    else:
-        return None
-    src.add(f"if type({x}) is not Ref: _fail()")
+        return x
+    if isinstance(e, ast.Subscript):
+        return _element(fc, e, src)
+    if isinstance(e, ast.Attribute):
+        return _field(fc, e, src)
+    return None
+
+
+def reference(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
+    """The text of a reference ``e`` holds (a variable, a list's element, a field), or None when ``e`` has
+    another shape; the step falls back when the value is not a reference."""
+    x = _stored(fc, e, src)
+    if x is not None:
+        src.add(f"if type({x}) is not Ref: _fail()")
     return x
 
 
 def _raw(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
-    """A variable's, element's or field's value as stored (references and boxes included), failing where it
-    is unbound; None for other shapes."""
-    if isinstance(e, ast.Name):
-        where = _variable(fc, e.id)
-        if where is None:
-            return None
-        x = src.temp()
-        src.add(f"{x} = {where[0]}[{where[1]}]")
-        if where[0] == "g":
-            src.record(f"eff.reads.append({where[1]})")
-    elif isinstance(e, (ast.Subscript, ast.Attribute)):
-        x = _element(fc, e, src) if isinstance(e, ast.Subscript) else _field(fc, e, src)  # type: ignore[assignment]
-        if x is None:
-            return None
-    else:
-        return None
-    src.add(f"if {x} is UNBOUND: _fail()")
+    """What ``e`` holds as stored (references and boxes included), failing where it is unbound."""
+    x = _stored(fc, e, src)
+    if x is not None:
+        src.add(f"if {x} is UNBOUND: _fail()")
     return x
 
 

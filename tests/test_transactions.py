@@ -369,3 +369,25 @@ def test_a_left_mover_part_that_never_ends_does_not_keep_the_others_out() -> Non
         r = tx(src, search=search)
         assert r.verdict == "violation" and r.violations[0].kind == "assertion", search
 
+
+
+def test_wait_and_notify_are_not_reads_of_lock_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    # wait() and notify() read an object's wait set as part of the lock operation: that must not make every
+    # lock operation a non-mover (it once tripled the stored states of the Dwyer examples).
+    from movers.reduce.classify import Classification
+
+    seen: list[object] = []
+    real = Classification._observe_lock_state
+
+    def observe(self: Classification, key: object, t: int) -> None:
+        seen.append(key)
+        real(self, key, t)
+
+    monkeypatch.setattr(Classification, "_observe_lock_state", observe)
+    for name in ("dwyer_readers_writers.py", "condition_queue.py", "bounded_buffer.py"):
+        movers.check(EXAMPLES / name, reduction="transactions")
+    assert seen == []
+    owner = "from movers.lang import *\nm = Lock()\ndef f():\n    with m:\n        a = 1\n" \
+            "def g():\n    assert m.owner is None\nThread(target=f).start()\nThread(target=g).start()\n"
+    movers.check(owner, reduction="transactions")
+    assert seen

@@ -86,6 +86,13 @@ def is_lock_state(key: Any) -> bool:
     return key[0] != "g" and (key[2] < 2 or key[1].builtin in LOCK_CLASSES)
 
 
+def _own_bookkeeping(ts: Any, state: State, t: int) -> bool:
+    """Whether thread t's step is ``wait`` or ``notify``, which read the wait set (an object's monitor slot)
+    as part of the lock operation itself, not as data."""
+    node = ts.next_node(state, t)
+    return node is not None and node.kind in ("wait", "notify")
+
+
 def key_name(program: Program, key: Any) -> str:
     if key[0] == "g":
         return program.globals[key[1]]
@@ -373,7 +380,7 @@ class Classification:
                 key = self.key(state, loc)
                 if self.is_unprotected_key(key):
                     visible = True
-                    if not self.lock_state_observed and is_lock_state(key):
+                    if not self.lock_state_observed and is_lock_state(key) and not _own_bookkeeping(ts, state, t):
                         self._observe_lock_state(key, t)
                     continue
                 if type(loc) is tuple and self.initialising(state, t, loc[0]):

@@ -61,6 +61,14 @@ class Optimistic:
         self._cache: dict[tuple[State, int], tuple[list[Outcome], bool]] = {}
         self._cut: set[State] = set()
         self._initial: State | None = None
+        if getattr(ts, "quiet", None) is not None:
+            # On an instrumentation whose visibility depends on the state (commit-atomicity's ``quiet``), a
+            # thread that was visible can become invisible when another moves, so the search can reach
+            # states that are not stored, and cycles of them: asking for the search stack makes a
+            # depth-first search treat a state on it as visited (without it, a random looping model was
+            # explored along one path hundreds of thousands of states deep). Every enabled thread moves
+            # from every state, so closing a cycle there ignores no thread.
+            self.on_stack: Any = None
 
     def reset(self) -> None:
         """Forget everything derived from the classification (after a refinement)."""

@@ -310,3 +310,23 @@ def test_a_tracked_variant_that_forgets_reads_would_be_caught(monkeypatch: pytes
     monkeypatch.setattr(codegen._Source, "record", lambda self, line: None)
     fast, slow = _both(COUNTER, monkeypatch, reduction="optimistic")
     assert fast != slow
+
+
+# -- shapes CPython refuses ---------------------------------------------------------------------------------
+
+DEEP = "from movers.lang import *\nx = 0\ndef f():\n    global x\n    x = " + " + ".join(["1"] * 400) + \
+       "\n    assert x == 400\nThread(target=f).start()\n"
+
+
+def test_a_deep_expression_stays_on_the_closures(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 400 additions need no parenthesis in the model; the generated text would nest 400 (CPython allows 200).
+    fast, slow = _both(DEEP, monkeypatch)
+    assert fast == slow and fast[0] == "ok"
+
+
+def test_source_cpython_refuses_leaves_the_code_on_its_closures(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without the depth bound, the compile fails: the code keeps its closures instead of the check failing.
+    monkeypatch.setattr(codegen, "MAX_DEPTH", 10**6)
+    program = compile_source(DEEP, "model.py")
+    assert all(n.fast is None for n in program.functions["f"].nodes)
+    assert movers.check(DEEP).verdict == "ok"

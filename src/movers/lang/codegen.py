@@ -119,6 +119,7 @@ class _Source:
         self.lines: list[str] = []
         self.n = 0
         self.eager = False
+        self.depth = 0  # of the expression being generated (``value``)
 
     def temp(self) -> str:
         self.n += 1
@@ -169,10 +170,25 @@ def _load(src: _Source, where: str, slot: int) -> str:
     return x
 
 
+# Deeper expressions stay on the closures: the generated text parenthesises every operation, and CPython
+# refuses more than 200 nested parentheses (a model may chain 400 additions without one).
+MAX_DEPTH = 40
+
+
 def value(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
     """The text of ``e``'s value, after the statements it needs are added to ``src``; None when ``e`` has a
     shape the fast path does not handle. Operands are evaluated eagerly (they have no effects; one that fails
     where the closures would not have evaluated it only sends the step back to them)."""
+    if src.depth >= MAX_DEPTH:
+        return None
+    src.depth += 1
+    try:
+        return _value(fc, e, src)
+    finally:
+        src.depth -= 1
+
+
+def _value(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
     if isinstance(e, ast.Constant):
         return _literal(e.value)
     if isinstance(e, ast.Name):
@@ -580,7 +596,8 @@ def expression_function(fc: FunctionCore, body: list[ast.stmt]) -> Callable[[tup
     namespace = dict(HELPERS)
     for name, ident in fc.fast_names.items():
         namespace[ident] = name  # a field's name, as a value
-    exec(compile(text, "<movers fast path>", "exec"), namespace)  # noqa: S102  (module docstring: own text)
+    if not _run_source(text, namespace):
+        return None
     fc.code.fast_source += text
     return namespace["_value"]  # type: ignore[no-any-return]
 
@@ -671,6 +688,24 @@ def guard_source(guards: list[GuardSource | None]) -> str:
     return "\n".join(out)
 
 
+def _run_source(source: str, namespace: dict[str, Any]) -> bool:
+    """Compile and run generated source into ``namespace``; False (the code keeps to its closures) if CPython
+    refuses it for its size or shape, which the emitters try to avoid but cannot bound for every model."""
+    # In chunks of functions: CPython's compiler holds a whole source's syntax tree at once, hundreds of MB
+    # for a function of thousands of statements compiled in one piece.
+    blocks = re.split(r"\n(?=def )", source)
+    try:
+        for i in range(0, len(blocks), _CHUNK):
+            chunk = "\n".join(blocks[i:i + _CHUNK])
+            exec(compile(chunk, "<movers fast path>", "exec"), namespace)  # noqa: S102  (module docstring)
+    except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError):
+        return False
+    return True
+
+
+_CHUNK = 200  # generated functions compiled together
+
+
 def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSource | None],
            names: dict[str, str] | None = None) -> None:
     """Generate, compile and attach (``Node.fast``, ``fast_tracked``, ``fast_step``, ``fast_guard``) the fast
@@ -684,7 +719,8 @@ def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSourc
     for name, ident in (names or {}).items():
         namespace[ident] = name  # a field's name, as a value
     # The text is this module's own (see the module docstring): no model text reaches it.
-    exec(compile(source, "<movers fast path>", "exec"), namespace)  # noqa: S102
+    if not _run_source(source, namespace):
+        return
     for k, frag in enumerate(fragments):
         if frag is not None:
             code.nodes[k].fast = namespace[f"_n{k}"]

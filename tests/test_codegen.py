@@ -330,3 +330,11 @@ def test_source_cpython_refuses_leaves_the_code_on_its_closures(monkeypatch: pyt
     program = compile_source(DEEP, "model.py")
     assert all(n.fast is None for n in program.functions["f"].nodes)
     assert movers.check(DEEP).verdict == "ok"
+
+
+def test_lock_methods_on_plain_locks_are_generated() -> None:
+    program = compile_source((EXAMPLES[0].parent / "fq_counter.py").read_text(), "fq_counter.py")
+    calls = [n for c in program.codes() for n in c.nodes
+             if n.source.endswith((".acquire()", ".release()")) and n.costly]
+    assert calls and all(n.fast is not None for n in calls)
+    assert all(n.fast_guard is not None for n in calls if n.kind == "acquire")

@@ -545,6 +545,34 @@ def join_guard(fc: FunctionCore, receiver: ast.expr) -> GuardSource | None:
                         "return _o[2] < len(threads) and threads[_o[2]] == ()"])
 
 
+def lock_method(fc: FunctionCore, receiver: ast.expr, method: str, after: Label) -> FragmentMaker | None:
+    """``m.acquire()`` and ``m.release()`` on a plain Lock (``sync.acquire``, ``sync.release``; a Lock is a
+    builtin object, so no model method of that name can be meant)."""
+    src = _Source()
+    r = reference(fc, receiver, src)
+    if r is None or method not in ("acquire", "release"):
+        return None
+    if method == "acquire":
+        lines = ["if _o[0] is not LOCK or _o[2] is not None: _fail()",
+                 f"heap = heap[:{r}.i] + ((LOCK, _o[1], t),) + heap[{r}.i + 1:]",
+                 _track(f"eff.acquired.append({r})")]
+    else:
+        lines = ["if _o[0] is not LOCK or _o[2] != t: _fail()",
+                 f"heap = heap[:{r}.i] + ((LOCK, _o[1], None),) + heap[{r}.i + 1:]",
+                 _track(f"eff.released.append({r})")]
+    body = [*src.lines, f"_o = heap[{r}.i]", *lines]
+    return lambda: Fragment([*body, f"pc = {after.pc}"], after.pc)
+
+
+def lock_method_guard(fc: FunctionCore, receiver: ast.expr) -> GuardSource | None:
+    """May ``m.acquire()`` take a plain Lock now (``sync.can_acquire``)?"""
+    src = _Source()
+    r = reference(fc, receiver, src)
+    if r is None:
+        return None
+    return _guard_text([*src.lines, f"_o = heap[{r}.i]", "if _o[0] is not LOCK: _fail()", "return _o[2] is None"])
+
+
 def acquire_global_lock(fc: FunctionCore, name: str, slot: int, nxt: Label) -> FragmentMaker | None:
     """``with m:`` entry for a global ``m`` holding a plain Lock (``sync.acquire``); the block's hidden slot
     keeps the lock for the exit."""

@@ -522,6 +522,10 @@ class ConcurrencyCompiler(FunctionCore):
         if method == "join":
             info["fast"] = codegen.join(self, f.value, nxt)
             info["fast_guard"] = codegen.join_guard(self, f.value)
+        elif method in ("acquire", "release"):
+            info["fast"] = codegen.lock_method(self, f.value, method, nxt)
+            if method == "acquire":
+                info["fast_guard"] = codegen.lock_method_guard(self, f.value)
         self.emit(make, True, s, kind=kind, lock_name=self.lock_name(f.value), succ=[nxt, user_call_site], **info,
                   **facts.info())
         self.here(user_call_site)

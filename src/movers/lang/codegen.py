@@ -2,32 +2,40 @@
 
 SPIN's lesson is to compile the model: its steps are C functions with the slots, constants and the
 granularity baked in. movers does the same inside Python for the shapes that dominate a search: besides its
-closure (``Node.run``, over a per-step ``Ctx``), a node may get a *fast function*, generated as Python
-source from one small emitter per statement shape:
+closure (``Node.run``, over a per-step ``Ctx``), a node may get generated functions, written as Python
+source by one small emitter per statement shape (``assign``, ``branch``, ``check``, ``range_loop``,
+``join``, ``lock_method``, ``acquire_global_lock``, ``release_lock``...):
 
-    f(g, heap, loc, t) -> (g, heap, pc)
+- ``_n{k}(g, heap, loc, t) -> (g, heap, pc)``: ``g`` the globals tuple, ``heap`` the heap tuple (neither is
+  mutated: writes build new tuples), ``loc`` a fresh list of the top frame's locals, updated in place, ``t``
+  the thread; it returns the new globals, heap and program counter (``-1``: the frame returns). A costly
+  node's function also runs, in line, the free glue that statically follows it;
+- ``_t{k}(g, heap, loc, t, eff)``: the same, recording the step's Effect in ``eff`` exactly as the closures
+  do (the lines marked ``TRACKED``), for the searches that ask for Effects (every reduction);
+- ``_s{k}(g, heap, threads, t, th, top) -> state``: the whole step of a costly node whose step ends, whatever
+  path it takes, at a costly node or at the thread's end: the successor state, in one call;
+- ``_g{k}(g, heap, threads, top, t) -> bool``: the node's guard;
 
-``g`` is the globals tuple, ``heap`` the heap tuple (neither is mutated: writes build new tuples), ``loc`` a
-fresh list of the top frame's locals that ``f`` updates in place, ``t`` the thread; ``f`` returns the new
-globals, heap and program counter, ``-1`` when the frame returns. A costly node's fast function also runs, in
-line, the free glue that statically follows it (the jump back to a loop's header, the store after a
-condition), so that most steps are one call.
+and a function whose body is ``return e`` (an ``@invariant``) becomes ``f(g, heap) -> value``.
 
-**What the fast path may decide.** Nothing on its own: a fast function covers the common case of its shape
-(ints, booleans and None in the variables it touches; a plain ``Lock``) and raises ``Fallback``, or lets
-Python raise, whenever the step leaves it. The engine (``semantics/system.py``) then runs the same step again
-on the closures, from the same state, and those report runtime errors, assertion failures and everything
-else. So the state graph is the closures' by construction: the fast path is right exactly when it agrees
-with them where it returns, which ``tests/test_codegen.py`` checks on every example and on random models by
-running each search with and without it. It never moves a reference among variables or objects (a step that
-would falls back), so its successors never need the canonical heap walk; it records no Effect, so it runs
-only for searches that do not ask for them (``--reduction none``).
+**What the fast path may decide.** Nothing on its own: a generated function covers the common case of its
+shape (ints, booleans and None in the variables it touches; a plain ``Lock``) and raises ``Fallback``, or
+lets Python raise, whenever the step leaves it. The engine (``semantics/system.py``) then runs the same step
+again on the closures, from the same state, and those report runtime errors, assertion failures and
+everything else. So the state graph is the closures' by construction: the fast path is right exactly when it
+agrees with them where it returns, which ``tests/test_codegen.py`` checks on every example and on random
+models by running each search, under ``none`` and under the reductions, with and without it. It never moves
+a reference into a global or an object (a step that would falls back), so its successors need the canonical
+heap walk only where a thread ends holding references and the globals do not reach every object (then the
+engine falls back too).
 
 **What the generated text is made of.** Only this module's own identifiers, the helpers of ``HELPERS``,
 slot and node numbers, and literal values the emitters validated (ints in 64 bits, ``True``, ``False``,
 ``None``, through ``repr``). No name, attribute, string or other text of the model is ever pasted into the
-source: a model whose variable is called ``__import__`` or whose assertion message closes a string still
-cannot run anything (``tests/test_codegen.py`` tokenizes every generated function to check it).
+source: a field's name is a value bound in the functions' namespace (``_a0``...), the ``Code`` object
+itself is ``_code``, and a model whose variable is called ``__import__`` or whose assertion message closes
+a string still cannot run anything (``tests/test_codegen.py`` tokenizes every generated function to check
+it). Source that CPython refuses (too deep, too big) leaves the code on its closures.
 """
 
 from __future__ import annotations
@@ -525,15 +533,6 @@ def _guard_text(lines: list[str]) -> list[str]:
             for line in lines if not line.endswith(TRACKED)]
 
 
-def acquire_global_lock_guard(fc: FunctionCore, name: str) -> GuardSource | None:
-    """May ``with m:`` take a plain Lock held in global ``m`` (``sync.can_acquire``)?"""
-    where = _variable(fc, name)
-    if where is None or where[0] != "g":
-        return None
-    return [f"_r = g[{where[1]}]", "if type(_r) is not Ref: _fail()", "_o = heap[_r.i]",
-            "if _o[0] is not LOCK: _fail()", "return _o[2] is None"]
-
-
 def join_guard(fc: FunctionCore, receiver: ast.expr) -> GuardSource | None:
     """May ``t.join()`` go on: has the started thread ended (``runtime_ops._join_guard``)?"""
     src = _Source()
@@ -565,7 +564,7 @@ def lock_method(fc: FunctionCore, receiver: ast.expr, method: str, after: Label)
 
 
 def lock_method_guard(fc: FunctionCore, receiver: ast.expr) -> GuardSource | None:
-    """May ``m.acquire()`` take a plain Lock now (``sync.can_acquire``)?"""
+    """May ``m.acquire()`` or ``with m:`` take a plain Lock now (``sync.can_acquire``)?"""
     src = _Source()
     r = reference(fc, receiver, src)
     if r is None:

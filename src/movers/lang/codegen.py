@@ -302,7 +302,11 @@ def _field_slot(fc: FunctionCore, e: ast.Attribute, src: _Source) -> tuple[str, 
 
 def _field(fc: FunctionCore, e: ast.Attribute, src: _Source) -> str | None:
     """A field's value, as stored (``ExpressionCompiler.e_Attribute``)."""
-    where = _field_slot(fc, e, src)
+    return _read_slot(_field_slot(fc, e, src), src)
+
+
+def _read_slot(where: tuple[str, str, str] | None, src: _Source) -> str | None:
+    """The value at (reference, object, index), recorded as a read of (reference, index)."""
     if where is None:
         return None
     x = src.temp()
@@ -333,13 +337,7 @@ def _list_slot(fc: FunctionCore, e: ast.Subscript, src: _Source) -> tuple[str, s
 
 def _element(fc: FunctionCore, e: ast.Subscript, src: _Source) -> str | None:
     """A list's element, as stored (the caller unboxes or checks it)."""
-    where = _list_slot(fc, e, src)
-    if where is None:
-        return None
-    x = src.temp()
-    src.record(f"eff.reads.append(({where[0]}, {where[2]}))")
-    src.add(f"{x} = {where[1]}[{where[2]}]")
-    return x
+    return _read_slot(_list_slot(fc, e, src), src)
 
 
 def _store(fc: FunctionCore, target: ast.expr, v: str, src: _Source) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
-from movers.ir.program import LOCK, MON, SYNC_KINDS, AtomicBlock, Ref
+from movers.ir.program import MON, SYNC_KINDS, AtomicBlock, Ref
 from movers.lang import codegen
 from movers.lang.function import AV, NO_VALUE, Exit, Facts, Fn, FunctionCore
 from movers.lang.runtime_ops import _join_guard, _join_op, _start_thread
@@ -80,24 +80,8 @@ class ConcurrencyCompiler(FunctionCore):
 
             return run
 
-        gslot = self.global_lock_slot(e)
-
         def guard_make() -> Callable[[Ctx], bool]:
-            if gslot is None:
-                return lambda ctx: sync.can_acquire(ctx, lock(ctx))
-
-            def guard(ctx: Ctx) -> bool:
-                # A plain Lock in a global, the common case, without the calls (guards run for every thread
-                # in every state); a tracked evaluation records the read.
-                if not ctx.track:
-                    r = ctx.g[gslot]
-                    if type(r) is Ref:
-                        o = ctx.heap[r.i]
-                        if o[0] is LOCK:
-                            return o[2] is None
-                return sync.can_acquire(ctx, lock(ctx))
-
-            return guard
+            return lambda ctx: sync.can_acquire(ctx, lock(ctx))
 
         def blocked_make() -> Callable[[Ctx], str]:
             return lambda ctx: f"waits to acquire {name} {sync.lock_holder_text(ctx, lock(ctx))}".strip()
@@ -131,12 +115,6 @@ class ConcurrencyCompiler(FunctionCore):
         self.exits.pop()
         # The exit clears the lock's slot, so that states do not remember which lock a finished block held.
         emit_exit(s)
-
-    def global_lock_slot(self, e: ast.expr) -> int | None:
-        """The global slot a lock expression reads, when it is a global's name (as ``e_Name`` resolves it)."""
-        if isinstance(e, ast.Name) and not (e.id in self.slot and e.id not in self.global_names):
-            return self.mc.global_slot.get(e.id)
-        return None
 
     def lock_name(self, e: ast.expr) -> str | None:
         """The global a lock expression names (``m0``), or None when it is not known statically."""

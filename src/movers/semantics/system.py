@@ -289,14 +289,7 @@ class TransitionSystem:
                 if not ok:
                     continue
             if fast and node.fast is not None:
-                step = node.fast_step
-                if step is not None:
-                    try:
-                        out.append(Outcome(step(g, heap, threads, t, th, top), (), node, None, None, t))
-                        continue
-                    except Exception:  # noqa: BLE001, S110  (not its whole shape: the general driver tries)
-                        pass
-                done = _run_fast(node, g, heap, threads, t, th, top, None, cover)
+                done = _fast_successor(node, g, heap, threads, t, th, top, cover)
                 if done is not None:
                     out.append(Outcome(done, (), node, None, None, t))
                     continue
@@ -317,14 +310,7 @@ class TransitionSystem:
         node = top[0].nodes[top[1]]
         if node.fast is not None and not choices and self.fast_path:
             if not track:
-                done = None
-                if node.fast_step is not None:
-                    try:
-                        done = node.fast_step(g, heap, threads, t, th, top)
-                    except Exception:  # noqa: BLE001, S110  (not its whole shape: the general driver tries)
-                        pass
-                if done is None:
-                    done = _run_fast(node, g, heap, threads, t, th, top, None, self._globals_cover)
+                done = _fast_successor(node, g, heap, threads, t, th, top, self._globals_cover)
                 if done is not None:
                     self._last_arities = ()
                     return Outcome(done, (), node, None, None, t)
@@ -421,6 +407,19 @@ class TransitionSystem:
         c.g, c.heap, c.threads = state[0], state[1], state[2]
         c.tid = -1
         return bool(pred(c, t, obj))
+
+
+def _fast_successor(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tuple, top: tuple,
+                    cover: Any) -> State | None:
+    """The successor of thread t's untracked step on the generated code: the whole-step function when the
+    node has one, else (or where it gives up) the general driver; None: run the closures."""
+    step = node.fast_step
+    if step is not None:
+        try:
+            return step(g, heap, threads, t, th, top)  # type: ignore[no-any-return]
+        except Exception:  # noqa: BLE001, S110  (not its whole shape: the general driver tries)
+            pass
+    return _run_fast(node, g, heap, threads, t, th, top, None, cover)
 
 
 def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tuple, top: tuple,

@@ -258,8 +258,10 @@ class TransitionSystem:
         interleaving semantics in one pass (enabledness inlined: this is the full search's hot path)."""
         out: list[Outcome] = []
         g, heap, threads = state[0], state[1], state[2]
-        run = self._run_closures
         track = self.track
+        # Untracked, the fast path is tried below and the closures run only where it gives up; tracked (the
+        # disciplines of a full search), ``_run`` tries the tracked fast path first.
+        run = self._run if track else self._run_closures
         fast = self.fast_path and not track
         fast_guards = self.fast_path
         cover = self._globals_cover

@@ -67,7 +67,7 @@ PAPER: dict[tuple[str, int], tuple[int, int | None]] = {
 FILES = {"dekker": "dekker", "acquire1": "acquire1", "acquire2": "acquire2", "transaction": "transaction",
          "bluetooth": "bluetooth_fixed"}
 REDUCTIONS = ("optimistic", "transactions", "dwyer-da")
-INSTRUMENTED = (("optimistic", "commit"), ("dwyer-da", "commit"), ("optimistic", "auto"))
+INSTRUMENTED = (("optimistic", "commit"), ("transactions", "commit"), ("dwyer-da", "commit"), ("optimistic", "auto"))
 
 
 def variant(name: str, threads: int) -> Path:

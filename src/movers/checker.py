@@ -221,8 +221,9 @@ def peak_memory_mb() -> float:
 
 ATOMICITY = ("commit", "reduction", "auto")
 # The reductions that run the commit-atomicity instrumentation: each treats a step that moves the shadow store
-# or a phase as visible (``CommitSystem.quiet``); docs/reductions.md argues why that is enough.
-COMMIT_REDUCTIONS = ("none", "optimistic", "dwyer-d", "dwyer-s", "dwyer-da", "dwyer-sda", "dwyer-wsl",
+# or a phase as visible (``CommitSystem.quiet``; a non-mover of P# for transactions); docs/reductions.md
+# argues why that is enough.
+COMMIT_REDUCTIONS = ("none", "optimistic", "transactions", "dwyer-d", "dwyer-s", "dwyer-da", "dwyer-sda", "dwyer-wsl",
                      "dwyer-wsldom", "dwyer-ld", "dwyer-ld+wsldom")
 
 
@@ -315,7 +316,8 @@ class Checker:
                 return self._run_auto()
         options: dict[str, Any] = {}
         if checks_discipline(self.reduction):
-            incremental = bool(getattr(REDUCTIONS[self.reduction], "incremental", False))
+            # Over the atomicity instrumentation a failed guess restarts (reduce/transactions.py says why).
+            incremental = bool(getattr(REDUCTIONS[self.reduction], "incremental", False)) and self.atomicity is None
             options["classification"] = self.proved_with or Classification(
                 self.program, refine=self.refine, incremental=incremental, infer=self.infer_locks
             )
@@ -408,7 +410,8 @@ class Checker:
             return f"unknown --atomicity '{self.atomicity}' (known: {', '.join(ATOMICITY)})"
         allowed = COMMIT_REDUCTIONS if self.atomicity == "commit" else ("none", "optimistic")
         if self.reduction not in allowed:
-            names = f"{allowed[0]} or {allowed[1]}" + (" or the dwyer-* strategies" if len(allowed) > 2 else "")
+            names = (f"{allowed[0]} or {allowed[1]}" if len(allowed) == 2 else
+                     ", ".join(r for r in allowed if not r.startswith("dwyer-")) + " or the dwyer-* strategies")
             return (f"--atomicity {self.atomicity}: only with --reduction {names} for now; no other reduction is "
                     f"shown yet to preserve atomicity violations (--reduction {self.reduction} refused)")
         if not self.program.atomic_blocks:

@@ -58,8 +58,9 @@ fails (an assertion or a runtime error in the block when run alone), or does not
 path would answer "atomic" wrongly.
 
 **Under a reduction** (``optimistic``, the ``dwyer-*`` strategies): a step that changes a phase or the
-shadow store, or stops a thread in a proved block, is never invisible (``quiet``): docs/reductions.md,
-"Reductions on the instrumented search", gives the argument.
+shadow store, or stops a thread in a proved block, is never invisible (``quiet``); under ``transactions``
+it is a non-mover of P#, and so is a lock operation outside every block (``phases.py``, "Over
+commit-atomicity"): docs/reductions.md, "Reductions on the instrumented search", gives the argument.
 """
 
 from __future__ import annotations

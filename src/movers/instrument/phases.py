@@ -37,6 +37,17 @@ In every other thread outside a transaction the phase is ``False`` (``True`` is 
 search stores (every thread in N) the phases are a function of the program state, and ``states`` counts
 program states as in every other reduction.
 
+Over commit-atomicity. P# may instrument ``instrument/commit.py``'s system (``--atomicity commit
+--reduction transactions``): its states are then that system's ``(globals, heap, threads, block phases,
+shadow)`` with P#'s phases last. A step that is not *quiet* there (it enters or leaves an atomic block,
+commits one, or changes the shadow store) is a non-mover of P#, whatever it does to the program: a
+transaction holds at most one of them. A quiet step inside a block changes the normal store alone, so it
+commutes in the product wherever it commutes in the program (docs/reductions.md, "Reductions on the
+instrumented search"). A lock operation by a thread outside every block is a non-mover too: it is quiet
+only because the shadow store is then the normal store (``None``), so it also acts on the shadow store,
+where another thread's commit runs a whole block serially; an acquire moved right past that commit would
+hide the serial run finding the lock held (a random model found it).
+
 The assertion delta(t, l) before each unsafe access: a data access to a location with a declared predicate
 that is false is a ``discipline`` violation. Automatic predicates (the inferred protecting locks, section 6)
 are weakened instead (``Classification`` in incremental mode): the access then becomes a non-mover.
@@ -121,6 +132,8 @@ class PhaseSystem:
         self.deadlock = inner.deadlock
         self.next_node = inner.next_node
         self.check_state = inner.check_state
+        # Over commit-atomicity's instrumentation: whether a step leaves its phases and shadow store alone.
+        self.quiet = getattr(inner, "quiet", None)
         self._cache: dict[tuple[Any, int], tuple[list[Outcome], str]] = {}
         self._initial: Any = None
 
@@ -130,7 +143,7 @@ class PhaseSystem:
     def initial(self) -> tuple:
         if self._initial is None:
             s = self.inner.initial()
-            self._initial = (s[0], s[1], s[2], (INIT,) * len(s[2]))
+            self._initial = (*s, (INIT,) * len(s[2]))
         return self._initial
 
     def reset(self) -> None:
@@ -138,24 +151,25 @@ class PhaseSystem:
 
     @staticmethod
     def phases(state: tuple) -> tuple:
-        return state[3]
+        return state[-1]
 
     @staticmethod
     def program_state(state: tuple) -> tuple:
-        """The state of the program, without the phases P# adds."""
-        return state[:3]
+        """The state of the system P# instruments (the program, or its atomicity instrumentation), without
+        the phases P# adds."""
+        return state[:-1]
 
     def _extend(self, state: tuple, t: int, o: Outcome, mover: str) -> None:
         if o.state is None:
             return
-        ph = state[3]
+        ph = state[-1]
         # Only thread t's frames changed: the other threads' phases are normal already.
         p = normal_phase(o.state[2][t], next_phase(ph[t], mover))
         new = ph[:t] + (p,) + ph[t + 1:]
         started = len(o.state[2]) - len(ph)
         if started > 0:
             new = new + (INIT,) * started
-        o.state = (o.state[0], o.state[1], o.state[2], new)
+        o.state = o.state[: len(state) - 1] + (new,)  # the inner system's state, then the phases
 
     def step(self, state: tuple, t: int) -> tuple[list[Outcome], str]:
         """Thread t's next step from ``state`` (every resolution), with the delta assertions checked, the
@@ -167,6 +181,9 @@ class PhaseSystem:
         inner = self.inner
         outs = inner.execute(state, t, True)
         mover = classify_step(self.cls, inner, state, t, inner.next_node(state, t), outs)
+        if self.quiet is not None and mover != NON:
+            if not self.quiet(state, t, outs) or (mover != BOTH and state[3][t] is None):
+                mover = NON  # module docstring, "Over commit-atomicity"
         for o in outs:
             self._extend(state, t, o, mover)
         if len(self._cache) >= CACHE_LIMIT:

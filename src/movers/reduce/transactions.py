@@ -79,15 +79,18 @@ class Transactions:
     incremental = True  # the search re-expands its stored states when the classification weakens
 
     def __init__(self, ts: Any, classification: Classification | None = None) -> None:
-        cls = classification or Classification(ts.program, incremental=True)
-        cls.incremental = True
+        # Over an atomicity instrumentation (ghost state: phases of atomic blocks, a shadow store) the commit
+        # point of a block depends on the classification, so a guess that fails restarts the search (the
+        # states stored under it may hold commits the final classification does not make) instead of
+        # weakening in place; and the right-mover closure's argument is not made: there an optimistic search
+        # checks deadlock freedom, as before.
+        plain = not isinstance(ts.inner if isinstance(ts, PhaseSystem) else ts, GhostSystem)
+        cls = classification or Classification(ts.program, incremental=plain)
+        cls.incremental = plain
         self.cls = cls
         self.ts = ts if isinstance(ts, PhaseSystem) else PhaseSystem(ts, cls)
         self._cut: set[Any] = set()
         self._initial: Any = None
-        # Over an atomicity instrumentation (ghost state: phases of atomic blocks, a shadow store) the argument
-        # is not made: there an optimistic search checks deadlock freedom, as before.
-        plain = not isinstance(self.ts.inner, GhostSystem)
         self.closure = plain and closure_applies(ts.program)
         self.closure_gave_up = False
         self._ahead: dict[Any, bool] = {}
@@ -115,7 +118,7 @@ class Transactions:
     def in_N(self, state: tuple, t: int) -> bool:  # noqa: N802 - the paper's name
         if not state[2][t]:
             return True
-        p = state[3][t]
+        p = state[-1][t]
         if p is True:
             return False  # R(t)
         if p is INIT:
@@ -236,7 +239,7 @@ class Transactions:
                 continue  # no state further on in this run can have t blocked: nothing to find there
             for o in self.ts.step(s, t)[0]:
                 s2 = o.state
-                if o.violation is not None or s2 is None or s2[3][t] is not True or s2 in seen:
+                if o.violation is not None or s2 is None or s2[-1][t] is not True or s2 in seen:
                     continue
                 seen.add(s2)
                 run = (*steps, (t, o.choices))

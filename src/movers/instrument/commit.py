@@ -72,6 +72,7 @@ from movers.instrument.phases import LEFT, NON, RIGHT_KINDS, classify_step
 from movers.ir.program import Program, Ref
 from movers.semantics.state import canonical
 from movers.semantics.system import Outcome
+from movers.semantics.view import view
 
 PRE, POST = "pre", "post"
 SERIAL_LIMIT = 10_000
@@ -104,8 +105,6 @@ def observable(state: tuple) -> tuple:
 
 def first_difference(program: Program, normal: tuple, shadow: tuple) -> str:
     """The first location where the stores differ, for users."""
-    from movers.report.trace import view  # report knows how to name heap paths
-
     a, b = observable(normal), observable(shadow)
     for slot, name in enumerate(program.globals):
         if a[0][slot] != b[0][slot] or type(a[0][slot]) is not type(b[0][slot]):

@@ -404,8 +404,6 @@ class Checker:
         return result
 
     def _atomicity_problem(self) -> str | None:
-        from movers.instrument.commit import check_well_formed
-
         if self.atomicity not in ATOMICITY and self.atomicity != "proof":
             return f"unknown --atomicity '{self.atomicity}' (known: {', '.join(ATOMICITY)})"
         allowed = COMMIT_REDUCTIONS if self.atomicity == "commit" else ("none", "optimistic")
@@ -416,8 +414,7 @@ class Checker:
                     f"shown yet to preserve atomicity violations (--reduction {self.reduction} refused)")
         if not self.program.atomic_blocks:
             return "--atomicity commit: the model has no 'with atomic():' block to check"
-        bad = check_well_formed(self.program)
-        return bad[0] if bad else None
+        return None
 
     def _run_auto(self) -> Result:
         """``--atomicity auto``: a first search proves blocks atomic by reduction (R* N? L*); when it proves

@@ -3,9 +3,9 @@ section 4, the instrumented semantics with a shadow store.
 
 A state of the instrumented system is ``(globals, heap, threads, phases, shadow)``: the normal store σ (the
 program state, interleaved as usual), each thread's phase A_i, and the shadow store ρ. ``phases[i]`` is
-``None`` (*Outside*) or ``(PRE, b)`` / ``(POST, b)`` (*PreCommit* / *PostCommit* of the outermost atomic
-block ``b``); ``shadow`` is ρ, or ``None`` when ρ equals σ (so that a program outside every block costs no
-extra state).
+``None`` (*Outside*) or ``(PRE, b, made)`` / ``(POST, b, pending)`` (*PreCommit* / *PostCommit* of the
+outermost atomic block ``b``, with the choices below); ``shadow`` is ρ, or ``None`` when ρ equals σ (so that
+a program outside every block costs no extra state).
 
 The rules, for a step T_i(σ, σ') of thread i (ρ is never inside a block between steps: the serial run that
 [COMMIT] starts is run to its end within the same transition, which is what [SHADOW]'s priority means):
@@ -51,6 +51,19 @@ before they entered). What this saves is every interleaving inside proved blocks
 proved block as plain code on both stores instead would take its locks on ρ at once, where another block's
 serial run would find them held: a false alarm. Committing it at its end would miss a block whose
 left-mover part never ends, which the serial run at the non-mover reports.)
+
+**Choices inside a block** (``choose()``, in the block or in what it calls). The serial run must be the
+same run as the interleaved one, so it makes the same choices, matched by position (the k-th choosing step
+of the block on one store against the k-th on the other): ``made`` holds the choices the block made on σ
+before its commit point, which the serial run then makes; after them the serial run makes every choice,
+one shadow store per combination, and ``pending`` holds, for each, the choice and the options it had. A
+choosing step of the block on σ after the commit point then takes ``pending``'s next choice: another
+choice that was among the options is explored on the sibling state whose serial run made it (so no run of
+σ is lost). Where the two runs take different paths (a choice that was not among the options, one the
+serial run never came to, a forced choice the serial run cannot make), the matching stops for the block
+(``pending`` is None): the choices are then free on both stores, as in the paper's [SHADOW], and [WRONG]
+alone decides. (Resolving every choice independently, as the paper does, would report every block whose
+result depends on a choice as wrong.)
 
 **Reported, never dropped**: a serial run on ρ that blocks (a lock another thread holds there, a ``wait``),
 fails (an assertion or a runtime error in the block when run alone), or does not end (more than
@@ -234,25 +247,45 @@ class CommitSystem(GhostSystem):
         sigma = self.program_part(state)
         node = o.node
         left = left_blocks(o)
-        commit, single, new_p, _ = rule(program, phases[t], sigma[2][t], node, left, mover)
-        new_phases = phases[:t] + (new_p,) + phases[t + 1:]
+        commit, single, new_p, b = rule(program, phases[t], sigma[2][t], node, left, mover)
+        p = phases[t]
+        # The choices of the block's steps (module docstring, "Choices inside a block").
+        made: tuple = p[2] if p is not None and p[0] == PRE else ()
+        pending: tuple | None = p[2] if p is not None and p[0] == POST else ()
+        if node.chooses and not single:
+            if p is not None and p[0] == POST:
+                if pending:
+                    if o.choices == pending[0][0]:
+                        pending = pending[1:]
+                    elif o.choices in pending[0][1]:
+                        return []  # the serial run that made this choice is another state: it goes on there
+                    else:
+                        pending = None  # the runs took different paths: [WRONG] alone decides
+                elif pending is not None:
+                    pending = None
+            else:
+                made = (*made, o.choices)
         started = len(o.state[2]) - len(phases)
-        if started > 0:
-            new_phases = new_phases + (None,) * started
         shadow = sigma if rho is None else rho
         if not commit:
-            results: list[tuple[Any, Any]] = [(shadow, None)]  # [PRE-COMMIT], [POST-COMMIT]
+            results: list[tuple[Any, Any, tuple]] = [(shadow, None, ())]  # [PRE-COMMIT], [POST-COMMIT]
         elif single and rho is None:
-            results = [(None, None)]  # ρ = σ takes the same step
+            results = [(None, None, ())]  # ρ = σ takes the same step
         else:
-            results = self._serial(shadow, t, o.choices if single else None, sigma)
+            results = self._serial(shadow, t, o.choices if single else None, sigma, made)
         out: list[Outcome] = []
-        for rho2, bad in results:
+        for rho2, bad, rest in results:
             n = Outcome(None, o.choices, node, None, o.effect, t)
             if bad is not None:
                 n.violation = ("atomicity", bad)
                 out.append(n)
                 continue
+            q = new_p
+            if q is not None:
+                q = (PRE, q[1], made) if q[0] == PRE else (POST, q[1], rest if commit else pending)
+            new_phases = phases[:t] + (q,) + phases[t + 1:]
+            if started > 0:
+                new_phases = new_phases + (None,) * started
             s2 = (o.state[0], o.state[1], o.state[2], new_phases, rho2)
             if all(q is None for q in new_phases) and rho2 is not None:
                 if observable(o.state) != observable(rho2):
@@ -264,30 +297,46 @@ class CommitSystem(GhostSystem):
             out.append(n)
         return out
 
-    def _serial(self, rho: tuple, t: int, same: tuple[int, ...] | None, sigma: tuple) -> list[tuple[Any, Any]]:
+    def _serial(
+        self, rho: tuple, t: int, same: tuple[int, ...] | None, sigma: tuple, forced: tuple = (),
+    ) -> list[tuple[Any, Any, tuple]]:
         """Thread t's serial run on the shadow store from ``rho`` ([COMMIT] then [SHADOW]): every way it can
-        end, as (final ρ, None), or (None, why it went wrong). ``same``: the choices of a single step of a
-        thread outside every block (it resolves them as on the normal store)."""
+        end, as (final ρ, None, the choices it made after ``forced``, or None where it could not make them),
+        or (None, why it went wrong, ()).
+        ``same``: the choices of a single step of a thread outside every block (it resolves them as on the
+        normal store). ``forced``: the choices the block made on the normal store up to its commit point,
+        which the serial run makes too; after them it makes every choice, each recorded with the options it
+        had (module docstring, "Choices inside a block")."""
         program, inner = self.program, self.inner
-        out: list[tuple[Any, Any]] = []
-        work: list[tuple[tuple, int]] = [(rho, 0)]
-        seen: set[tuple] = set()
-        while work:
-            r, n = work.pop()
-            if r in seen:  # the run is deterministic: back where it was, it never ends
-                out.append((None, f"the serial run of thread {t}'s atomic block does not end when it runs alone on "
-                                  "the shadow store (it comes back to a state it was in)"))
+        out: list[tuple[Any, Any, tuple]] = []
+        # A depth-first search of the run's branches: a state met again on the same branch is a run that never
+        # ends; met again on another branch (two choices that lead to the same state), it is explored once.
+        stack: list[tuple[bool, tuple]] = [(False, (rho, 0, 0, ()))]
+        on_branch: set[tuple] = set()
+        done: set[tuple] = set()
+        while stack:
+            leaving, item = stack.pop()
+            r, n, i, chosen = item
+            key = (r, i, chosen)
+            if leaving:
+                on_branch.discard(key)
+                done.add(key)
                 continue
-            seen.add(r)
+            if key in on_branch:
+                out.append((None, f"the serial run of thread {t}'s atomic block does not end when it runs alone on "
+                                  "the shadow store (it comes back to a state it was in)", ()))
+                continue
+            if key in done:
+                continue
             where = f"thread {t}'s atomic block" if n or same is None else f"thread {t}'s step"
             if t >= len(r[2]):
                 out.append((None, f"{where} cannot run on the shadow store (the serial run): thread {t} was started "
-                                  "by an atomic block that has not committed there yet"))
+                                  "by an atomic block that has not committed there yet", ()))
                 continue
             th = r[2][t]
             if not th:
                 out.append((None, f"{where} cannot run on the shadow store (the serial run): thread {t} has "
-                                  "already ended there"))
+                                  "already ended there", ()))
                 continue
             if not inner.enabled(r, t):
                 node = inner.next_node(r, t)
@@ -295,33 +344,46 @@ class CommitSystem(GhostSystem):
                     # A step outside every block that the interleaved run took: the stores have diverged.
                     out.append((None, f"thread {t}'s step at line {node.line} ('{node.source}') cannot be taken on "
                                       "the shadow store, where the committed blocks ran serially: the interleaved "
-                                      "run is not serialisable (" + first_difference(program, sigma, r) + ")"))
+                                      "run is not serialisable (" + first_difference(program, sigma, r) + ")", ()))
                     continue
                 out.append((None, f"the serial run of {where} blocks on the shadow store at line {node.line} "
-                                  f"('{node.source}'): it cannot run alone, so it is not atomic"))
+                                  f"('{node.source}'): it cannot run alone, so it is not atomic", ()))
                 continue
             if n >= SERIAL_LIMIT:
                 out.append((None, f"the serial run of {where} does not end ({SERIAL_LIMIT:,} steps) when it runs "
-                                  "alone on the shadow store"))
+                                  "alone on the shadow store", ()))
                 continue
             steps = [inner.execute_choice(r, t, same, True)] if same is not None else inner.execute(r, t, True)
-            for s in steps:
+            branches: list[tuple[Outcome, int, tuple]] = [(s, i, chosen) for s in steps]
+            node = inner.next_node(r, t)
+            if same is None and node.chooses and chosen is not None:
+                if i < len(forced):
+                    branches = [(s, i + 1, chosen) for s in steps if s.choices == forced[i]]
+                    if not branches:  # the runs took different paths: every choice, and [WRONG] decides
+                        branches = [(s, i, None) for s in steps]
+                else:
+                    options = tuple(s.choices for s in steps)
+                    branches = [(s, i, (*chosen, (s.choices, options))) for s in steps]
+            on_branch.add(key)
+            stack.append((True, item))
+            for s, i2, chosen2 in branches:
                 if s.violation is not None:
                     out.append((None, f"the serial run of {where} on the shadow store fails at line "
-                                      f"{s.node.line}: {s.violation[1]}"))
+                                      f"{s.node.line}: {s.violation[1]}", ()))
                     continue
                 if s.state is None:
                     continue  # assume(): no such serial run
-                left = left_blocks(s)
-                if left or outermost_block(program, th) is None:
-                    out.append((s.state, None))  # the block is over, or it was a step outside every block
+                if left_blocks(s) or outermost_block(program, th) is None:
+                    # The block is over, or it was a step outside every block.
+                    out.append((s.state, None, chosen2 if i2 == len(forced) else None))
                 else:
-                    work.append((s.state, n + 1))
+                    stack.append((False, (s.state, n + 1, i2, chosen2)))
         return out
 
     def serial_order(self, steps: list[tuple[int, tuple[int, ...]]]) -> list[str]:
         """The blocks the shadow store ran, in order, since the stores last agreed, along a counterexample
-        (replayed: serial runs are deterministic, since choices inside blocks are refused)."""
+        (replayed; where a serial run made choices after its commit point, the first state whose normal
+        store took that step is followed)."""
         state = self.initial()
         order: list[str] = []
         for t, choices in steps:
@@ -344,20 +406,7 @@ class CommitSystem(GhostSystem):
                 "the committed blocks on the shadow store: " + first_difference(self.program, normal, shadow))
 
 
-def check_well_formed(program: Program) -> list[str]:
-    """Models commit-atomicity cannot check: a choice inside an atomic block has no counterpart on the
-    shadow store (the serial run would resolve it independently), so it is refused."""
-    bad: list[str] = []
-    for code in program.codes():
-        for n in code.nodes:
-            if n.atomic_block >= 0 and n.chooses:
-                bad.append(f"{program.filename}:{n.line}:{n.col}: choose() inside 'with atomic():' cannot be "
-                           "checked by --atomicity commit (the serial run on the shadow store would make its "
-                           "own choice); move the choice before the block")
-    return bad
-
-
 __all__ = [
-    "CommitSystem", "PRE", "POST", "SERIAL_LIMIT", "check_well_formed", "left_blocks", "observable", "outermost_block",
+    "CommitSystem", "PRE", "POST", "SERIAL_LIMIT", "left_blocks", "observable", "outermost_block",
     "rule",
 ]

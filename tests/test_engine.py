@@ -6,12 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 
 import movers
 from movers.ir.program import FALSE, TRUE, box
+from movers.search.explore import Search
 from movers.search.store import StateStore
 from movers.semantics import state as state_module
 from movers.semantics import system
+
+try:
+    from strategies import models, value_models
+except ImportError:  # tests/ imported as a package
+    from tests.strategies import models, value_models
 
 EXAMPLES = sorted(p for p in (Path(__file__).parent.parent / "examples").glob("*.py"))
 
@@ -155,3 +163,53 @@ def test_state_store_ghost_parts_keep_their_place() -> None:
     assert store.key(s1) != store.key(s2)
     assert store.state(store.key(s1)) == s1
     assert store.state(store.key(s2)) == s2
+
+
+# -- the plain full search (search/explore.py's _dfs_plain) ---------------------------------------------------------
+
+
+def _with_traces(r: movers.Result) -> tuple[object, ...]:
+    traces = tuple((v.message, tuple((s.thread, s.line, s.source) for s in v.trace)) for v in r.violations)
+    return (*_summary(r), r.stats.max_depth, traces)
+
+
+def _plain_and_general(source: str | Path, monkeypatch: pytest.MonkeyPatch, **kw: object) -> tuple[tuple, tuple, int]:
+    used = {"n": 0}
+    plain = Search._plain
+
+    def spy(self: Search) -> bool:
+        yes = plain(self)
+        used["n"] += yes
+        return yes
+
+    with monkeypatch.context() as mp:
+        mp.setattr(Search, "_plain", spy)
+        a = _with_traces(_check(source, **kw))
+    with monkeypatch.context() as mp:
+        mp.setattr(Search, "_plain", lambda self: False)
+        b = _with_traces(_check(source, **kw))
+    return a, b, used["n"]
+
+
+@pytest.mark.parametrize("source", [LOCAL_OBJECTS, SHARED_OBJECTS, *EXAMPLES], ids=_name)
+def test_the_plain_full_search_is_the_general_one(source: str | Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Same states, transitions, depth, verdict, and the same counterexample step by step.
+    a, b, _ = _plain_and_general(source, monkeypatch, max_states=100_000)
+    assert a == b
+
+
+def test_the_plain_full_search_runs_where_it_applies(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = next(p for p in EXAMPLES if p.stem == "counter_bench")
+    *_, used = _plain_and_general(counter, monkeypatch)
+    assert used == 1
+    *_, used = _plain_and_general(counter, monkeypatch, reduction="optimistic")
+    assert used == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(models(), value_models()))
+def test_random_models_plain_full_search_is_the_general_one(src: str) -> None:
+    note(src)
+    with pytest.MonkeyPatch.context() as mp:
+        a, b, _ = _plain_and_general(src, mp, max_states=20_000)
+    assert a == b

@@ -110,8 +110,10 @@ class Search:
             with enforce(self.limits.budget()):
                 if getattr(self.red, "incremental", False):
                     found = self._incremental(strategy)
+                elif strategy == "dfs":
+                    found = self._dfs_plain() if self._plain() else self._dfs()
                 else:
-                    found = self._dfs() if strategy == "dfs" else self._bfs()
+                    found = self._bfs()
             limit = None
         except (_Stop, LimitReached) as s:
             found, limit = None, s.why
@@ -295,6 +297,106 @@ class Search:
         finally:
             stats.transitions, stats.moves, stats.max_depth = transitions, nmoves, max_d
         return None
+
+    # -- the plain full search ---------------------------------------------------------------------------------
+
+    def _plain(self) -> bool:
+        """Whether the search is the plain full one, where only the states matter: every state stored
+        (``none``), no state property, no depth limit, and successors the system can give as bare states."""
+        red, ts = self.red, self.ts
+        return (getattr(red, "name", None) == "none" and getattr(red, "stores_all", False)
+                and self.limits.max_depth is None
+                and getattr(type(ts), "successors", None) is not None  # its own, not an instrumentation's inner
+                and getattr(ts.check_state, "checks_nothing", False)
+                and not hasattr(red, "on_stack") and not hasattr(red, "arrived"))
+
+    def _dfs_plain(self) -> Found | None:
+        """``_dfs`` for the plain full search: the same states in the same order, with successors as bare
+        states (``TransitionSystem.successors``) wherever the generated code runs every step of a state, and
+        the Outcomes of ``steps`` elsewhere. A stack entry is [state, successors, next index]; the steps of
+        a counterexample are found again from the states on the stack (``_steps_between``)."""
+        ts, stats = self.ts, self.stats
+        max_states = self.limits.max_states
+        init, bad = self._initial()
+        store_ = StateStore()
+        self._store = store_
+        visited = store_.keys
+        key = store_.key
+        visited.add(key(init))
+        stats.states = 1
+        if bad:
+            return bad
+        successors, steps = ts.successors, ts.steps
+
+        def expand(s: State) -> list[Any]:
+            succ = successors(s)
+            if succ is None:
+                # A violation stays an Outcome (the loop reports it where _dfs would); an assume that pruned
+                # the step is None.
+                succ = [o if o.violation is not None else o.state for o in steps(s)]
+            return succ
+
+        succ0 = expand(init)
+        if not succ0:
+            dead = ts.deadlock(init)
+            if dead:
+                return Found("deadlock", dead, [], init)
+        stack: list[list[Any]] = [[init, succ0, 0]]
+        visit = visited.add
+        expanded = 0
+        check_every = self.CHECK_EVERY
+        transitions = max_d = 0
+        try:
+            while stack:
+                top = stack[-1]
+                succ = top[1]
+                i = top[2]
+                if i >= len(succ):
+                    stack.pop()
+                    continue
+                top[2] = i + 1
+                s = succ[i]
+                transitions += 1
+                if type(s) is not tuple:
+                    if s is None:
+                        continue
+                    return Found(s.violation[0], s.violation[1], self._steps_between(stack) + list(s.steps))
+                k = key(s)
+                n0 = len(visited)
+                visit(k)
+                if len(visited) == n0:
+                    continue
+                if max_states is not None and n0 >= max_states:
+                    visited.discard(k)  # --max-states N stores N states, never N + 1
+                    raise _Stop("max-states")
+                depth = len(stack)
+                if depth > max_d:
+                    max_d = depth
+                nxt = expand(s)
+                if not nxt:
+                    dead = ts.deadlock(s)
+                    if dead:
+                        stack.append([s, nxt, 0])
+                        return Found("deadlock", dead, self._steps_between(stack), s)
+                    continue
+                stack.append([s, nxt, 0])
+                expanded += 1
+                if expanded % check_every == 0:
+                    stats.transitions, stats.moves, stats.max_depth = transitions, transitions, max_d
+                    self._tick(len(visited))
+        finally:
+            stats.transitions, stats.moves, stats.max_depth = transitions, transitions, max_d
+        return None
+
+    def _steps_between(self, stack: list[list[Any]]) -> list[Step]:
+        """The steps from each state on the stack to the next: a step of the first state whose successor is the
+        second (if several threads' steps lead there, the first in thread order: an equally real run)."""
+        out: list[Step] = []
+        for a, b in zip(stack, stack[1:], strict=False):
+            nxt = b[0]
+            o = next(o for o in self.ts.steps(a[0]) if o.violation is None and o.state == nxt)
+            out.extend(o.steps)
+        return out
 
     @staticmethod
     def _path(stack: list[list[Any]]) -> list[Step]:

@@ -253,6 +253,50 @@ class TransitionSystem:
                     pending.append(o.choices[:p] + (k,))
         return out
 
+    def successors(self, state: State) -> list[State] | None:
+        """The successor states of ``state`` (every enabled thread's next step, in thread order, as ``steps``
+        gives them) when every one of those steps runs on the generated code, else None (``steps`` then
+        says what happens, violations included). The plain full search's hot path: no Outcome per
+        transition, one call per thread."""
+        if not self.fast_path or self.track:
+            return None
+        out: list[State] = []
+        g, heap, threads = state[0], state[1], state[2]
+        cover = self._globals_cover
+        for t in range(len(threads)):
+            th = threads[t]
+            if not th:
+                continue
+            top = th[-1]
+            node = top[0].nodes[top[1]]
+            if node.guard is not None:
+                fg = node.fast_guard
+                if fg is None:
+                    return None
+                try:
+                    ok = fg(g, heap, threads, top, t)
+                except Exception:  # noqa: BLE001  (not its shape: ``steps`` decides)
+                    return None
+                if ok is None:
+                    return None
+                if not ok:
+                    continue
+            if node.fast is None:
+                return None
+            done = None
+            step = node.fast_step
+            if step is not None:
+                try:
+                    done = step(g, heap, threads, t, th, top)
+                except Exception:  # noqa: BLE001, S110  (not its whole shape: the general driver tries)
+                    pass
+            if done is None:
+                done = _run_fast(node, g, heap, threads, t, th, top, None, cover)
+                if done is None:
+                    return None
+            out.append(done)
+        return out
+
     def steps(self, state: State) -> list[Outcome]:
         """Every enabled thread's next step from ``state``, every resolution: the successors of the full
         interleaving semantics in one pass (enabledness inlined: this is the full search's hot path)."""

@@ -32,6 +32,7 @@ from movers.reduce.transactions import second_condition_violations
 from movers.report.result import Result, Stats, Violation
 from movers.report.trace import replay
 from movers.search.explore import Limits, Search, thaw
+from movers.search.fingerprints import BITS_RANGE, STORES
 from movers.search.limits import LimitReached, current, enforce, poll, problems, settle, stop_reason
 from movers.semantics.system import InitError, TransitionSystem
 
@@ -251,6 +252,10 @@ class Checker:
     # phase of their own, instrument/commit.py), and the classification their movers were proved with.
     atomicity_proved: frozenset[int] = frozenset()
     proved_with: Classification | None = field(default=None, repr=False)
+    # The depth-first visited store: "exact", "hashcompact" (64-bit fingerprints) or "bitstate" (2^bits bits),
+    # search/fingerprints.py.
+    store: str = "exact"
+    bits: int = 26
     # Set by system(): the movers' classification of the atomicity instrumentation, and the system searched.
     atomicity_classification: Classification | None = field(default=None, init=False, repr=False)
     last_system: Any = field(default=None, init=False, repr=False)
@@ -308,6 +313,9 @@ class Checker:
     def _run(self) -> Result:
         if self.search not in SEARCHES:
             return Result("error", self.reduction, error=f"unknown search '{self.search}' (dfs or bfs)")
+        problem = self._store_problem()
+        if problem:
+            return Result("error", self.reduction, error=problem)
         if self.atomicity is not None:
             problem = self._atomicity_problem()
             if problem:
@@ -351,7 +359,7 @@ class Checker:
         start = time.perf_counter()
         self.last_reduction = red
         while True:
-            search = Search(ts, red, self.limits, self.progress)
+            search = Search(ts, red, self.limits, self.progress, self.store, self.bits)
             self.last_search = search
             try:
                 out = search.run(self.search)
@@ -396,12 +404,29 @@ class Checker:
                     notes.append(f"atomic block at line {b.line}: no commit(), so its commit point is its first "
                                  "step that is not a right mover (a non-mover or a lock release)")
         result.notes = notes
+        result.store = search.store_report()
         if "classification" in options:
             result.classification = options["classification"].report()
             result.locks = options["classification"].protecting_locks()
         elif hasattr(red, "disciplines"):
             result.classification = red.disciplines.report()
         return result
+
+    def _store_problem(self) -> str | None:
+        if self.store == "exact":
+            return None
+        if self.store not in STORES:
+            return f"unknown --store '{self.store}' (known: {', '.join(STORES)})"
+        if self.search != "dfs":
+            return (f"--store {self.store} needs --search dfs: a breadth-first search keeps every state for its "
+                    "counterexample paths, so a lossy store would save nothing")
+        if getattr(REDUCTIONS.get(self.reduction), "incremental", False):
+            return (f"--store {self.store}: not with --reduction {self.reduction}, whose passes re-expand every "
+                    "stored state (it needs the states themselves)")
+        if self.store == "bitstate" and not (BITS_RANGE[0] <= self.bits <= BITS_RANGE[1]):
+            return (f"--bits {self.bits}: the bit array has 2^bits bits; give {BITS_RANGE[0]} to {BITS_RANGE[1]} "
+                    f"({2 ** BITS_RANGE[1] // 8 // 2**20:,} MB at most)")
+        return None
 
     def _atomicity_problem(self) -> str | None:
         if self.atomicity not in ATOMICITY and self.atomicity != "proof":
@@ -503,6 +528,8 @@ def check(
     refine: bool = True,
     infer_locks: bool = True,
     atomicity: str | None = None,
+    store: str = "exact",
+    bits: int = 26,
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
 
@@ -512,6 +539,8 @@ def check(
     the message in ``error``. ``time_limit`` (seconds) and ``max_memory`` (MB; None: 75% of the machine's
     memory) cover everything from reading the model on; reaching one gives verdict "incomplete".
     ``atomicity="commit"`` also checks the model's ``with atomic():`` blocks (commit-atomicity, papers/003).
+    ``store``: the visited store of the depth-first search, "exact", "hashcompact" (64-bit fingerprints) or
+    "bitstate" (a bit array of 2^``bits`` bits); see search/fingerprints.py.
     """
     name = str(reduction)
     problem = arguments_problem(model, source, reduction, search, max_states=max_states,
@@ -529,7 +558,8 @@ def check(
                 return Result("error", name, error=str(e))
             except OSError as e:
                 return Result("error", name, error=f"{where}: cannot read the model: {e.strerror or e}")
-            return Checker(program, name, search, limits, progress, refine, infer_locks, atomicity).run()
+            return Checker(program, name, search, limits, progress, refine, infer_locks, atomicity,
+                           store=store, bits=bits).run()
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
         # Stopped while reading, compiling or setting up: no search has run, so the statistics are empty.
         st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(), 1))

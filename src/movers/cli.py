@@ -48,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
                         "sound, incomplete) or auto (reduction where it proves a block, the shadow store for the "
                         "rest; the default when --atomicity is given alone); with --reduction none (reduction "
                         "and auto: also optimistic)")
+    c.add_argument("--store", choices=("exact", "hashcompact", "bitstate"), default="exact",
+                   help="the visited store: exact (default); hashcompact (64-bit fingerprints, as TLC and SPIN's "
+                        "-DHC: a collision may hide a state, its probability is printed); bitstate (SPIN's "
+                        "supertrace: a bit array of 2^BITS bits, 3 hashes, the expected coverage printed)")
+    c.add_argument("--bits", type=int, default=26, metavar="BITS",
+                   help="--store bitstate: the bit array has 2^BITS bits (SPIN's -w; default 26, 8 MB)")
     c.add_argument("--quiet", action="store_true", help="no progress line")
     c.add_argument("--no-refine", action="store_true",
                    help="report a violated automatic classification instead of refining it and restarting")
@@ -294,7 +300,7 @@ def _check(args: argparse.Namespace) -> int:
         r = check(Path(args.model), reduction=args.reduction, search=args.search, max_states=args.max_states,
                   time_limit=args.time_limit, max_depth=args.max_depth, max_memory=args.max_memory,
                   progress=progress, refine=not args.no_refine, infer_locks=args.infer_locks,
-                  atomicity=args.atomicity)
+                  atomicity=args.atomicity, store=args.store, bits=args.bits)
     finally:
         stop()
     return _report(r, args)

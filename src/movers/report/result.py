@@ -79,6 +79,9 @@ class Result:
     classification: dict[str, str] = field(default_factory=dict)
     # Inferred protecting locks: location -> locks (optimistic, transactions).
     locks: dict[str, str] = field(default_factory=dict)
+    # The visited store (``--store``): {"kind": "exact"}, or a lossy store with what it may have missed
+    # (hashcompact: collision_probability; bitstate: bits, hashes, hash_factor, expected_coverage).
+    store: dict[str, Any] = field(default_factory=lambda: {"kind": "exact"})
 
     @property
     def ok(self) -> bool:
@@ -95,6 +98,7 @@ class Result:
             "stats": self.stats.to_json(),
             "violations": [v.to_json() for v in self.violations],
             "error": self.error,
+            "store": self.store,
         }
         if self.verdict == "incomplete":
             d["limit"] = self.limit  # why: only an incomplete run has one

@@ -32,7 +32,23 @@ def stats_line(result: Result) -> str:
                  f"{s.transitions / s.transactions:.1f} steps per transaction")
     elif s.moves and s.moves != s.transitions:
         line += f"\n{_count(s.moves, 'move')}, {s.transitions / s.moves:.1f} steps per move"
+    store = store_line(result.store)
+    if store:
+        line += "\n" + store
     return line
+
+
+def store_line(store: dict) -> str:
+    """What a lossy visited store may have missed (nothing for the exact store)."""
+    kind = store.get("kind", "exact")
+    if kind == "hashcompact":
+        return ("store: hash compaction, 64-bit fingerprints; probability that a collision hid a state: "
+                f"about {store['collision_probability']:.1e}")
+    if kind == "bitstate":
+        return (f"store: bitstate, 2^{store['bits']} bits, {store['hashes']} hashes, hash factor "
+                f"{store['hash_factor']:,}; expected coverage {100 * store['expected_coverage']:.4g}% (a "
+                "verdict ok covers only the states reached: more bits, --bits, reach more)")
+    return ""
 
 
 def print_result(

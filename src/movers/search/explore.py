@@ -16,8 +16,8 @@ from typing import Any
 
 from movers.reduce.base import Move, Reduction
 from movers.report.result import Stats
+from movers.search.fingerprints import make_store
 from movers.search.limits import Budget, LimitReached, default_max_memory_mb, enforce, poll
-from movers.search.store import StateStore
 from movers.semantics.state import State
 
 Step = tuple[int, tuple[int, ...]]
@@ -78,16 +78,26 @@ class Search:
         reduction: Reduction,
         limits: Limits | None = None,
         progress: Callable[[Stats], None] | None = None,
+        store: str = "exact",
+        bits: int = 26,
     ) -> None:
         self.ts = ts
         self.red = reduction
         self.limits = limits or Limits()
         self.progress = progress
+        # The depth-first visited store (search/fingerprints.py): exact, hashcompact or bitstate (2^bits bits).
+        self.store_kind = store
+        self.bits = bits
         self.stats = Stats()
         self.truncated = False
         self._start = 0.0
         self._last_progress = 0.0
         self._store: Any = ()
+
+    def store_report(self) -> dict[str, Any]:
+        """Which visited store the search used and, for a lossy one, how much it may have missed."""
+        report = getattr(self._store, "report", None)
+        return report() if report is not None else {"kind": self.store_kind}
 
     def _tick(self, stored: int) -> None:
         now = time.perf_counter()
@@ -161,7 +171,7 @@ class Search:
         (transactions' phases) says how to see through it, so that ``states`` means the same in every row
         (a program state stored under two phase vectors, in two passes of an incremental search, is one)."""
         project = getattr(self.ts, "program_state", None)
-        if project is None:
+        if project is None or self.store_kind != "exact":  # a lossy store keeps no states to project
             return len(self._store)
         return len({project(s) for s in self._store})
 
@@ -185,7 +195,7 @@ class Search:
         max_states = self.limits.max_states
         max_depth = self.limits.max_depth
         init, bad = self._initial()
-        store_ = StateStore()
+        store_ = make_store(self.store_kind, self.bits)
         self._store = store_
         visited = store_.keys  # the hot loop below adds keys (store.py) to this plain set
         key, find = store_.key, store_.find
@@ -318,7 +328,7 @@ class Search:
         ts, stats = self.ts, self.stats
         max_states = self.limits.max_states
         init, bad = self._initial()
-        store_ = StateStore()
+        store_ = make_store(self.store_kind, self.bits)
         self._store = store_
         visited = store_.keys
         key = store_.key

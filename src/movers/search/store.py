@@ -50,7 +50,7 @@ class StateStore:
                 numbered.append(p)
         if len(s) != 3:
             self.ghosts = True
-        return self.find(s)  # type: ignore[return-value]
+        return StateStore.find(self, s)  # type: ignore[return-value]  # the exact key, in every subclass
 
     def state(self, key: tuple[int, ...]) -> State:
         """The state a key stands for."""

@@ -256,6 +256,9 @@ class Checker:
     # search/fingerprints.py.
     store: str = "exact"
     bits: int = 26
+    # "threads": remember states up to a renaming of the threads (semantics/symmetry.py), where the model
+    # cannot observe thread numbers; "off".
+    symmetry: str = "off"
     # Set by system(): the movers' classification of the atomicity instrumentation, and the system searched.
     atomicity_classification: Classification | None = field(default=None, init=False, repr=False)
     last_system: Any = field(default=None, init=False, repr=False)
@@ -356,10 +359,18 @@ class Checker:
             st = Stats(peak_memory_mb=round(peak_memory_mb(), 1))
             return Result("violation", red.name, st, [v], model=self.program.filename)
         notes: list[str] = []
+        symmetric = self.symmetry == "threads"
+        if symmetric:
+            from movers.semantics.symmetry import symmetry_problem
+
+            why = symmetry_problem(self.program)
+            if why:
+                symmetric = False
+                notes.append(f"--symmetry threads not applied (the search ran without it): {why}")
         start = time.perf_counter()
         self.last_reduction = red
         while True:
-            search = Search(ts, red, self.limits, self.progress, self.store, self.bits)
+            search = Search(ts, red, self.limits, self.progress, self.store, self.bits, symmetric)
             self.last_search = search
             try:
                 out = search.run(self.search)
@@ -405,6 +416,7 @@ class Checker:
                                  "step that is not a right mover (a non-mover or a lock release)")
         result.notes = notes
         result.store = search.store_report()
+        result.symmetry = "threads" if symmetric else "off"
         if "classification" in options:
             result.classification = options["classification"].report()
             result.locks = options["classification"].protecting_locks()
@@ -413,6 +425,16 @@ class Checker:
         return result
 
     def _store_problem(self) -> str | None:
+        if self.symmetry not in ("threads", "off"):
+            return f"unknown --symmetry '{self.symmetry}' (threads or off)"
+        if self.symmetry == "threads":
+            if self.reduction != "none":
+                return (f"--symmetry threads: only with --reduction none for now (--reduction {self.reduction} "
+                        "classifies locations by the thread that touches them, which renaming threads changes)")
+            if self.search != "dfs":
+                return "--symmetry threads needs --search dfs (the breadth-first search keeps every state)"
+            if self.atomicity is not None:
+                return "--symmetry threads: not with --atomicity (its phases are per thread)"
         if self.store == "exact":
             return None
         if self.store not in STORES:
@@ -530,6 +552,7 @@ def check(
     atomicity: str | None = None,
     store: str = "exact",
     bits: int = 26,
+    symmetry: str = "off",
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
 
@@ -540,7 +563,9 @@ def check(
     memory) cover everything from reading the model on; reaching one gives verdict "incomplete".
     ``atomicity="commit"`` also checks the model's ``with atomic():`` blocks (commit-atomicity, papers/003).
     ``store``: the visited store of the depth-first search, "exact", "hashcompact" (64-bit fingerprints) or
-    "bitstate" (a bit array of 2^``bits`` bits); see search/fingerprints.py.
+    "bitstate" (a bit array of 2^``bits`` bits); see search/fingerprints.py. ``symmetry="threads"``
+    remembers states up to a renaming of the threads where the model cannot observe thread numbers
+    (semantics/symmetry.py; otherwise the search runs without it, and a note says why).
     """
     name = str(reduction)
     problem = arguments_problem(model, source, reduction, search, max_states=max_states,
@@ -559,7 +584,7 @@ def check(
             except OSError as e:
                 return Result("error", name, error=f"{where}: cannot read the model: {e.strerror or e}")
             return Checker(program, name, search, limits, progress, refine, infer_locks, atomicity,
-                           store=store, bits=bits).run()
+                           store=store, bits=bits, symmetry=symmetry).run()
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
         # Stopped while reading, compiling or setting up: no search has run, so the statistics are empty.
         st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(), 1))

@@ -54,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
                         "supertrace: a bit array of 2^BITS bits, 3 hashes, the expected coverage printed)")
     c.add_argument("--bits", type=int, default=26, metavar="BITS",
                    help="--store bitstate: the bit array has 2^BITS bits (SPIN's -w; default 26, 8 MB)")
+    c.add_argument("--symmetry", choices=("threads", "off"), default="off",
+                   help="threads: remember states up to a renaming of the threads, where the model cannot observe "
+                        "thread numbers (no tid(), no .owner, no declared predicates; otherwise a note says why "
+                        "it was not applied); --reduction none only")
     c.add_argument("--quiet", action="store_true", help="no progress line")
     c.add_argument("--no-refine", action="store_true",
                    help="report a violated automatic classification instead of refining it and restarting")
@@ -300,7 +304,7 @@ def _check(args: argparse.Namespace) -> int:
         r = check(Path(args.model), reduction=args.reduction, search=args.search, max_states=args.max_states,
                   time_limit=args.time_limit, max_depth=args.max_depth, max_memory=args.max_memory,
                   progress=progress, refine=not args.no_refine, infer_locks=args.infer_locks,
-                  atomicity=args.atomicity, store=args.store, bits=args.bits)
+                  atomicity=args.atomicity, store=args.store, bits=args.bits, symmetry=args.symmetry)
     finally:
         stop()
     return _report(r, args)

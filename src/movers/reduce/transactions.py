@@ -178,26 +178,25 @@ class Transactions:
     def _deadlock_in_closure(self, state: tuple) -> Move | None:
         """From ``state`` (every thread in N), a deadlock reached by a run of pre-commit steps of each thread,
         in thread order, as a move ending in the violation; None if there is none (module docstring)."""
-        n = len(state[2])
-        budget = [CLOSURE_LIMIT]
-
-        def search(s: tuple, t: int, steps: tuple) -> Move | None:
-            if t == n:
-                dead = self.ts.deadlock(s) if steps else None  # no run at all: the search sees it itself
-                return Move(steps, None, ("deadlock", dead)) if dead else None
-            for s2, more in itertools.chain((((s, ())),), self._pre_commit_runs(s, t, budget)):
-                if not self._may_stay_blocked(s2, t):
-                    continue
-                found = search(s2, t + 1, steps + more)
-                if found is not None:
-                    return found
-            return None
-
         try:
-            return search(state, 0, ())
+            return self._closure_search(state, 0, (), [CLOSURE_LIMIT])
         except _GiveUp:
             self.closure_gave_up = True
             return None
+
+    def _closure_search(self, s: tuple, t: int, steps: tuple, budget: list[int]) -> Move | None:
+        """``_deadlock_in_closure`` from thread t on: a method, not a nested function that calls itself (that
+        would be a reference cycle per stored state, and the search runs with the cycle collector off)."""
+        if t == len(s[2]):
+            dead = self.ts.deadlock(s) if steps else None  # no run at all: the search sees it itself
+            return Move(steps, None, ("deadlock", dead)) if dead else None
+        for s2, more in itertools.chain((((s, ())),), self._pre_commit_runs(s, t, budget)):
+            if not self._may_stay_blocked(s2, t):
+                continue
+            found = self._closure_search(s2, t + 1, steps + more, budget)
+            if found is not None:
+                return found
+        return None
 
     def _guard_ahead(self, state: tuple, t: int) -> bool:
         """Whether, statically, a step with a guard may come in thread t's pre-commit run after its next step:

@@ -82,6 +82,8 @@ class Result:
     # The visited store (``--store``): {"kind": "exact"}, or a lossy store with what it may have missed
     # (hashcompact: collision_probability; bitstate: bits, hashes, hash_factor, expected_coverage).
     store: dict[str, Any] = field(default_factory=lambda: {"kind": "exact"})
+    # Thread symmetry as applied: "threads" or "off" (off also when asked for but not sound for the model).
+    symmetry: str = "off"
 
     @property
     def ok(self) -> bool:
@@ -99,6 +101,7 @@ class Result:
             "violations": [v.to_json() for v in self.violations],
             "error": self.error,
             "store": self.store,
+            "symmetry": self.symmetry,
         }
         if self.verdict == "incomplete":
             d["limit"] = self.limit  # why: only an incomplete run has one

@@ -80,6 +80,7 @@ class Search:
         progress: Callable[[Stats], None] | None = None,
         store: str = "exact",
         bits: int = 26,
+        symmetry: bool = False,
     ) -> None:
         self.ts = ts
         self.red = reduction
@@ -88,11 +89,22 @@ class Search:
         # The depth-first visited store (search/fingerprints.py): exact, hashcompact or bitstate (2^bits bits).
         self.store_kind = store
         self.bits = bits
+        # Thread symmetry (semantics/symmetry.py): states are remembered by a representative of their orbit.
+        self.symmetry = symmetry
         self.stats = Stats()
         self.truncated = False
         self._start = 0.0
         self._last_progress = 0.0
         self._store: Any = ()
+
+    def _keys(self, store: Any) -> tuple[Callable[[State], Any], Callable[[State], Any]]:
+        """The store's ``key`` and ``find``; under thread symmetry, of the state's representative."""
+        if not self.symmetry:
+            return store.key, store.find
+        from movers.semantics.symmetry import representative
+
+        key, find, number = store.key, store.find, store.number
+        return (lambda s: key(representative(s, number))), (lambda s: find(representative(s, number)))
 
     def store_report(self) -> dict[str, Any]:
         """Which visited store the search used and, for a lossy one, how much it may have missed."""
@@ -198,7 +210,7 @@ class Search:
         store_ = make_store(self.store_kind, self.bits)
         self._store = store_
         visited = store_.keys  # the hot loop below adds keys (store.py) to this plain set
-        key, find = store_.key, store_.find
+        key, find = self._keys(store_)
         full = self._counter()
         if red.store(init):
             full(init)
@@ -331,7 +343,7 @@ class Search:
         store_ = make_store(self.store_kind, self.bits)
         self._store = store_
         visited = store_.keys
-        key = store_.key
+        key = self._keys(store_)[0]
         visited.add(key(init))
         stats.states = 1
         if bad:

@@ -13,12 +13,12 @@ by others is skipped. The result prints the *hash factor* m/n (bits per state) a
 the fraction of states the search is expected to have reached: each state inserted when i are stored is
 missed with probability (1 - e^(-k·i/m))^k (a Bloom filter's false-positive rate), averaged over the run.
 
-Both stores are deterministic: a fingerprint is computed from the exact store's *key* (``store.py``: the
-numbers of the state's interned parts, which depend only on the order of discovery), never from Python's
-``id``-based hashes, so a run gives the same states on every machine. The parts themselves are still
-interned (a model has few distinct globals tuples, heaps and thread stacks; their table is what the
-fingerprints are computed from). Counterexamples come from the depth-first stack, which holds real states,
-so they are exact and are replayed as always.
+Both stores are deterministic: a fingerprint is computed from the numbers of the state's interned parts
+(``store.py``'s numbering, which depends only on the order of discovery: the globals, each heap object,
+each thread stack), never from Python's ``id``-based hashes, so a run gives the same states on every
+machine. Those parts are kept (a model has few distinct globals tuples, heap objects and thread stacks,
+shared by many states); whole states and whole heaps are not. Counterexamples come from the depth-first
+stack, which holds real states, so they are exact and are replayed as always.
 """
 
 from __future__ import annotations
@@ -144,11 +144,28 @@ class CompactStore(StateStore):
         self.keys = FingerprintSet() if kind == "hashcompact" else BitSet(bits)  # type: ignore[assignment]
 
     def key(self, s: State) -> int:  # type: ignore[override]
-        return fingerprint(super().key(s))
+        try:
+            return fingerprint(self._numbers(s, self.parts.__getitem__))
+        except KeyError:
+            return fingerprint(self._numbers(s, self.number))
 
     def find(self, s: State) -> int | None:  # type: ignore[override]
-        k = super().find(s)
-        return None if k is None else fingerprint(k)
+        try:
+            return fingerprint(self._numbers(s, self.parts.__getitem__))
+        except KeyError:
+            return None  # a part never seen: neither is the state
+
+    @staticmethod
+    def _numbers(s: State, number: Any) -> tuple[int, ...]:
+        """The numbers a fingerprint is computed from: the globals, each heap object and each thread stack
+        (then any ghost parts), with the lengths that keep their places apart. Heap objects are interned one
+        by one, not whole heaps: objects recur across states far more than heaps do, and a lossy store
+        should not keep a copy of every distinct heap."""
+        heap, threads = s[1], s[2]
+        out = (number(s[0]), len(heap), *map(number, heap), len(threads), *map(number, threads))
+        if len(s) > 3:
+            out += tuple(map(number, s[3:]))
+        return out
 
     def __iter__(self) -> Iterator[State]:
         raise TypeError(f"--store {self.kind} keeps no states to list")

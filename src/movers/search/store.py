@@ -52,6 +52,14 @@ class StateStore:
             self.ghosts = True
         return StateStore.find(self, s)  # type: ignore[return-value]  # the exact key, in every subclass
 
+    def number(self, part: Any) -> int:
+        """The number of one part (interning it if new): thread symmetry sorts threads by it."""
+        n = self.parts.get(part)
+        if n is None:
+            n = self.parts[part] = len(self._list)
+            self._list.append(part)
+        return n
+
     def state(self, key: tuple[int, ...]) -> State:
         """The state a key stands for."""
         part = self._list

@@ -44,51 +44,55 @@ def canonical_order(state: State) -> tuple[State, list[int] | None]:
     g, heap, threads = state
     if not heap:
         return state, None
+    # Module-level helpers, not nested recursive functions: a closure that calls itself is a reference cycle,
+    # and the search runs with the cycle collector off, so every call would leak its closures (about 1 KB a
+    # state on the replicated workers).
     index: dict[int, int] = {}
     order: list[int] = []
-
-    def mark(v: Any) -> None:
-        t = type(v)
-        if t is Ref:
-            if v.i not in index:
-                index[v.i] = len(order)
-                order.append(v.i)
-        elif t is tuple:
-            for x in v:
-                mark(x)
-
-    def walk(k: int) -> int:
-        while k < len(order):
-            for v in heap[order[k]][2:]:
-                t = type(v)
-                if t is Ref or t is tuple:
-                    mark(v)
-            k += 1
-        return k
-
     for v in g:
-        mark(v)
-    k = walk(0)
+        _mark(v, index, order)
+    k = _walk(heap, 0, index, order)
     for th in threads:
         for frame in th:
             for v in frame[2:]:
-                mark(v)
-    walk(k)
+                _mark(v, index, order)
+    _walk(heap, k, index, order)
     if len(order) == len(heap) and all(i == j for i, j in enumerate(order)):
         return state, None
-
-    def remap(v: Any) -> Any:
-        t = type(v)
-        if t is Ref:
-            return ref(index[v.i])
-        if t is tuple:
-            return tuple([remap(x) for x in v])
-        return v
-
-    new_heap = tuple(heap[i][:2] + tuple([remap(x) for x in heap[i][2:]]) for i in order)
-    new_g = tuple([remap(x) for x in g])
-    new_threads = tuple(tuple(f[:2] + tuple([remap(x) for x in f[2:]]) for f in th) for th in threads)
+    new_heap = tuple(heap[i][:2] + tuple([_remap(x, index) for x in heap[i][2:]]) for i in order)
+    new_g = tuple([_remap(x, index) for x in g])
+    new_threads = tuple(tuple(f[:2] + tuple([_remap(x, index) for x in f[2:]]) for f in th) for th in threads)
     return (new_g, new_heap, new_threads), order
+
+
+def _mark(v: Any, index: dict[int, int], order: list[int]) -> None:
+    t = type(v)
+    if t is Ref:
+        if v.i not in index:
+            index[v.i] = len(order)
+            order.append(v.i)
+    elif t is tuple:
+        for x in v:
+            _mark(x, index, order)
+
+
+def _walk(heap: tuple, k: int, index: dict[int, int], order: list[int]) -> int:
+    while k < len(order):
+        for v in heap[order[k]][2:]:
+            t = type(v)
+            if t is Ref or t is tuple:
+                _mark(v, index, order)
+        k += 1
+    return k
+
+
+def _remap(v: Any, index: dict[int, int]) -> Any:
+    t = type(v)
+    if t is Ref:
+        return ref(index[v.i])
+    if t is tuple:
+        return tuple([_remap(x, index) for x in v])
+    return v
 
 
 def globals_cover(g: tuple, heap: tuple | list) -> bool:

@@ -451,6 +451,7 @@ EXAMPLES_SMOKE = {
     "dining_philosophers.py": ("violation (deadlock)", "hang"),
     "dining_philosophers_ordered.py": ("ok", "pass"),
     "racy_counter.py": ("violation (assertion)", "racy"),
+    "symmetric_workers.py": ("ok", "pass"),
     "condition_queue.py": ("ok", "pass"),
     "peterson.py": ("ok", "pass"),
     "counter_bench.py": ("ok", "pass"),

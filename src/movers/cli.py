@@ -31,13 +31,21 @@ LIMIT_OPTIONS = {"max_states": "--max-states", "time_limit": "--time-limit", "ma
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
+    from movers import __version__
     from movers.reduce import REDUCTIONS
 
     p = argparse.ArgumentParser(prog="movers", description="Model checker for multithreaded Python models.")
+    p.add_argument("--version", action="version", version=f"movers {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("check", help="explore every interleaving of a model")
     c.add_argument("model", help="the model file (a path, whatever its suffix)")
-    c.add_argument("--reduction", default="none", help=f"one of: {', '.join(REDUCTIONS)} (default none)")
+    def reduction(name: str) -> str:
+        if name not in REDUCTIONS:
+            raise argparse.ArgumentTypeError(f"unknown reduction '{name}' (known: {', '.join(REDUCTIONS)})")
+        return name
+
+    c.add_argument("--reduction", default="none", type=reduction, metavar="{" + ",".join(REDUCTIONS) + "}",
+                   help="the reduction (default none); docs/reductions.md says what each explores and preserves")
     c.add_argument("--search", choices=("dfs", "bfs"), default="dfs",
                    help="depth-first (default) or breadth-first (shortest counterexample)")
     c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -46,8 +54,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--atomicity", nargs="?", const="auto", choices=("commit", "reduction", "auto"),
                    help="check 'with atomic():' blocks: commit (a shadow store), reduction (R* N? L* with movers; "
                         "sound, incomplete) or auto (reduction where it proves a block, the shadow store for the "
-                        "rest; the default when --atomicity is given alone); with --reduction none (reduction "
-                        "and auto: also optimistic)")
+                        "rest; the default when --atomicity is given alone); commit with --reduction none, "
+                        "optimistic, transactions or a dwyer-* strategy; reduction and auto with none or optimistic")
     c.add_argument("--store", choices=("exact", "hashcompact", "bitstate"), default="exact",
                    help="the visited store: exact (default); hashcompact (64-bit fingerprints, as TLC and SPIN's "
                         "-DHC: a collision may hide a state, its probability is printed); bitstate (SPIN's "
@@ -70,13 +78,15 @@ def _parser() -> argparse.ArgumentParser:
                         "they are unprotected")
     k = sub.add_parser("compare", help="one row per reduction on the same model")
     k.add_argument("model", help="the model file (a path, whatever its suffix)")
-    k.add_argument("--reductions", default=",".join(REDUCTIONS), help="comma-separated reduction names")
-    k.add_argument("--search", choices=("dfs", "bfs"), default="dfs")
+    k.add_argument("--reductions", default=",".join(REDUCTIONS),
+                   help="comma-separated reduction names, one row each (default: all of them)")
+    k.add_argument("--search", choices=("dfs", "bfs"), default="dfs",
+                   help="depth-first (default) or breadth-first, for every row")
     k.add_argument("--atomicity", nargs="?", const="auto", choices=("commit", "reduction", "auto"),
                    help="also check 'with atomic():' blocks: each row then gives the standard states (no "
                         "atomicity checking) beside the instrumented ones, as Flanagan's Figure 1 does")
     _limit_options(k)
-    k.add_argument("--json", action="store_true")
+    k.add_argument("--json", action="store_true", help="print the rows as one JSON list on stdout")
     return p
 
 

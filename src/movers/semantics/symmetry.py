@@ -20,8 +20,9 @@ so it is refused there too. Thread numbers in messages (a runtime error, a deadl
 observing them: a violation found is reported as the run that found it.
 
 **The representative**: the threads sorted by the number of their interned part (the store numbers each
-distinct thread tuple once, in the order the search meets them), the heap renamed to match, and then put
-back in canonical order (``state.canonical``: objects that only threads' locals reach are numbered in
+distinct thread tuple once, in the order the search meets them), except threads whose Thread object the
+heap holds (they are named by it, and keep their places), the heap renamed to match, and then put back in
+canonical order (``state.canonical``: objects that only threads' locals reach are numbered in
 thread order). Any such function is sound as long as it returns a state that is a renaming of the one it
 is given: two states with the same representative are renamings of each other. It is not always the same
 for every state of an orbit (two threads with equal frames but different locks held keep their order;
@@ -89,15 +90,24 @@ def rename_heap(heap: tuple, pi: list[int]) -> tuple:
 def representative(state: State, number: Callable[[Any], int]) -> State:
     """The state remembered for ``state``'s orbit (module docstring). ``number(part)``: the store's number of
     a thread tuple (interning it if new)."""
-    threads = state[2]
-    nums = [number(th) for th in threads]
-    order = sorted(range(len(threads)), key=nums.__getitem__)
-    if all(old == new for new, old in enumerate(order)):
+    g, heap, threads = state[0], state[1], state[2]
+    # A thread whose Thread object the heap holds is named by it (``t0.join()``, a list of workers): renamed,
+    # the object would say another number, a state no run reaches. Such threads keep their places, which is
+    # still a renaming (of the others), and spares the sort where every thread is named.
+    named = {o[2] for o in heap if o[0].is_thread and type(o[2]) is int} if heap else ()
+    free = [i for i in range(len(threads)) if i not in named]
+    if len(free) < 2:
         return state
-    pi = [0] * len(threads)
-    for new, old in enumerate(order):
+    nums = [number(threads[i]) for i in free]
+    ranked = [free[j] for j in sorted(range(len(free)), key=nums.__getitem__)]
+    if ranked == free:
+        return state
+    pi = list(range(len(threads)))
+    for new, old in zip(free, ranked, strict=True):
         pi[old] = new
-    g, heap = state[0], state[1]
+    order = list(range(len(threads)))
+    for new, old in zip(free, ranked, strict=True):
+        order[new] = old
     renamed = (g, rename_heap(heap, pi) if heap else heap, tuple(threads[old] for old in order))
     if not heap or globals_cover(g, heap):
         return renamed  # the numbering of the heap does not depend on the order of the threads

@@ -259,6 +259,8 @@ class Checker:
     # "threads": remember states up to a renaming of the threads (semantics/symmetry.py), where the model
     # cannot observe thread numbers; "off".
     symmetry: str = "off"
+    # Processes of the partitioned search (search/parallel.py); 1: the sequential search.
+    workers: int = 1
     # Set by system(): the movers' classification of the atomicity instrumentation, and the system searched.
     atomicity_classification: Classification | None = field(default=None, init=False, repr=False)
     last_system: Any = field(default=None, init=False, repr=False)
@@ -358,6 +360,8 @@ class Checker:
             v = Violation(e.kind, f"during module initialisation{where}: {e.message}", [], e.line)
             st = Stats(peak_memory_mb=round(peak_memory_mb(), 1))
             return Result("violation", red.name, st, [v], model=self.program.filename)
+        if self.workers > 1:
+            return self._run_parallel(ts, red)
         notes: list[str] = []
         symmetric = self.symmetry == "threads"
         if symmetric:
@@ -424,7 +428,35 @@ class Checker:
             result.classification = red.disciplines.report()
         return result
 
+    def _run_parallel(self, ts: Any, red: Any) -> Result:
+        """``--workers N``: the partitioned search (search/parallel.py); deadlocks are preserved (it is the full
+        search), so no second search is needed."""
+        from movers.search.parallel import parallel_search
+
+        start = time.perf_counter()
+        out = parallel_search(ts, self.workers, self.limits, self.progress, self.store)
+        settle()
+        result = self._result(ts, red.name, out)
+        result.stats.peak_memory_mb = round(peak_memory_mb(), 1)
+        result.stats.seconds = round(time.perf_counter() - start, 4)
+        result.store = {"kind": self.store}
+        split = " / ".join(f"{k:,}" for k in getattr(out, "split", []))
+        result.notes = [f"searched by {self.workers} processes (--workers; states stored by each: {split}); max "
+                        "depth is not measured there"]
+        return result
+
     def _store_problem(self) -> str | None:
+        if type(self.workers) is not int or self.workers < 1:
+            return f"--workers must be a positive number (got {self.workers!r})"
+        if self.workers > 1:
+            why = [w for w, bad in (
+                (f"--reduction {self.reduction}", self.reduction != "none"),
+                ("--search bfs", self.search != "dfs"), ("--atomicity", self.atomicity is not None),
+                ("--symmetry threads", self.symmetry != "off"), ("--store bitstate", self.store == "bitstate"),
+                ("--max-depth", self.limits.max_depth is not None)) if bad]
+            if why:
+                return (f"--workers {self.workers}: the parallel search is the full search (--reduction none, "
+                        f"depth-first, exact or hashcompact store) for now, not with {', '.join(why)}")
         if self.symmetry not in ("threads", "off"):
             return f"unknown --symmetry '{self.symmetry}' (threads or off)"
         if self.symmetry == "threads":
@@ -553,6 +585,7 @@ def check(
     store: str = "exact",
     bits: int = 26,
     symmetry: str = "off",
+    workers: int = 1,
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
 
@@ -584,7 +617,7 @@ def check(
             except OSError as e:
                 return Result("error", name, error=f"{where}: cannot read the model: {e.strerror or e}")
             return Checker(program, name, search, limits, progress, refine, infer_locks, atomicity,
-                           store=store, bits=bits, symmetry=symmetry).run()
+                           store=store, bits=bits, symmetry=symmetry, workers=workers).run()
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
         # Stopped while reading, compiling or setting up: no search has run, so the statistics are empty.
         st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(), 1))

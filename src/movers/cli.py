@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="threads: remember states up to a renaming of the threads, where the model cannot observe "
                         "thread numbers (no tid(), no .owner, no declared predicates; otherwise a note says why "
                         "it was not applied); --reduction none only")
+    c.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="search with N processes, the states partitioned among them (--reduction none, "
+                        "depth-first); same states and verdict as one (default 1)")
     c.add_argument("--quiet", action="store_true", help="no progress line")
     c.add_argument("--no-refine", action="store_true",
                    help="report a violated automatic classification instead of refining it and restarting")
@@ -314,7 +317,8 @@ def _check(args: argparse.Namespace) -> int:
         r = check(Path(args.model), reduction=args.reduction, search=args.search, max_states=args.max_states,
                   time_limit=args.time_limit, max_depth=args.max_depth, max_memory=args.max_memory,
                   progress=progress, refine=not args.no_refine, infer_locks=args.infer_locks,
-                  atomicity=args.atomicity, store=args.store, bits=args.bits, symmetry=args.symmetry)
+                  atomicity=args.atomicity, store=args.store, bits=args.bits, symmetry=args.symmetry,
+                  workers=args.workers)
     finally:
         stop()
     return _report(r, args)

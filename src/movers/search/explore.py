@@ -18,6 +18,7 @@ from movers.reduce.base import Move, Reduction
 from movers.report.result import Stats
 from movers.search.fingerprints import make_store
 from movers.search.limits import Budget, LimitReached, default_max_memory_mb, enforce, poll
+from movers.search.store import StateStore
 from movers.semantics.state import State
 
 Step = tuple[int, tuple[int, ...]]
@@ -365,6 +366,10 @@ class Search:
                 return Found("deadlock", dead, [], init)
         stack: list[list[Any]] = [[init, succ0, 0]]
         visit = visited.add
+        # The exact store's key, inlined (store.py's ``key``): the lookups run in C, and a part never seen
+        # before (KeyError) goes through ``key``, which interns it.
+        inline = type(store_) is StateStore and not self.symmetry
+        number = store_.parts.__getitem__
         expanded = 0
         check_every = self.CHECK_EVERY
         transitions = max_d = 0
@@ -383,7 +388,13 @@ class Search:
                     if s is None:
                         continue
                     return Found(s.violation[0], s.violation[1], self._steps_between(stack) + list(s.steps))
-                k = key(s)
+                if inline:
+                    try:
+                        k = (number(s[0]), number(s[1]), *map(number, s[2]))
+                    except KeyError:
+                        k = key(s)
+                else:
+                    k = key(s)
                 n0 = len(visited)
                 visit(k)
                 if len(visited) == n0:
@@ -394,7 +405,9 @@ class Search:
                 depth = len(stack)
                 if depth > max_d:
                     max_d = depth
-                nxt = expand(s)
+                nxt = successors(s)
+                if nxt is None:
+                    nxt = expand(s)
                 if not nxt:
                     dead = ts.deadlock(s)
                     if dead:

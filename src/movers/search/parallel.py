@@ -62,9 +62,12 @@ def _reduce_static(obj: Any) -> tuple[Any, tuple[int]]:
 
 
 def _register_statics() -> None:
-    """Number every code, class and function object (made at compile time, before the fork)."""
+    """Number every code, class and function object (made at compile time, before the fork). Done afresh for
+    each search, so that the programs of earlier checks in the same process are not kept alive."""
+    _STATICS.clear()
+    _INDEX.clear()
     for o in gc.get_objects():
-        if type(o) in (Code, ClassInfo, Func) and id(o) not in _INDEX:
+        if type(o) in (Code, ClassInfo, Func):
             _INDEX[id(o)] = len(_STATICS)
             _STATICS.append(o)
     ref(MAX_HEAP)

@@ -283,3 +283,33 @@ def test_semantic_queries_for_reductions() -> None:
     assert m.i in reach and len(reach) == 2  # the lock and the thread's own node
     s = ts.execute(s, 0)[0].state  # with m: acquire
     assert ts.lock_owner(s, m) == 0
+
+
+def test_assertion_messages_in_pythons_habits() -> None:
+    # f-strings and % formatting, as Python code writes its assertion messages: formatted when it fails.
+    r = run('''
+        from movers.lang import *
+        x = 5
+        flag = True
+        def w():
+            assert x < 1, f"x is {x}, flag {flag}, {x:03d}!"
+        Thread(target=w).start()
+    ''')
+    assert r.verdict == "violation"
+    assert r.violations[0].message == "x is 5, flag True, 005! (assertion failed: x < 1)"
+    r = run('''
+        from movers.lang import *
+        x = 5
+        def w():
+            assert x < 1, "x=%d and %s" % (x, None)
+        Thread(target=w).start()
+    ''')
+    assert r.violations[0].message == "x=5 and None (assertion failed: x < 1)"
+    ok = run('''
+        from movers.lang import *
+        x = 0
+        def w():
+            assert x < 1, f"never {x}"
+        Thread(target=w).start()
+    ''')
+    assert ok.verdict == "ok"

@@ -190,11 +190,7 @@ class StatementCompiler(FunctionCore):
 
         def build() -> Callable[[Ctx], None]:
             test = self.condition(s.test)
-            if isinstance(s.msg, ast.Constant) and isinstance(s.msg.value, str):
-                text = s.msg.value if len(s.msg.value) <= 1000 else s.msg.value[:999] + "…"
-                msg: Fn | None = lambda ctx: text
-            else:
-                msg = self.expr(s.msg) if s.msg is not None else None
+            msg = self.message(s.msg) if s.msg is not None else None
 
             def finish(ctx: Ctx) -> None:
                 if not test(ctx):
@@ -206,6 +202,42 @@ class StatementCompiler(FunctionCore):
 
         self.simple(s, build, "assert", fast=codegen.check(self, s.test, nxt))
         self.here(nxt)
+
+    def message(self, e: ast.expr) -> Fn:
+        """An assertion's message: a string, an f-string or ``"..." % values`` (the habits of Python code),
+        formatted only when the assertion fails; any other expression is shown as a value."""
+        if isinstance(e, ast.Constant) and isinstance(e.value, str):
+            text = e.value if len(e.value) <= 1000 else e.value[:999] + "…"
+            return lambda ctx: text
+        if isinstance(e, ast.JoinedStr):
+            parts: list[Callable[[Ctx], str]] = []
+            for v in e.values:
+                if isinstance(v, ast.Constant):
+                    piece = str(v.value)
+                    parts.append(lambda ctx, piece=piece: piece)
+                elif isinstance(v, ast.FormattedValue):
+                    if v.format_spec is not None and not (
+                            isinstance(v.format_spec, ast.JoinedStr)
+                            and all(isinstance(x, ast.Constant) for x in v.format_spec.values)):
+                        raise self.mc.error(v, "a computed format specification in an f-string")
+                    spec = "".join(str(x.value) for x in v.format_spec.values) if v.format_spec else ""  # type: ignore[union-attr]
+                    parts.append(_formatted(self.expr(v.value), spec))
+            return lambda ctx: "".join(p(ctx) for p in parts)
+        if (isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mod) and isinstance(e.left, ast.Constant)
+                and isinstance(e.left.value, str)):
+            template = e.left.value
+            items = e.right.elts if isinstance(e.right, ast.Tuple) else [e.right]
+            values = [self.expr(x) for x in items]
+
+            def percent(ctx: Ctx) -> str:
+                vs = tuple(v(ctx) for v in values)
+                try:
+                    return template % tuple(x if type(x) in (int, bool, str) else show(x) for x in vs)
+                except (TypeError, ValueError):
+                    return template + " % " + ", ".join(show(x) for x in vs)
+
+            return percent
+        return self.expr(e)
 
     def stmt_Global(self, s: ast.Global) -> None:
         if self.is_module:
@@ -497,3 +529,20 @@ class StatementCompiler(FunctionCore):
             if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
                 self.expr(a, allow_calls=False)
         self.plain_stmt(s, lambda: (lambda ctx: None))
+
+
+def _formatted(value: Fn, spec: str) -> Callable[[Ctx], str]:
+    """One ``{expr}`` or ``{expr:spec}`` of an f-string message: the value as users see it (``show``), or
+    Python's ``format`` of it when a specification is given and applies."""
+
+    def run(ctx: Ctx) -> str:
+        v = value(ctx)
+        if spec and type(v) in (int, bool):
+            try:
+                return format(v, spec)
+            except ValueError:
+                pass
+        return show(v)
+
+    return run
+

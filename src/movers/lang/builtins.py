@@ -27,10 +27,24 @@ class BuiltinCompiler(FunctionCore):
 
     # builtins -----------------------------------------------------------------------------------------------
 
-    def _args(self, e: ast.Call, lo: int, hi: int, name: str) -> list[Fn]:
-        if e.keywords or not lo <= len(e.args) <= hi:
+    def _args(self, e: ast.Call, lo: int, hi: int, name: str, keywords: tuple[str, ...] = ()) -> list[Fn]:
+        """The arguments of a call to a builtin, compiled in order; ``keywords``: the names of its parameters
+        that may be given by keyword, in order (``Semaphore(value=1)``, as Python's ``threading``)."""
+        args: list[ast.expr] = list(e.args)
+        for k in e.keywords:
+            if k.arg is None or k.arg not in keywords:
+                what = "**" if k.arg is None else f"'{k.arg}'"
+                raise self.mc.error(k if k.arg is not None else e, f"{name}() got an unexpected keyword argument "
+                                    f"{what}" + (f" (it takes {', '.join(keywords)})" if keywords else ""))
+            i = keywords.index(k.arg)
+            if i < len(args):
+                raise self.mc.error(k, f"{name}() got multiple values for argument '{k.arg}'")
+            if i > len(args):
+                raise self.mc.error(k, f"{name}(): give '{keywords[len(args)]}' before '{k.arg}'")
+            args.append(k.value)
+        if not lo <= len(args) <= hi:
             raise self.mc.error(e, f"{name}() takes {lo}{'' if lo == hi else f' to {hi}'} arguments")
-        return [self._expr(a) for a in e.args]
+        return [self._expr(a) for a in args]
 
     def b_len(self, e: ast.Call) -> Fn:
         (a,) = self._args(e, 1, 1, "len")
@@ -129,7 +143,7 @@ class BuiltinCompiler(FunctionCore):
         return sync.new_rlock
 
     def b_Semaphore(self, e: ast.Call) -> Fn:
-        parts = self._args(e, 0, 1, "Semaphore")
+        parts = self._args(e, 0, 1, "Semaphore", ("value",))
         self.facts.allocates = True
         self.note(e, self.new_site(e, "Semaphore"))
         if not parts:
@@ -138,11 +152,12 @@ class BuiltinCompiler(FunctionCore):
         return lambda ctx: sync.new_semaphore(ctx, v(ctx))
 
     def b_Condition(self, e: ast.Call) -> Fn:
-        parts = self._args(e, 0, 1, "Condition")
+        parts = self._args(e, 0, 1, "Condition", ("lock",))
         self.facts.allocates = True
         self.note(e, self.new_site(e, "Condition"))
         # Its lock is its field "lock" (a fresh RLock when none is given); wait/notify/acquire reach it.
-        lock_av = self.value(e.args[0]) if e.args else self.new_site(e, "RLock")
+        given = e.args[0] if e.args else next((k.value for k in e.keywords if k.arg == "lock"), None)
+        lock_av = self.value(given) if given is not None else self.new_site(e, "RLock")
         self.flow("store", ("field", self.value(e), "lock"), lock_av)
         if not parts:
             return sync.new_condition

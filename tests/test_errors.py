@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+import movers
 from movers.cli import main
 
 
@@ -202,3 +203,23 @@ def test_a_pipe_without_writer_and_a_device_are_errors_not_waits(tmp_path) -> No
     assert r.verdict == "error" and "pipe that gave nothing" in (r.error or ""), r.error
     r = movers.check("/dev/zero")
     assert r.verdict == "error" and "not a regular file" in (r.error or ""), r.error
+
+
+@pytest.mark.parametrize("body, message", [
+    ("    if m.locked():\n        pass", "4:8: m.locked() is not supported: read the owner instead"),
+    ("    m.frobnicate()", "4:5: no class of the model defines a method 'frobnicate()'"),
+    ("    l.append(1)", "4:5: lists have a fixed length in movers: append and pop are not supported"),
+    ("    t = l.pop()", "4:9: lists have a fixed length"),
+])
+def test_methods_no_object_has_are_compile_errors(body: str, message: str) -> None:
+    # Caught when the model is compiled, not as a runtime error in the middle of a search.
+    src = f"from movers.lang import *\nm = Lock()\ndef w():\n{body}\nl = [0]\nThread(target=w).start()\n"
+    r = movers.check(source=src)
+    assert r.verdict == "error" and message in r.error, r.error
+
+
+def test_a_method_the_model_defines_is_no_error() -> None:
+    src = ("from movers.lang import *\nclass Box:\n    def __init__(self):\n        self.v = 0\n"
+           "    def append(self, x):\n        self.v = x\nb = Box()\ndef w():\n    b.append(1)\n"
+           "Thread(target=w).start()\n")
+    assert movers.check(source=src).verdict == "ok"

@@ -364,6 +364,11 @@ class ExpressionCompiler(FunctionCore):
                 return self.super_call(e, f)
             if f.attr in SYNC_METHODS:
                 raise self.mc.error(e, f"{f.attr}() must be a statement of its own")
+            if f.attr not in _model_methods(self.mc.class_nodes):
+                # No object of the model could have it: caught here rather than as a runtime error mid-search.
+                raise self.mc.error(f, UNKNOWN_METHODS.get(
+                    f.attr, f"no class of the model defines a method '{f.attr}()', and the threading objects "
+                            "have only acquire, release, wait, notify, notify_all, start and join"))
             recv = self._expr(f.value)
             args = self.call_args(e)
             self.facts.callees.add("." + f.attr)
@@ -536,3 +541,22 @@ class ExpressionCompiler(FunctionCore):
 
             return store_tuple
         raise self.mc.error(t, "unsupported assignment target")
+
+
+# Methods of Python's threading objects and lists that movers does not have, with what to write instead.
+UNKNOWN_METHODS = {
+    "locked": "m.locked() is not supported: read the owner instead (m.owner is not None)",
+    "is_alive": "t.is_alive() is not supported: join the thread (t.join()), or let it set a flag when it ends",
+    "wait_for": "cv.wait_for(pred) is not supported: write the loop (while not pred: cv.wait())",
+    "append": "lists have a fixed length in movers: append and pop are not supported (allocate the list at its "
+              "largest, [0] * n, and keep a count)",
+    "pop": "lists have a fixed length in movers: append and pop are not supported (allocate the list at its "
+           "largest, [0] * n, and keep a count)",
+    "set": "Event is not supported: use a flag and wait_until(flag), or a Condition",
+}
+
+
+def _model_methods(class_nodes: dict[str, ast.ClassDef]) -> set[str]:
+    """The names of the methods the model's classes define."""
+    return {item.name for c in class_nodes.values() for item in c.body if isinstance(item, ast.FunctionDef)}
+

@@ -223,3 +223,10 @@ def test_a_method_the_model_defines_is_no_error() -> None:
            "    def append(self, x):\n        self.v = x\nb = Box()\ndef w():\n    b.append(1)\n"
            "Thread(target=w).start()\n")
     assert movers.check(source=src).verdict == "ok"
+
+
+def test_join_at_module_level_points_to_the_main_thread_pattern() -> None:
+    src = "from movers.lang import *\ndef w():\n    pass\nt = Thread(target=w)\nt.start()\nt.join()\n"
+    r = movers.check(source=src)
+    assert r.verdict == "violation" and r.violations[0].kind == "runtime-error"
+    assert "line 6" in r.violations[0].message and "Thread(target=main).start()" in r.violations[0].message

@@ -526,7 +526,12 @@ def _run_to_completion(ctx: Ctx, limit: int, what: str) -> None:
     while ctx.code is not None:
         node = ctx.code.nodes[ctx.pc]
         if node.guard is not None and not node.guard(ctx):
-            raise ModelError(f"'{node.source}' blocks during {what}")
+            hint = ""
+            if node.kind == "join" and what == "module initialisation":
+                # Python's habit: start, then join, at module level. The module's code runs before any thread.
+                hint = ("; the module's code runs to its end before any thread moves, so join in a thread of its "
+                        "own: def main(): t.start(); t.join(); ... then Thread(target=main).start()")
+            raise ModelError(f"'{node.source}' blocks during {what}{hint}")
         node.run(ctx)
         n += 1
         if n > limit:

@@ -560,7 +560,7 @@ class Checker:
             if f.kind == "atomicity" and hasattr(ts, "serial_order"):
                 order = ts.serial_order(f.steps)
                 message += ("; the shadow store ran, serially: " + ", then ".join(order)) if order else ""
-            v = Violation(f.kind, message, trace, line)
+            v = Violation(f.kind, message, trace, line, [(t, tuple(c)) for t, c in f.steps])
             return Result("violation", name, stats, [v], model=self.program.filename)
         if out.limit is not None:
             return Result("incomplete", name, stats, limit=out.limit, model=self.program.filename)

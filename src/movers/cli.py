@@ -69,6 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--workers", type=int, default=1, metavar="N",
                    help="search with N processes, the states partitioned among them (--reduction none, "
                         "depth-first); same states and verdict as one (default 1)")
+    c.add_argument("--trail", metavar="FILE",
+                   help="on a violation, save its steps to FILE (JSON), for 'movers replay MODEL FILE'")
     c.add_argument("--quiet", action="store_true", help="no progress line")
     c.add_argument("--no-refine", action="store_true",
                    help="report a violated automatic classification instead of refining it and restarting")
@@ -79,6 +81,10 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--infer-locks", action=argparse.BooleanOptionalAction, default=True,
                    help="infer the classification of undeclared locations (default); with --no-infer-locks "
                         "they are unprotected")
+    rp = sub.add_parser("replay", help="re-run a saved counterexample (a trail from check --trail)")
+    rp.add_argument("model", help="the model file")
+    rp.add_argument("trail", help="the trail file")
+    rp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     k = sub.add_parser("compare", help="one row per reduction on the same model")
     k.add_argument("model", help="the model file (a path, whatever its suffix)")
     k.add_argument("--reductions", default=",".join(REDUCTIONS),
@@ -226,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             return _bad(problem)
         if args.command == "check":
             return _check(args)
+        if args.command == "replay":
+            return _replay(args)
         return _compare(args)
     except (KeyboardInterrupt, MemoryError) as e:
         # Outside a check (which turns them into an incomplete result itself): nothing was measured.
@@ -321,6 +329,29 @@ def _check(args: argparse.Namespace) -> int:
                   workers=args.workers)
     finally:
         stop()
+    if args.trail and r.verdict == "violation":
+        from movers.trail import write_trail
+
+        try:
+            write_trail(args.trail, r, Path(args.model).read_text(encoding="utf-8"), args.model, args.atomicity)
+        except OSError as e:
+            _say(f"movers: cannot write the trail {args.trail}: {e.strerror or e}")
+        else:
+            if not args.json:
+                r.notes.append(f"trail written to {args.trail} (movers replay {args.model} {args.trail})")
+    return _report(r, args)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """``movers replay MODEL TRAIL``: 1 if the trail's violation happens again, 0 if not, 2 if it does not fit."""
+    from movers.trail import TrailError, read_trail, replay
+
+    try:
+        r = replay(args.model, read_trail(args.trail))
+    except TrailError as e:
+        return _bad(str(e))
+    args.show_classification = args.show_locks = False
+    args.reduction = "none"
     return _report(r, args)
 
 

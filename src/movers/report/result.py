@@ -32,6 +32,8 @@ class Violation:
     message: str
     trace: list[TraceStep] = field(default_factory=list)
     line: int = 0
+    # The atomic steps of the trace as (thread, choices): what a trail file keeps (movers/trail.py).
+    steps: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "message": self.message, "trace": [s.to_json() for s in self.trace]}
@@ -84,6 +86,8 @@ class Result:
     store: dict[str, Any] = field(default_factory=lambda: {"kind": "exact"})
     # Thread symmetry as applied: "threads" or "off" (off also when asked for but not sound for the model).
     symmetry: str = "off"
+    # The first line of the text report, where the verdict's usual one would mislead (``movers replay``).
+    headline: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -62,6 +62,8 @@ def print_result(
         "violation": "violation found",
         "incomplete": "incomplete: " + LIMIT_TEXT.get(result.limit or "", "search stopped early"),
     }[result.verdict]
+    if result.headline:
+        head = result.headline
     console.print(Text(head, style=VERDICT_STYLE[result.verdict]) + Text(f"  ({result.reduction} reduction)"))
     console.print(stats_line(result), soft_wrap=True)
     if result.notes:

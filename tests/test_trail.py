@@ -1,0 +1,102 @@
+"""Trails (movers/trail.py): ``check --trail FILE`` saves a violation's steps, ``movers replay MODEL FILE``
+re-runs them: 1 when the violation happens again, 0 when the model no longer has it, 2 when the trail does
+not fit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES
+
+import movers
+from movers.cli import main
+from movers.trail import TrailError, read_trail, replay, trail_of, write_trail
+
+VIOLATING = [p for p in sorted(EXAMPLES.glob("*.py")) if "# Expected: violation" in p.read_text()]
+
+
+def _save(tmp_path: Path, path: Path, **kw: object) -> tuple[movers.Result, Path]:
+    r = movers.check(path, **kw)
+    assert r.verdict == "violation", (path, r.verdict)
+    f = tmp_path / "t.trail"
+    write_trail(f, r, path.read_text(), str(path), kw.get("atomicity"))  # type: ignore[arg-type]
+    return r, f
+
+
+@pytest.mark.parametrize("path", VIOLATING, ids=lambda p: p.stem)
+def test_every_violation_replays(tmp_path: Path, path: Path) -> None:
+    r, f = _save(tmp_path, path)
+    again = replay(path, read_trail(f))
+    assert again.verdict == "violation" and again.violations[0].kind == r.violations[0].kind
+    assert [(s.thread, s.line, s.changes) for s in again.violations[0].trace] == [
+        (s.thread, s.line, s.changes) for s in r.violations[0].trace]
+
+
+@pytest.mark.parametrize("reduction", ["optimistic", "transactions", "dwyer-da", "static-por"])
+def test_trails_found_by_reductions_replay(tmp_path: Path, reduction: str) -> None:
+    for name in ("racy_counter", "dining_philosophers", "fq_counter_nolock"):
+        path = EXAMPLES / f"{name}.py"
+        r, f = _save(tmp_path, path, reduction=reduction)
+        again = replay(path, read_trail(f))
+        assert again.verdict == "violation" and again.violations[0].kind == r.violations[0].kind, (name, reduction)
+
+
+def test_an_atomicity_violation_replays_on_the_shadow_store(tmp_path: Path) -> None:
+    path = EXAMPLES / "atomicity_bluetooth.py"
+    r, f = _save(tmp_path, path, atomicity="commit")
+    assert json.loads(f.read_text())["atomicity"] == "commit"
+    again = replay(path, read_trail(f))
+    assert again.verdict == "violation" and again.violations[0].kind == "atomicity"
+
+
+def test_a_fixed_model_no_longer_has_it_and_a_changed_one_may_not_fit(tmp_path: Path) -> None:
+    path = EXAMPLES / "racy_counter.py"
+    _, f = _save(tmp_path, path)
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(path.read_text().replace('assert count == 2, "lost update"', 'assert count >= 1, "lost update"'))
+    ok = replay(fixed, read_trail(f))
+    assert ok.verdict == "ok" and "no longer happens" in ok.notes[0]
+    locked = tmp_path / "locked.py"
+    locked.write_text(path.read_text().replace("count = 0", "m = Lock()\ncount = 0").replace(
+        "    tmp = count\n    count = tmp + 1", "    with m:\n        tmp = count\n        count = tmp + 1"))
+    with pytest.raises(TrailError, match="does not fit the model at step .*the model changed"):
+        replay(locked, read_trail(f))
+
+
+def test_files_that_are_not_trails(tmp_path: Path) -> None:
+    f = tmp_path / "x.json"
+    for text, why in (("not json", "not JSON"), ('{"a": 1}', "no 'movers_trail'"),
+                      ('{"movers_trail": 99, "steps": []}', "schema 99"),
+                      ('{"movers_trail": 1, "steps": [[0, "x"]]}', "[thread, [choices]]")):
+        f.write_text(text)
+        with pytest.raises(TrailError, match=why.replace("[", r"\[").replace("]", r"\]")):
+            read_trail(f)
+    with pytest.raises(TrailError, match="cannot read"):
+        read_trail(tmp_path / "missing.json")
+
+
+def test_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = str(EXAMPLES / "racy_counter.py")
+    trail = str(tmp_path / "t.trail")
+    assert main(["check", model, "--trail", trail]) == 1
+    assert "trail written to" in capsys.readouterr().out
+    assert main(["replay", model, trail]) == 1
+    assert "replayed: the violation happens again" in capsys.readouterr().out
+    assert main(["replay", model, trail, "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["violations"][0]["kind"] == "assertion"
+    (tmp_path / "bad").write_text("{}")
+    assert main(["replay", model, str(tmp_path / "bad")]) == 2
+    assert "not a movers trail" in capsys.readouterr().err
+    ok = str(EXAMPLES / "peterson.py")
+    assert main(["check", ok, "--trail", str(tmp_path / "none.trail")]) == 0
+    assert not (tmp_path / "none.trail").exists()
+
+
+def test_trail_fields() -> None:
+    path = EXAMPLES / "racy_counter.py"
+    r = movers.check(path)
+    t = trail_of(r, path.read_text(), str(path))
+    assert t["movers_trail"] == 1 and t["kind"] == "assertion" and len(t["model_sha256"]) == 64
+    assert t["steps"] == [[s[0], list(s[1])] for s in r.violations[0].steps] and len(t["steps"]) == 7

@@ -261,6 +261,8 @@ class Checker:
     symmetry: str = "off"
     # Processes of the partitioned search (search/parallel.py); 1: the sequential search.
     workers: int = 1
+    # Distinct violations to find before stopping (--max-violations; --all-violations: no bound).
+    max_violations: int = 1
     # Set by system(): the movers' classification of the atomicity instrumentation, and the system searched.
     atomicity_classification: Classification | None = field(default=None, init=False, repr=False)
     last_system: Any = field(default=None, init=False, repr=False)
@@ -374,7 +376,8 @@ class Checker:
         start = time.perf_counter()
         self.last_reduction = red
         while True:
-            search = Search(ts, red, self.limits, self.progress, self.store, self.bits, symmetric)
+            search = Search(ts, red, self.limits, self.progress, self.store, self.bits, symmetric,
+                            self.max_violations)
             self.last_search = search
             try:
                 out = search.run(self.search)
@@ -446,6 +449,15 @@ class Checker:
         return result
 
     def _store_problem(self) -> str | None:
+        if type(self.max_violations) is not int or self.max_violations < 1:
+            return f"--max-violations must be a positive number (got {self.max_violations!r})"
+        if self.max_violations > 1:
+            passes = bool(getattr(REDUCTIONS.get(self.reduction), "incremental", False))
+            why = [w for w, bad in (("--search bfs", self.search != "dfs"), (f"--workers {self.workers}",
+                                    self.workers > 1), (f"--reduction {self.reduction}", passes)) if bad]
+            if why:
+                return ("--all-violations / --max-violations: with the depth-first search only, not with "
+                        + ", ".join(why))
         if type(self.workers) is not int or self.workers < 1:
             return f"--workers must be a positive number (got {self.workers!r})"
         if self.workers > 1:
@@ -553,15 +565,16 @@ class Checker:
     def _result(self, ts: Any, name: str, out: Any) -> Result:
         stats = out.stats
         if out.found is not None:
-            f = out.found
-            trace = replay(getattr(ts, "replay_system", ts), f.steps)
-            line = trace[-1].line if trace else 0
-            message = f.message
-            if f.kind == "atomicity" and hasattr(ts, "serial_order"):
-                order = ts.serial_order(f.steps)
-                message += ("; the shadow store ran, serially: " + ", then ".join(order)) if order else ""
-            v = Violation(f.kind, message, trace, line, [(t, tuple(c)) for t, c in f.steps])
-            return Result("violation", name, stats, [v], model=self.program.filename)
+            violations = []
+            for f in getattr(out, "all_found", None) or [out.found]:
+                trace = replay(getattr(ts, "replay_system", ts), f.steps)
+                line = trace[-1].line if trace else 0
+                message = f.message
+                if f.kind == "atomicity" and hasattr(ts, "serial_order"):
+                    order = ts.serial_order(f.steps)
+                    message += ("; the shadow store ran, serially: " + ", then ".join(order)) if order else ""
+                violations.append(Violation(f.kind, message, trace, line, [(t, tuple(c)) for t, c in f.steps]))
+            return Result("violation", name, stats, violations, model=self.program.filename)
         if out.limit is not None:
             return Result("incomplete", name, stats, limit=out.limit, model=self.program.filename)
         return Result("ok", name, stats, model=self.program.filename)
@@ -586,6 +599,7 @@ def check(
     bits: int = 26,
     symmetry: str = "off",
     workers: int = 1,
+    max_violations: int = 1,
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
 
@@ -617,7 +631,8 @@ def check(
             except OSError as e:
                 return Result("error", name, error=f"{where}: cannot read the model: {e.strerror or e}")
             return Checker(program, name, search, limits, progress, refine, infer_locks, atomicity,
-                           store=store, bits=bits, symmetry=symmetry, workers=workers).run()
+                           store=store, bits=bits, symmetry=symmetry, workers=workers,
+                           max_violations=max_violations).run()
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
         # Stopped while reading, compiling or setting up: no search has run, so the statistics are empty.
         st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(), 1))

@@ -69,6 +69,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--workers", type=int, default=1, metavar="N",
                    help="search with N processes, the states partitioned among them (--reduction none, "
                         "depth-first); same states and verdict as one (default 1)")
+    c.add_argument("--max-violations", type=int, default=1, metavar="N",
+                   help="go on after a violation until N distinct ones (by kind and message) are found, each "
+                        "with its own trace (default 1)")
+    c.add_argument("--all-violations", dest="max_violations", action="store_const", const=10**9,
+                   help="go on after every violation: report each distinct one (SPIN's -e, TLC's -continue)")
     c.add_argument("--trail", metavar="FILE",
                    help="on a violation, save its steps to FILE (JSON), for 'movers replay MODEL FILE'")
     c.add_argument("--quiet", action="store_true", help="no progress line")
@@ -326,7 +331,7 @@ def _check(args: argparse.Namespace) -> int:
                   time_limit=args.time_limit, max_depth=args.max_depth, max_memory=args.max_memory,
                   progress=progress, refine=not args.no_refine, infer_locks=args.infer_locks,
                   atomicity=args.atomicity, store=args.store, bits=args.bits, symmetry=args.symmetry,
-                  workers=args.workers)
+                  workers=args.workers, max_violations=args.max_violations)
     finally:
         stop()
     if args.trail and r.verdict == "violation":

@@ -54,6 +54,8 @@ class Outcome:
     found: Found | None
     stats: Stats
     limit: str | None  # why the search stopped early, if it did
+    # Every distinct violation found (more than one with --all-violations / --max-violations).
+    all_found: list[Found] = field(default_factory=list)
 
 
 def thaw() -> None:
@@ -82,6 +84,7 @@ class Search:
         store: str = "exact",
         bits: int = 26,
         symmetry: bool = False,
+        max_violations: int = 1,
     ) -> None:
         self.ts = ts
         self.red = reduction
@@ -92,6 +95,10 @@ class Search:
         self.bits = bits
         # Thread symmetry (semantics/symmetry.py): states are remembered by a representative of their orbit.
         self.symmetry = symmetry
+        # --all-violations / --max-violations N: the depth-first search goes on after a violation, keeping
+        # one per kind and message (SPIN's -e, TLC's -continue); ``found_all`` holds them in the order found.
+        self.max_violations = max_violations
+        self.found_all: list[Found] = []
         self.stats = Stats()
         self.truncated = False
         self._start = 0.0
@@ -106,6 +113,12 @@ class Search:
 
         key, find, number = store.key, store.find, store.number
         return (lambda s: key(representative(s, number))), (lambda s: find(representative(s, number)))
+
+    def _enough(self, f: Found) -> bool:
+        """Keep ``f`` if it is a violation not seen yet (by kind and message); whether to stop searching."""
+        if all((g.kind, g.message) != (f.kind, f.message) for g in self.found_all):
+            self.found_all.append(f)
+        return len(self.found_all) >= self.max_violations
 
     def store_report(self) -> dict[str, Any]:
         """Which visited store the search used and, for a lossy one, how much it may have missed."""
@@ -135,11 +148,14 @@ class Search:
                     found = self._incremental(strategy)
                 elif strategy == "dfs":
                     found = self._dfs_plain() if self._plain() else self._dfs()
+                    if found is None and self.found_all:  # the search ended before --max-violations
+                        found = self.found_all[0]
                 else:
                     found = self._bfs()
             limit = None
         except (_Stop, LimitReached) as s:
-            found, limit = None, s.why
+            # Violations found before a limit are reported (the verdict is a violation); the limit too.
+            found, limit = (self.found_all[0] if self.found_all else None), s.why
         except KeyboardInterrupt:
             found, limit = None, "interrupted"
         except MemoryError:
@@ -153,9 +169,13 @@ class Search:
                 gc.enable()
         self.stats.seconds = time.perf_counter() - self._start
         self.stats.states = self._distinct_states()
+        if found is None and self.found_all:  # stopped (a limit, Ctrl-C) after some violations
+            found = self.found_all[0]
         if found is None and limit is None and self.truncated:
             limit = "max-depth"
-        return Outcome(found, self.stats, limit)
+        out = Outcome(found, self.stats, limit)
+        out.all_found = list(self.found_all) or ([found] if found is not None else [])
+        return out
 
     def _counter(self) -> Callable[[State], bool]:
         """``full(s)``: would storing ``s`` exceed --max-states? Counted as ``states`` is (program states, see
@@ -262,7 +282,10 @@ class Search:
                 transitions += m.size
                 nmoves += 1
                 if m.violation is not None:
-                    return Found(m.violation[0], m.violation[1], self._path(stack) + list(m.steps))
+                    f = Found(m.violation[0], m.violation[1], self._path(stack) + list(m.steps))
+                    if self._enough(f):
+                        return f
+                    continue
                 s = m.state
                 if s is None:
                     continue
@@ -296,7 +319,10 @@ class Search:
                 if check_state is not None:
                     v = check_state(s)
                     if v is not None:
-                        return Found(v[0], v[1], self._path(stack) + list(m.steps), s)
+                        f = Found(v[0], v[1], self._path(stack) + list(m.steps), s)
+                        if self._enough(f):
+                            return f
+                        continue
                 if track_arrival:
                     red.arrived = m  # type: ignore[attr-defined]
                 if max_depth is not None and depth >= max_depth:
@@ -310,7 +336,9 @@ class Search:
                     on_stack.discard(s)
                     dead = ts.deadlock(s)
                     if dead:
-                        return Found("deadlock", dead, self._path(stack) + list(m.steps), s)
+                        f = Found("deadlock", dead, self._path(stack) + list(m.steps), s)
+                        if self._enough(f):
+                            return f
                     continue
                 stack.append([s, succ, 0, m])
                 expanded += 1
@@ -387,7 +415,10 @@ class Search:
                 if type(s) is not tuple:
                     if s is None:
                         continue
-                    return Found(s.violation[0], s.violation[1], self._steps_between(stack) + list(s.steps))
+                    f = Found(s.violation[0], s.violation[1], self._steps_between(stack) + list(s.steps))
+                    if self._enough(f):
+                        return f
+                    continue
                 if inline:
                     try:
                         k = (number(s[0]), number(s[1]), *map(number, s[2]))
@@ -412,7 +443,10 @@ class Search:
                     dead = ts.deadlock(s)
                     if dead:
                         stack.append([s, nxt, 0])
-                        return Found("deadlock", dead, self._steps_between(stack), s)
+                        f = Found("deadlock", dead, self._steps_between(stack), s)
+                        stack.pop()
+                        if self._enough(f):
+                            return f
                     continue
                 stack.append([s, nxt, 0])
                 expanded += 1

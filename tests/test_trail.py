@@ -100,3 +100,23 @@ def test_trail_fields() -> None:
     t = trail_of(r, path.read_text(), str(path))
     assert t["movers_trail"] == 1 and t["kind"] == "assertion" and len(t["model_sha256"]) == 64
     assert t["steps"] == [[s[0], list(s[1])] for s in r.violations[0].steps] and len(t["steps"]) == 7
+
+
+def test_the_full_state_of_a_deadlock(capsys: pytest.CaptureFixture[str]) -> None:
+    # The JSON carries it always; the text prints the threads for a deadlock, everything with --full-state.
+    r = movers.check(EXAMPLES / "dining_philosophers.py")
+    st = r.violations[0].state
+    assert [th["status"] for th in st["threads"]] == ["blocked"] * 3
+    assert {h for th in st["threads"] for h in th["holds"]} == {"forks[0]", "forks[1]", "forks[2]"}
+    assert all("waits to acquire" in th["waits"] and th["stack"][0]["function"] == "philosopher"
+               for th in st["threads"])
+    assert st["globals"]["forks[0].owner"] in ("0", "1", "2")
+    assert main(["check", str(EXAMPLES / "dining_philosophers.py")]) == 1
+    out = capsys.readouterr().out
+    assert "threads at the end of the trace" in out and "globals and heap" not in out
+    assert main(["check", str(EXAMPLES / "racy_counter.py"), "--full-state"]) == 1
+    out = capsys.readouterr().out
+    assert "globals and heap" in out and "terminated" in out
+    assert main(["check", str(EXAMPLES / "racy_counter.py"), "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert d["violations"][0]["state"]["globals"]["count"] == "1"

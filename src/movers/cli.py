@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
                         "with its own trace (default 1)")
     c.add_argument("--all-violations", dest="max_violations", action="store_const", const=10**9,
                    help="go on after every violation: report each distinct one (SPIN's -e, TLC's -continue)")
+    c.add_argument("--full-state", action="store_true",
+                   help="print the state where the violation shows: globals and heap by path, and per thread its "
+                        "status, what it waits for, the locks it holds, its stack and locals (--json has it always)")
     c.add_argument("--trail", metavar="FILE",
                    help="on a violation, save its steps to FILE (JSON), for 'movers replay MODEL FILE'")
     c.add_argument("--quiet", action="store_true", help="no progress line")
@@ -90,6 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("model", help="the model file")
     rp.add_argument("trail", help="the trail file")
     rp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    rp.add_argument("--full-state", action="store_true", help="print the state where the violation shows")
     k = sub.add_parser("compare", help="one row per reduction on the same model")
     k.add_argument("model", help="the model file (a path, whatever its suffix)")
     k.add_argument("--reductions", default=",".join(REDUCTIONS),
@@ -377,7 +381,7 @@ def _report(r: Result, args: argparse.Namespace) -> int:
 
     def render(out: Console) -> None:
         print_result(r, out, args.model, show_classification=args.show_classification and infers,
-                     show_locks=args.show_locks and infers)
+                     show_locks=args.show_locks and infers, full_state=getattr(args, "full_state", False))
         if (args.show_locks or args.show_classification) and not infers:
             out.print(f"(--reduction {args.reduction} infers no classification: use optimistic or "
                       "transactions)")

@@ -34,9 +34,12 @@ class Violation:
     line: int = 0
     # The atomic steps of the trace as (thread, choices): what a trail file keeps (movers/trail.py).
     steps: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
+    # The state where it shows, in full (report/trace.py's ``full_state``): printed with --full-state.
+    state: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message, "trace": [s.to_json() for s in self.trace]}
+        return {"kind": self.kind, "message": self.message, "trace": [s.to_json() for s in self.trace],
+                "state": self.state}
 
 
 @dataclass

@@ -52,7 +52,8 @@ def store_line(store: dict) -> str:
 
 
 def print_result(
-    result: Result, console: Console, model: str = "", show_classification: bool = False, show_locks: bool = False
+    result: Result, console: Console, model: str = "", show_classification: bool = False, show_locks: bool = False,
+    full_state: bool = False,
 ) -> None:
     if result.verdict == "error":
         console.print(Text(f"error: {result.error}", style="red"), soft_wrap=True)
@@ -112,6 +113,8 @@ def print_result(
             # Text, not markup: model source may contain brackets.
             table.add_row(str(i), str(st.thread), str(st.line), Text(st.source), Text(ch))
         console.print(table)
+        if v.state and "threads" in v.state and (full_state or v.kind == "deadlock"):
+            print_state(v.state, console, globals_too=full_state)
 
 
 def print_compare(rows: list[Result], console: Console, model: str, standard: dict[str, Result] | None = None
@@ -146,3 +149,25 @@ def print_compare(rows: list[Result], console: Console, model: str, standard: di
         table.add_row(r.reduction, Text(verdict), *states, f"{s.transitions:,}", f"{s.moves:,}", per_move,
                       f"{s.seconds:.3f}", f"{s.states_per_second:,.0f}", f"{s.peak_memory_mb:.1f}", ratio)
     console.print(table)
+
+
+def print_state(state: dict, console: Console, globals_too: bool = True) -> None:
+    """The state where a violation shows: each thread (a deadlock's snapshot, as Java PathFinder prints it) and,
+    with ``globals_too`` (``--full-state``), the globals and the heap by path."""
+    threads = Table(title="threads at the end of the trace", title_justify="left", show_edge=False)
+    for col in ("thread", "status", "waits for", "holds", "stack (innermost last)", "locals"):
+        threads.add_column(col, overflow="fold")
+    for th in state["threads"]:
+        stack = " > ".join(f"{f['function']}:{f['line']}" for f in th["stack"])
+        local = ", ".join(f"{k} = {v}" for k, v in th["locals"].items())
+        threads.add_row(str(th["thread"]), th["status"], Text(th.get("waits") or ""), Text(", ".join(th["holds"])),
+                        Text(stack), Text(local))
+    console.print(threads)
+    if globals_too:
+        shared = Table(title="globals and heap", title_justify="left", show_edge=False)
+        shared.add_column("name", overflow="fold")
+        shared.add_column("value", overflow="fold")
+        for k, v in state["globals"].items():
+            shared.add_row(Text(k), Text(v))
+        console.print(shared)
+

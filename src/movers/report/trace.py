@@ -48,6 +48,12 @@ def changes(program: Program, before: State, after: State, t: int) -> dict[str, 
 
 def replay(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> list[TraceStep]:
     """The trace of ``steps`` from the initial state."""
+    return replay_with_state(ts, steps)[0]
+
+
+def replay_with_state(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> tuple[list[TraceStep], Any]:
+    """The trace of ``steps`` from the initial state, and the state where it ends (before a step that
+    failed)."""
     program = ts.program
     state = ts.initial()
     out: list[TraceStep] = []
@@ -61,4 +67,38 @@ def replay(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> list[TraceStep]
         if o.state is None:
             break
         state = o.state
-    return out
+    return out, state
+
+
+def describe_state(ts: Any, state: Any) -> dict[str, Any]:
+    """``full_state``, or what went wrong in describing it (a report never fails because of it)."""
+    try:
+        return full_state(ts, state)
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"the state could not be described: {type(e).__name__}: {e}"}
+
+
+def full_state(ts: Any, state: Any) -> dict[str, Any]:
+    """Everything at one state, as users name it (``--full-state``, and the JSON's ``state``): the globals and
+    the heap by path, and per thread its status (running, blocked and on what, terminated), its stack (each
+    frame's function and line, innermost last), the locals of its current frame, and the locks it holds."""
+    program = ts.program
+    shared = view(program, state, 0, -1)
+    threads = []
+    for t, th in enumerate(state[2]):
+        if not th:
+            threads.append({"thread": t, "status": "terminated", "stack": [], "locals": {}, "holds": []})
+            continue
+        node = ts.next_node(state, t)
+        blocked = not ts.enabled(state, t)
+        waits = ts.waiting_on(state, t) if blocked else None
+        mine = view(program, state, t)
+        holds = sorted(p[: -len(".owner")] for p, v in shared.items() if p.endswith(".owner") and v == str(t))
+        threads.append({
+            "thread": t, "status": "blocked" if blocked else "can move", "waits": waits,
+            "stack": [{"function": f[0].name, "line": f[0].nodes[f[1]].line} for f in th],
+            "next": node.source if node is not None else "",
+            "locals": {k: v for k, v in mine.items() if k not in shared},
+            "holds": holds,
+        })
+    return {"globals": shared, "threads": threads}

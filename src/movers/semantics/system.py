@@ -218,6 +218,12 @@ class TransitionSystem:
             waiting.append(f"thread {t} {what} (line {node.line})")
         return "; ".join(waiting)
 
+    def waiting_on(self, state: State, t: int) -> str:
+        """What blocked thread ``t`` waits for, as the deadlock message says it."""
+        node = self.next_node(state, t)
+        assert node is not None
+        return node.blocked_on(self._ctx(state, t)) if node.blocked_on else f"blocked at '{node.source}'"
+
     def lock_owner(self, state: State, r: Ref) -> int | None:
         from movers.ir.sync import owner
 

@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
                         "with its own trace (default 1)")
     c.add_argument("--all-violations", dest="max_violations", action="store_const", const=10**9,
                    help="go on after every violation: report each distinct one (SPIN's -e, TLC's -continue)")
+    c.add_argument("--format", choices=("text", "json", "sarif", "junit"), default="text",
+                   help="the report: text (default), json (as --json), sarif (SARIF 2.1.0, the trace as a code "
+                        "flow: GitHub code scanning) or junit (JUnit XML, for CI test tabs)")
     c.add_argument("--full-state", action="store_true",
                    help="print the state where the violation shows: globals and heap by path, and per thread its "
                         "status, what it waits for, the locks it holds, its stack and locals (--json has it always)")
@@ -231,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     reduction: str | None = None
     try:
         args = _parser().parse_args(argv)
+        if getattr(args, "format", "text") == "json":
+            args.json = True
         json_out = args.json
         compare = args.command == "compare"
         reduction = getattr(args, "reduction", None)
@@ -367,6 +372,14 @@ def _replay(args: argparse.Namespace) -> int:
 def _report(r: Result, args: argparse.Namespace) -> int:
     import json
 
+    fmt = getattr(args, "format", "text")
+    if fmt in ("sarif", "junit"):
+        from movers.report.formats import to_junit, to_sarif
+
+        _ignore_interrupts()
+        text = json.dumps(to_sarif(r, args.model), indent=1) if fmt == "sarif" else to_junit(r, args.model)
+        _write(text + "\n")
+        return r.exit_code
     if args.json:
         # The verdict is known: the one JSON object is written whole, and its exit code is the verdict's.
         _ignore_interrupts()

@@ -95,7 +95,7 @@ def replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result:
         return Result("error", "none", error=str(e))
     except OSError as e:
         return Result("error", "none", error=f"{model}: cannot read the model: {e.strerror or e}")
-    changed = model_hash(program.source) != trail.get("model_sha256")
+    changed = "model_sha256" in trail and model_hash(program.source) != trail["model_sha256"]
     atomicity = trail.get("atomicity") if trail.get("atomicity") == "commit" else None
     checker = Checker(program, "none", atomicity=atomicity)
     ts = checker.system()

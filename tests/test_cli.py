@@ -21,7 +21,8 @@ def test_sc_example_has_106_states_json() -> None:
     p = movers_cli("check", SC, "--reduction", "none", "--json")
     assert p.returncode == 0
     d = json.loads(p.stdout)
-    assert set(d) == {"verdict", "reduction", "stats", "violations", "error", "store", "symmetry"}
+    assert set(d) == {"verdict", "reduction", "stats", "violations", "error", "store", "symmetry", "model", "search",
+                      "notes", "tool", "schema"}
     assert d["store"] == {"kind": "exact"}
     assert set(d["stats"]) == {"states", "transitions", "max_depth", "seconds", "peak_memory_mb"}
     assert d["verdict"] == "ok" and d["reduction"] == "none" and d["error"] is None

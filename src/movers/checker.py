@@ -298,13 +298,15 @@ class Checker:
         paused = outer.paused if outer is not None else 0
         try:
             with enforce(self.limits.budget()):  # within movers.check, the budget that began at compile time
-                return self._run()
+                result = self._run()
         except (LimitReached, KeyboardInterrupt, MemoryError) as e:
-            return self._stopped(stop_reason(e))
+            result = self._stopped(stop_reason(e))
         finally:
             if outer is not None:
                 outer.paused = paused
             thaw()
+        result.search = self.search
+        return result
 
     def _stopped(self, why: str) -> Result:
         search = getattr(self, "last_search", None)

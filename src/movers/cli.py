@@ -283,6 +283,15 @@ def _stop_inside(e: BaseException) -> str | None:
 ZERO_STATS = {"states": 0, "transitions": 0, "max_depth": 0, "seconds": 0.0, "peak_memory_mb": 0.0}
 
 
+def _envelope() -> dict:
+    """The fields every JSON object has beyond the verdict (report/result.py's ``to_json``), for the objects
+    written before the checker's modules are loaded."""
+    from movers import __version__
+
+    return {"store": {"kind": "exact"}, "symmetry": "off", "model": "", "search": "dfs", "notes": [],
+            "tool": {"name": "movers", "version": __version__}, "schema": 1}
+
+
 def _stopped_early(why: str, json_out: bool, reduction: str | None, compare: bool = False) -> int:
     """Stopped outside a check (while starting up, say): the report of an incomplete run with no statistics,
     written without the modules that may not be imported yet (for ``compare``, a table of that one row)."""
@@ -290,7 +299,7 @@ def _stopped_early(why: str, json_out: bool, reduction: str | None, compare: boo
 
     if json_out:
         row = {"verdict": "incomplete", "reduction": reduction, "stats": ZERO_STATS, "violations": [],
-               "error": None, "limit": why}
+               "error": None, "limit": why, **_envelope()}
         _write(json.dumps([dict(row, ratio=None)] if compare else row) + "\n")
     else:
         reason = {"memory": "the memory limit (--max-memory) was reached",
@@ -315,7 +324,7 @@ def _internal_error(e: Exception, json_out: bool, reduction: str | None) -> int:
             pass
     if json_out:
         _write(json.dumps({"verdict": "error", "reduction": reduction, "stats": ZERO_STATS, "violations": [],
-                           "error": f"internal error (a bug in movers): {what}"}) + "\n")
+                           "error": f"internal error (a bug in movers): {what}", **_envelope()}) + "\n")
     return EXIT_INTERNAL
 
 

@@ -91,6 +91,7 @@ class Result:
     symmetry: str = "off"
     # The first line of the text report, where the verdict's usual one would mislead (``movers replay``).
     headline: str | None = None
+    search: str = "dfs"
 
     @property
     def ok(self) -> bool:
@@ -109,7 +110,23 @@ class Result:
             "error": self.error,
             "store": self.store,
             "symmetry": self.symmetry,
+            "model": self.model,
+            "search": self.search,
+            "notes": list(self.notes),
+            **envelope(),
         }
         if self.verdict == "incomplete":
             d["limit"] = self.limit  # why: only an incomplete run has one
         return d
+
+
+JSON_SCHEMA_VERSION = 1
+
+
+def envelope() -> dict[str, Any]:
+    """What every JSON object of movers carries: the tool and the version of the object's schema
+    (docs/result.schema.json)."""
+    from movers import __version__
+
+    return {"tool": {"name": "movers", "version": __version__}, "schema": JSON_SCHEMA_VERSION}
+

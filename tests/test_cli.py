@@ -246,3 +246,19 @@ def test_full_disk_and_closed_stdout_keep_the_exit_code(unbuffered: str, json_fl
         assert "Traceback" not in p.stderr and "Exception ignored" not in p.stderr, p.stderr
         if redirect == ">/dev/full":
             assert "cannot write the report" in p.stderr
+
+
+def test_progress_lines_in_a_log(monkeypatch, capsys) -> None:
+    # stderr is not a terminal (a log, CI): a plain line every LOG_EVERY seconds (made 0 here); --quiet: none.
+    from movers import cli
+    from movers.search.explore import Search
+
+    monkeypatch.setattr(cli, "LOG_EVERY", 0.0)
+    monkeypatch.setattr(Search, "PROGRESS_EVERY", 0.0)
+    monkeypatch.setattr(Search, "CHECK_EVERY", 64)
+    model = str(EXAMPLES / "counter_bench.py")
+    assert cli.main(["check", model]) == 0
+    err = capsys.readouterr().err
+    assert "movers: " in err and " states/s, " in err and " MB" in err
+    assert cli.main(["check", model, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

@@ -149,6 +149,36 @@ def _progress(console: Console, enabled: bool) -> tuple[Callable[[Stats], None] 
     return update, stop
 
 
+LOG_EVERY = 10.0  # seconds between progress lines in a log (stderr not a terminal), as SPIN and TLC print
+
+
+def _log_progress() -> Callable[[Stats], None]:
+    """Plain progress lines on stderr, one every ``LOG_EVERY`` seconds, for logs and CI (no live line there)."""
+    import resource
+    import time
+
+    last = [time.perf_counter()]
+
+    def update(s: Stats) -> None:
+        now = time.perf_counter()
+        if now - last[0] < LOG_EVERY:
+            return
+        last[0] = now
+        rate = s.states / s.seconds if s.seconds else 0
+        mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        _say(f"movers: {s.states:,} states, {s.transitions:,} transitions, depth {s.max_depth}, {s.seconds:.0f} s, "
+             f"{rate:,.0f} states/s, {mb:,.0f} MB")
+
+    return update
+
+
+def _stderr_isatty() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (ValueError, AttributeError, OSError):
+        return False
+
+
 def _say(message: str) -> None:
     """One line on stderr; a stderr that is gone is not worth a traceback."""
     try:
@@ -343,6 +373,8 @@ def _check(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         progress, stop = _progress(Console(), True)
+    elif not args.quiet and not _stderr_isatty():
+        progress = _log_progress()
     try:
         # On the command line the model is always a path, whatever its name: never source text.
         r = check(Path(args.model), reduction=args.reduction, search=args.search, max_states=args.max_states,

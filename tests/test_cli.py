@@ -262,3 +262,20 @@ def test_progress_lines_in_a_log(monkeypatch, capsys) -> None:
     assert "movers: " in err and " states/s, " in err and " MB" in err
     assert cli.main(["check", model, "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_compare_shows_rows_as_they_finish_and_marks_ratios_to_incomplete_rows(tmp_path, capsys) -> None:
+    from movers.cli import main
+
+    model = str(EXAMPLES / "dwyer_readers_writers.py")
+    assert main(["compare", model, "--reductions", "none,optimistic"]) == 0
+    err = capsys.readouterr().err
+    assert "movers compare: none: ok, 19,966 states" in err and "(2 of 2)" in err
+    main(["compare", model, "--reductions", "none,optimistic", "--max-states", "500"])
+    assert "(incomplete)" in capsys.readouterr().out
+    # A model that does not compile: the same shape as a comparison, a list of rows.
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = \n")
+    assert main(["compare", str(bad), "--json"]) == 2
+    rows = json.loads(capsys.readouterr().out)
+    assert isinstance(rows, list) and rows[0]["verdict"] == "error" and "bad.py:1" in rows[0]["error"]

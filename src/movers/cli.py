@@ -172,6 +172,28 @@ def _log_progress() -> Callable[[Stats], None]:
     return update
 
 
+def _reset_peak_memory() -> bool:
+    """Reset the process's peak resident memory (Linux 4.0+), so that each row of ``compare`` measures its own."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_memory_since_reset() -> float | None:
+    """The peak resident memory (MB) since ``_reset_peak_memory`` (``VmHWM``)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def _stderr_isatty() -> bool:
     try:
         return sys.stderr.isatty()
@@ -481,16 +503,34 @@ def _compare(args: argparse.Namespace) -> int:
             load(path)
     except (ModelSyntaxError, OSError) as e:
         msg = str(e) if isinstance(e, ModelSyntaxError) else f"{args.model}: cannot read the model: {e.strerror or e}"
-        if args.json:
-            _write(json.dumps({"error": msg}) + "\n")
+        if args.json:  # the same shape as a comparison: a list of rows, here one row with the error
+            _write(json.dumps([dict(Result("error", names[0], error=msg, model=args.model).to_json(),
+                                    ratio=None)]) + "\n")
         else:
             _say(msg)
         return 2
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
         rows.append(Result("incomplete", names[0], Stats(), limit=stop_reason(e), model=args.model))
     standard: dict[str, Result] = {}
+    # Progress: a live line while a row runs (a terminal), a line per finished row on stderr (not --json).
+    tty = not args.json and _stdout_isatty()
+    progress, stop = (None, lambda: None)
+    if tty:
+        from rich.console import Console
+
+        progress, stop = _progress(Console(), True)
+    elif not _stderr_isatty():
+        progress = _log_progress()
+
+    def finished(k: int, r: Result) -> None:
+        if not args.json:
+            stop()
+            what = r.verdict if r.verdict != "violation" else f"violation ({r.violations[0].kind})"
+            _say(f"movers compare: {r.reduction}: {what}, {r.stats.states:,} states, {r.stats.seconds:.2f} s, "
+                 f"{r.stats.peak_memory_mb:.1f} MB  ({k} of {len(names)})")
+
     if not rows:
-        for n in names:
+        for k, n in enumerate(names, 1):
             if args.atomicity:
                 # Figure 1 of papers/003: the standard search beside the instrumented one.
                 standard[n] = check(path, reduction=n, search=args.search, max_states=args.max_states,
@@ -498,9 +538,15 @@ def _compare(args: argparse.Namespace) -> int:
                 if standard[n].limit == "interrupted":
                     rows.append(standard[n])
                     break
+            reset = _reset_peak_memory()
             r = check(path, reduction=n, search=args.search, max_states=args.max_states,
-                      time_limit=args.time_limit, max_memory=args.max_memory, atomicity=args.atomicity)
+                      time_limit=args.time_limit, max_memory=args.max_memory, atomicity=args.atomicity,
+                      progress=progress)
+            own = _peak_memory_since_reset() if reset else None
+            if own is not None:
+                r.stats.peak_memory_mb = round(own, 1)  # this row's own peak, not the process's so far
             rows.append(r)  # a reduction that refuses this model shows its reason in its row
+            finished(k, r)
             if r.limit == "interrupted":
                 break  # Ctrl-C stops the comparison, not just this row
     if args.json:

@@ -134,6 +134,8 @@ def print_compare(rows: list[Result], console: Console, model: str, standard: di
         ratio = ""
         if base is not None and base.stats.states and r.verdict != "error":
             ratio = f"{s.states / base.stats.states:.2f}"
+            if base.verdict == "incomplete" or r.verdict == "incomplete":
+                ratio += " (incomplete)"  # a ratio to a search cut short compares parts, not wholes
         verdict = r.verdict if r.verdict != "violation" else f"violation ({r.violations[0].kind})"
         if r.verdict == "incomplete" and r.limit:
             verdict = f"incomplete ({r.limit})"

@@ -120,3 +120,10 @@ def test_the_full_state_of_a_deadlock(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["check", str(EXAMPLES / "racy_counter.py"), "--json"]) == 1
     d = json.loads(capsys.readouterr().out)
     assert d["violations"][0]["state"]["globals"]["count"] == "1"
+
+
+def test_traces_name_threads_and_show_the_lost_update() -> None:
+    r = movers.check(EXAMPLES / "racy_counter.py")
+    tr = r.violations[0].trace
+    assert [s.name for s in tr] == ["worker", "worker", "worker", "worker", "checker", "checker", "checker"]
+    assert tr[3].changes.get("count") == "1 (unchanged)" and tr[2].changes.get("count") == "1"

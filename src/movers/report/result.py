@@ -21,9 +21,12 @@ class TraceStep:
     line: int
     source: str
     changes: dict[str, str] = field(default_factory=dict)
+    # The function the thread was started with: users know threads by it, not by their number.
+    name: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"thread": self.thread, "line": self.line, "source": self.source, "changes": self.changes}
+        return {"thread": self.thread, "name": self.name, "line": self.line, "source": self.source,
+                "changes": self.changes}
 
 
 @dataclass

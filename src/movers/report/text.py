@@ -111,7 +111,8 @@ def print_result(
             ch = ", ".join(f"{k} = {val}" if val not in ("started", "terminated") else f"{k} {val}"
                            for k, val in st.changes.items())
             # Text, not markup: model source may contain brackets.
-            table.add_row(str(i), str(st.thread), str(st.line), Text(st.source), Text(ch))
+            who = f"{st.thread} {st.name}" if st.name else str(st.thread)
+            table.add_row(str(i), Text(who), str(st.line), Text(st.source), Text(ch))
         console.print(table)
         if v.state and "threads" in v.state and (full_state or v.kind == "deadlock"):
             print_state(v.state, console, globals_too=full_state)

@@ -58,12 +58,22 @@ def replay_with_state(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> tupl
     state = ts.initial()
     out: list[TraceStep] = []
     for t, choices in steps:
-        o = ts.execute_choice(state, t, choices)
+        o = ts.execute_choice(state, t, choices, True)
         node = o.node
         ch = changes(program, state, o.state, t) if o.state is not None else {}
+        if o.state is not None and o.effect is not None:
+            # A write of the value a global already had changes nothing, but it is often the step that matters
+            # (the lost update: count = 1 written over count = 1): show it.
+            for w in o.effect.writes:
+                if type(w) is int and 0 <= w < len(program.globals) and program.globals[w] not in ch:
+                    name = program.globals[w]
+                    value = view(program, o.state, t, -1).get(name)
+                    if value is not None:
+                        ch[name] = f"{value} (unchanged)"
         if len(choices) and any(choices):
             ch["choice"] = ", ".join(str(c) for c in choices)
-        out.append(TraceStep(t, node.line, node.source, ch))
+        th = state[2][t] if t < len(state[2]) else ()
+        out.append(TraceStep(t, node.line, node.source, ch, th[0][0].name if th else ""))
         if o.state is None:
             break
         state = o.state

@@ -204,6 +204,8 @@ def _message_rules(case: Case, code: int, stdout: str, stderr: str, obj: object,
     messages = [stderr]
     if isinstance(obj, dict) and obj.get("error"):
         messages.append(str(obj["error"]))
+    if isinstance(obj, list):  # compare --json: a list of rows, a model that does not compile as one error row
+        messages.extend(str(r["error"]) for r in obj if isinstance(r, dict) and r.get("error"))
     if code == 2 and case.stdout == "file" and not any(m.strip() for m in messages):
         add("other", "exit 2 without a message", label)
     for loc in _locations(messages):

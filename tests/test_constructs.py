@@ -359,3 +359,31 @@ def test_keyword_arguments_of_the_threading_constructors(reduction: str) -> None
 def test_wrong_keyword_arguments_are_named(line: str, message: str) -> None:
     r = movers.check(source=f"from movers.lang import *\n{line}\n")
     assert r.verdict == "error" and message in r.error, r.error
+
+
+BOUNDED = """
+from movers.lang import *
+s = BoundedSemaphore(value=1)
+n = 0
+def w():
+    global n
+    with s:
+        n += 1
+Thread(target=w).start()
+Thread(target=w).start()
+"""
+
+
+@pytest.mark.parametrize("reduction", ["none", "optimistic", "transactions", "dwyer-ld+wsldom"])
+def test_bounded_semaphore(reduction: str) -> None:
+    # threading.BoundedSemaphore: a Semaphore, except that a release past its initial value is an error.
+    ok = run(BOUNDED, reduction=reduction)
+    plain = run(BOUNDED.replace("BoundedSemaphore", "Semaphore"), reduction=reduction)
+    assert (ok.verdict, ok.stats.states) == ("ok", plain.stats.states)
+    bad = run(BOUNDED + "def extra():\n    s.release()\nThread(target=extra).start()\n", reduction=reduction)
+    assert bad.verdict == "violation" and bad.violations[0].kind in ("runtime-error", "discipline")
+    if reduction == "none":
+        assert "BoundedSemaphore released too many times" in bad.violations[0].message
+    unbounded = run(BOUNDED.replace("BoundedSemaphore", "Semaphore") + "def extra():\n    s.release()\n"
+                    "Thread(target=extra).start()\n")
+    assert unbounded.verdict == "ok"

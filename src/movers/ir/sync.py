@@ -6,7 +6,8 @@ state lives on the heap, so that locks can be fields of objects and two states w
 same state:
 
 - ``Lock``: ``(LOCK, mon, owner)``; ``RLock``: ``(RLOCK, mon, owner, count)``;
-- ``Semaphore``: ``(SEMAPHORE, mon, value)``; ``Condition``: ``(CONDITION, mon, lock, waiters)``;
+- ``Semaphore``: ``(SEMAPHORE, mon, value)``, a ``BoundedSemaphore`` ``(SEMAPHORE, mon, value, bound)``;
+  ``Condition``: ``(CONDITION, mon, lock, waiters)``;
 - every object's intrinsic monitor (Java's ``synchronized``) is its slot ``mon``: ``None`` when free and
   nobody waits, else ``(owner, count, waiters)``.
 
@@ -72,7 +73,7 @@ def acquire(ctx: Ctx, r: Any) -> None:
     elif c is RLOCK:
         ctx.put_object(r, (c, o[1], ctx.tid, o[3] + 1))
     elif c is SEMAPHORE:
-        ctx.put_object(r, (c, o[1], o[2] - 1))
+        ctx.put_object(r, (c, o[1], o[2] - 1, *o[3:]))
     else:
         raise ModelError(f"acquire on {c.name} object, which is not a lock")
     if ctx.track:
@@ -99,7 +100,9 @@ def release(ctx: Ctx, r: Any) -> None:
         n = o[3] - 1
         ctx.put_object(r, (c, o[1], ctx.tid if n else None, n))
     elif c is SEMAPHORE:
-        ctx.put_object(r, (c, o[1], o[2] + 1))
+        if len(o) > 3 and o[2] >= o[3]:  # a BoundedSemaphore keeps its initial value as its bound
+            raise ModelError(f"BoundedSemaphore released too many times (its value is already {o[3]})")
+        ctx.put_object(r, (c, o[1], o[2] + 1, *o[3:]))
     else:
         raise ModelError(f"release on {c.name} object, which is not a lock")
     if ctx.track:
@@ -266,12 +269,12 @@ def new_rlock(ctx: Ctx) -> Ref:
     return ctx.alloc((RLOCK, None, None, 0))
 
 
-def new_semaphore(ctx: Ctx, value: int = 1) -> Ref:
+def new_semaphore(ctx: Ctx, value: int = 1, bounded: bool = False) -> Ref:
     if type(value) is bool:
         value = int(value)  # as threading.Semaphore(True): a counter, never a boolean in the state
     if type(value) is not int or value < 0:
         raise ModelError(f"Semaphore value must be a non-negative int, got {show(value)}")
-    return ctx.alloc((SEMAPHORE, None, value))
+    return ctx.alloc((SEMAPHORE, None, value, value) if bounded else (SEMAPHORE, None, value))
 
 
 def new_condition(ctx: Ctx, lock: Any = None) -> Ref:

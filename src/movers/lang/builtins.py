@@ -151,6 +151,15 @@ class BuiltinCompiler(FunctionCore):
         v = parts[0]
         return lambda ctx: sync.new_semaphore(ctx, v(ctx))
 
+    def b_BoundedSemaphore(self, e: ast.Call) -> Fn:
+        """``threading.BoundedSemaphore``: a Semaphore whose release past its initial value is an error. The
+        static analyses see a Semaphore (its allocation site says so)."""
+        parts = self._args(e, 0, 1, "BoundedSemaphore", ("value",))
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "Semaphore"))
+        v = parts[0] if parts else (lambda ctx: 1)
+        return lambda ctx: sync.new_semaphore(ctx, v(ctx), bounded=True)
+
     def b_Condition(self, e: ast.Call) -> Fn:
         parts = self._args(e, 0, 1, "Condition", ("lock",))
         self.facts.allocates = True

@@ -70,6 +70,7 @@ __all__ = [
     "Lock",
     "RLock",
     "Semaphore",
+    "BoundedSemaphore",
     "Thread",
     "assume",
     "atomic",
@@ -413,6 +414,13 @@ def lock_protected(cls: type) -> None:
 
 # -- Java monitors ------------------------------------------------------------------------------------------
 
+
+
+class BoundedSemaphore(Semaphore):
+    """``threading.BoundedSemaphore``: releasing it past its initial value raises ``ValueError``."""
+
+    def __init__(self, value: int = 1) -> None:
+        self._sem = threading.BoundedSemaphore(value)
 
 class _Monitor:
     """An object's intrinsic monitor: a re-entrant lock and its wait set."""

@@ -12,7 +12,7 @@ FORBIDDEN = {
 SYNC_METHODS = {"acquire", "release", "wait", "notify", "notify_all", "notifyAll", "start", "join"}
 DECLARATIONS = {"exclusive", "guarded_by", "thread_local", "self_locking", "lock_protected"}
 LOCKING_DECLARATIONS = {"self_locking", "lock_protected"}
-BUILTIN_CLASS_NAMES = {"Lock", "RLock", "Condition", "Semaphore", "Thread", "list", "object"}
+BUILTIN_CLASS_NAMES = {"Lock", "RLock", "Condition", "Semaphore", "BoundedSemaphore", "Thread", "list", "object"}
 PURE_BUILTINS = {"len", "min", "max", "abs", "tid", "choose", "int", "bool"}
 
 

@@ -123,22 +123,30 @@ def _worker(w: int, n: int, ts: Any, kind: str, inboxes: list[Any], status: Any,
             inboxes[o].put(encode(batch))
             out[o] = []
 
+    def admit(s: State) -> bool:
+        """Store ``s`` if it is new and push it; past --max-states (a count all processes share), stop and
+        say False. (The answer saves asking the shared ``stop`` event, a lock, per state.)"""
+        k = key(s)
+        n0 = len(visited)
+        visited.add(k)
+        if len(visited) == n0:
+            return True
+        if max_states is not None:
+            with stored.get_lock():
+                if sum(stored) >= max_states:
+                    visited.discard(k)
+                    status.put(("max-states",))
+                    stop.set()
+                    return False
+                stored[w] += 1
+        stack.append(s)
+        return True
+
     def take(data: bytes) -> None:
         states = decode(data)
         for s in states:
-            k = key(s)
-            n0 = len(visited)
-            visited.add(k)
-            if len(visited) != n0:
-                if max_states is not None:
-                    with stored.get_lock():
-                        if sum(stored) >= max_states:
-                            visited.discard(k)
-                            status.put(("max-states",))
-                            stop.set()
-                            return
-                        stored[w] += 1
-                stack.append(s)
+            if not admit(s):
+                return
         add(-len(states))
 
     def report(kind_: str, message: str, state: State, step: Any) -> None:
@@ -146,8 +154,11 @@ def _worker(w: int, n: int, ts: Any, kind: str, inboxes: list[Any], status: Any,
         stop.set()
 
     try:
-        while not stop.is_set():
+        # The shared ``stop`` event is a lock to ask: it is asked when idle and every 64 expansions, not per state.
+        while True:
             if not stack:
+                if stop.is_set():
+                    break
                 for o in range(n):
                     send(o)
                 if working:
@@ -195,21 +206,10 @@ def _worker(w: int, n: int, ts: Any, kind: str, inboxes: list[Any], status: Any,
                     break
                 h = s2[2]
                 # A step of a thread after the first two leaves them as they are: the state stays home.
-                o = w if len(h) >= 2 and h[0] is home[0] and h[1] is home[1] else owner(s2, n)
+                o = w if len(home) == 2 and h[0] is home[0] and h[1] is home[1] else owner(s2, n)
                 if o == w:
-                    k = key(s2)
-                    n0 = len(visited)
-                    visited.add(k)
-                    if len(visited) != n0:
-                        if max_states is not None:
-                            with stored.get_lock():
-                                if sum(stored) >= max_states:
-                                    visited.discard(k)
-                                    status.put(("max-states",))
-                                    stop.set()
-                                    break
-                                stored[w] += 1
-                        stack.append(s2)
+                    if not admit(s2):
+                        break
                 else:
                     batch = out[o]
                     batch.append(s2)
@@ -219,6 +219,8 @@ def _worker(w: int, n: int, ts: Any, kind: str, inboxes: list[Any], status: Any,
             if max_states is None and len(visited) - reported >= 1024:  # for the progress line
                 reported = stored[w] = len(visited)
             if expanded % 64 == 0:  # take what arrived meanwhile, so that senders' batches do not pile up
+                if stop.is_set():
+                    break
                 try:
                     while True:
                         take(inbox.get_nowait())

@@ -216,6 +216,12 @@ def _model_problem(model: object, source: object) -> str | None:
     return None
 
 
+def init_violation(e: InitError) -> Violation:
+    """A violation during module initialisation, as the check and ``movers replay`` report it."""
+    where = f" (line {e.line})" if e.line else ""
+    return Violation(e.kind, f"during module initialisation{where}: {e.message}", [], e.line)
+
+
 def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -360,8 +366,7 @@ class Checker:
             ts.initial()
         except InitError as e:
             settle()
-            where = f" (line {e.line})" if e.line else ""
-            v = Violation(e.kind, f"during module initialisation{where}: {e.message}", [], e.line)
+            v = init_violation(e)
             st = Stats(peak_memory_mb=round(peak_memory_mb(), 1))
             return Result("violation", red.name, st, [v], model=self.program.filename)
         if self.workers > 1:

@@ -84,7 +84,7 @@ def read_trail(path: str | os.PathLike[str]) -> dict[str, Any]:
 def replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result:
     """Re-run ``trail`` on ``model`` (module docstring). Raises TrailError when it does not fit; a model that
     does not compile gives verdict "error"."""
-    from movers.checker import Checker, load, peak_memory_mb
+    from movers.checker import Checker, init_violation, load, peak_memory_mb
     from movers.lang.errors import ModelSyntaxError
     from movers.reduce.classify import Refine
     from movers.semantics.system import InitError
@@ -109,8 +109,7 @@ def replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result:
             # (as in the check): refine, and run the trail again from the start.
             checker.atomicity_classification.apply(r)  # type: ignore[union-attr]
         except InitError as e:
-            v = Violation(e.kind, f"during module initialisation: {e.message}", [], e.line)
-            return Result("violation", "none", Stats(), [v], model=program.filename)
+            return Result("violation", "none", Stats(), [init_violation(e)], model=program.filename)
     state, found, done = outcome
     if found is None:
         dead = ts.deadlock(state)

@@ -43,11 +43,8 @@ class StateStore:
                 return (number(s[0]), number(s[1]), *map(number, s[2]))
         except KeyError:
             pass
-        parts, numbered = self.parts, self._list
         for p in (s[0], s[1], *s[2], *s[3:]):
-            if p not in parts:
-                parts[p] = len(numbered)
-                numbered.append(p)
+            self.number(p)
         if len(s) != 3:
             self.ghosts = True
         return StateStore.find(self, s)  # type: ignore[return-value]  # the exact key, in every subclass

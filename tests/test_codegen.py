@@ -151,6 +151,22 @@ def test_the_counter_runs_on_whole_steps_and_generated_guards() -> None:
     assert [n.fast_guard is not None for n in worker.nodes if n.guard is not None] == [True]
     checker = program.functions["checker"]
     assert all(n.fast_guard is not None for n in checker.nodes if n.guard is not None)
+    # The guarded steps also have the one-call form (guard and step together), and the whole steps keep the
+    # frame's locals in variables, not in a list.
+    assert all(n.fast_succ is not None for n in worker.nodes if n.guard is not None)
+    assert "_l0" in worker.fast_source and "loc = list(top[2:])" not in worker.fast_source.split("def _s")[1]
+
+
+def test_locals_stay_a_list_where_a_line_holds_a_string() -> None:
+    # The rewrite of ``loc[i]`` into ``_l{i}`` is textual, so it leaves a function whose lines hold a string
+    # literal on the list (where a message could spell ``loc[0]``).
+    from movers.ir.program import Code
+
+    code = Code("f", [], ["a"])
+    assert codegen._step_body(code, ["loc[0] = 1", "pc = 1"], False)[0].strip().startswith("_c, pc, _l0")
+    assert codegen._step_body(code, ["_m = 'loc[0]'", "loc[0] = 1", "pc = 1"], False)[0].strip() == \
+        "loc = list(top[2:])"
+    assert codegen._step_body(code, ["_f(loc)", "pc = 1"], False)[0].strip() == "loc = list(top[2:])"
 
 
 def test_the_fast_path_runs_and_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -184,8 +200,8 @@ def test_a_wrong_fast_function_would_be_caught(monkeypatch: pytest.MonkeyPatch) 
 _OWN = {"def", "return", "if", "else", "is", "not", "and", "or", "type", "int", "bool", "tuple", "None", "True",
         "False", "len", "g", "heap", "loc", "t", "pc", "eff", "_r", "_i", "_o", "_lo", "_hi", "_value", "i",
         "is_list", "is_thread", "reads", "writes", "acquired", "released", "append", "for", "in", "top", "th",
-        "threads", "_v", "_code", "list", "field_index", "get", "builtin", *codegen.HELPERS}
-_TEMP = re.compile(r"_\d+|_[ntsga]\d+")
+        "threads", "_v", "_w", "_c", "_code", "list", "field_index", "get", "builtin", *codegen.HELPERS}
+_TEMP = re.compile(r"_\d+|_[ntsgaxl]\d+")
 
 
 def _generated(source: str) -> list[str]:

@@ -198,6 +198,32 @@ def test_the_plain_full_search_is_the_general_one(source: str | Path, monkeypatc
     assert a == b
 
 
+def _stored_states(program: object, plain: bool) -> set[tuple]:
+    from movers.reduce import make_reduction
+    from movers.semantics.system import TransitionSystem
+
+    ts = TransitionSystem(program)
+    search = Search(ts, make_reduction("none", ts))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Search, "_plain", lambda self: plain)
+        search.run()
+    store = search.stored
+    return {store.state(k) for k in store.keys}
+
+
+@pytest.mark.parametrize("path", [p for p in EXAMPLES if p.stem in ("counter_bench", "peterson", "dining_philosophers",
+                                                                   "racy_counter", "symmetric_workers")], ids=_name)
+def test_the_plain_search_stores_the_states_the_general_one_stores(path: Path) -> None:
+    # The plain search keys a successor from its parent's key (only the moved thread's stack, and the globals
+    # and heap where they are new objects, are looked up): decoded, its store must hold exactly the states.
+    from movers.checker import load
+
+    program = load(source=path.read_text())  # one program: states hold its code objects
+    plain = _stored_states(program, True)
+    assert len(plain) > 10
+    assert plain == _stored_states(program, False)
+
+
 def test_the_plain_full_search_runs_where_it_applies(monkeypatch: pytest.MonkeyPatch) -> None:
     counter = next(p for p in EXAMPLES if p.stem == "counter_bench")
     *_, used = _plain_and_general(counter, monkeypatch)

@@ -232,6 +232,7 @@ class Node:
     fast: Callable[[tuple, tuple, list, int], tuple[tuple, tuple, int]] | None = None
     fast_tracked: Callable[..., tuple[tuple, tuple, int]] | None = None  # the same, recording its Effect
     fast_step: Callable[..., Any] | None = None  # the whole step: (g, heap, threads, t, th, top) -> state
+    fast_succ: Callable[..., Any] | None = None  # guard and whole step: the state, or None when disabled
     fast_guard: Callable[..., bool] | None = None  # the guard: (g, heap, threads, top, t) -> bool
 
     @property
@@ -255,6 +256,9 @@ class Code:
     fast_source: str = ""  # the generated source of its nodes' fast functions (lang/codegen.py)
     # For a body that is ``return e``: e as a generated function of (globals, heap) (lang/codegen.py).
     fast_value: Callable[[tuple, tuple], Any] | None = None
+    # Per node, the function that gives a thread's successor there in one call (its ``fast_succ``, or its
+    # ``fast_step`` when it has no guard), else None: the plain full search's dispatch (semantics/system.py).
+    fast_dispatch: tuple[Callable[..., Any] | None, ...] = ()
 
     @property
     def nlocals(self) -> int:

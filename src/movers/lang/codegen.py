@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from movers.ir.program import FALSE, LOCK, TRUE, UNBOUND, Bool, Ref
+from movers.ir.program import FALSE, LOCK, THREAD, TRUE, UNBOUND, Bool, Ref
 
 if TYPE_CHECKING:
     from movers.ir.program import Code
@@ -85,6 +85,7 @@ HELPERS: dict[str, Any] = {
     "_user_join": _user_join,
     "Ref": Ref,
     "LOCK": LOCK,
+    "THREAD": THREAD,
     "TRUE": TRUE,
     "FALSE": FALSE,
     "UNBOUND": UNBOUND,
@@ -364,7 +365,7 @@ def _store(fc: FunctionCore, target: ast.expr, v: str, src: _Source) -> bool:
     if kind == "loc":
         src.add(f"loc[{slot}] = {x}")
     else:
-        src.add(f"g = g[:{slot}] + ({x},) + g[{slot + 1}:]")
+        src.add(f"_w = [*g]; _w[{slot}] = {x}; g = tuple(_w)")
         src.record(f"eff.writes.append({slot})")
     return True
 
@@ -379,7 +380,7 @@ def _store_element(fc: FunctionCore, target: ast.Subscript, v: str, src: _Source
     r, o, i = where
     src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
     src.add(f"if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
-    src.add(f"heap = heap[:{r}.i] + ({o}[:{i}] + ({x},) + {o}[{i} + 1:],) + heap[{r}.i + 1:]")
+    src.add(f"_w = [*{o}]; _w[{i}] = {x}; _v = [*heap]; _v[{r}.i] = tuple(_w); heap = tuple(_v)")
     src.record(f"eff.writes.append(({r}, {i}))")
     return True
 
@@ -399,7 +400,7 @@ def _store_field(fc: FunctionCore, target: ast.Attribute, v: str, src: _Source) 
     src.add(f"if {i} is None: _fail()")
     src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
     src.add(f"if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
-    src.add(f"heap = heap[:{r}.i] + ({o}[:{i}] + ({x},) + {o}[{i} + 1:],) + heap[{r}.i + 1:]")
+    src.add(f"_w = [*{o}]; _w[{i}] = {x}; _v = [*heap]; _v[{r}.i] = tuple(_w); heap = tuple(_v)")
     src.record(f"eff.writes.append(({r}, {i}))")
     return True
 
@@ -514,7 +515,7 @@ def join(fc: FunctionCore, receiver: ast.expr, after: Label) -> FragmentMaker | 
     lines = [
         *src.lines,
         f"_o = heap[{r}.i]",
-        "if not _o[0].is_thread or _o[2] is None or _user_join(_o[0]): _fail()",
+        "if not _o[0].is_thread or _o[2] is None or (_o[0] is not THREAD and _user_join(_o[0])): _fail()",
         _track(f"eff.reads.append(({r}, 2))"),  # the thread's id (runtime_ops._join_op)
     ]
     return lambda: Fragment([*lines, f"pc = {after.pc}"], after.pc)
@@ -538,7 +539,8 @@ def join_guard(fc: FunctionCore, receiver: ast.expr) -> GuardSource | None:
     if r is None:
         return None
     return _guard_text([*src.lines, f"_o = heap[{r}.i]",
-                        "if not _o[0].is_thread or _o[2] is None or _user_join(_o[0]): _fail()",
+                        "if not _o[0].is_thread or _o[2] is None or (_o[0] is not THREAD and _user_join(_o[0])):"
+                        " _fail()",
                         "return _o[2] < len(threads) and threads[_o[2]] == ()"])
 
 
@@ -551,11 +553,11 @@ def lock_method(fc: FunctionCore, receiver: ast.expr, method: str, after: Label)
         return None
     if method == "acquire":
         lines = ["if _o[0] is not LOCK or _o[2] is not None: _fail()",
-                 f"heap = heap[:{r}.i] + ((LOCK, _o[1], t),) + heap[{r}.i + 1:]",
+                 f"_w = [*heap]; _w[{r}.i] = (LOCK, _o[1], t); heap = tuple(_w)",
                  _track(f"eff.acquired.append({r})")]
     else:
         lines = ["if _o[0] is not LOCK or _o[2] != t: _fail()",
-                 f"heap = heap[:{r}.i] + ((LOCK, _o[1], None),) + heap[{r}.i + 1:]",
+                 f"_w = [*heap]; _w[{r}.i] = (LOCK, _o[1], None); heap = tuple(_w)",
                  _track(f"eff.released.append({r})")]
     body = [*src.lines, f"_o = heap[{r}.i]", *lines]
     return lambda: Fragment([*body, f"pc = {after.pc}"], after.pc)
@@ -584,7 +586,7 @@ def acquire_global_lock(fc: FunctionCore, name: str, slot: int, nxt: Label) -> F
         "_o = heap[_i]",
         "if _o[0] is not LOCK or _o[2] is not None: _fail()",
         f"loc[{slot}] = _r",
-        "heap = heap[:_i] + ((LOCK, _o[1], t),) + heap[_i + 1:]",
+        "_w = [*heap]; _w[_i] = (LOCK, _o[1], t); heap = tuple(_w)",
         _track("eff.acquired.append(_r)"),
     ]
     return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
@@ -599,7 +601,7 @@ def release_lock(slot: int, after: Label) -> FragmentMaker:
         "_o = heap[_i]",
         "if _o[0] is not LOCK or _o[2] != t: _fail()",
         f"loc[{slot}] = None",
-        "heap = heap[:_i] + ((LOCK, _o[1], None),) + heap[_i + 1:]",
+        "_w = [*heap]; _w[_i] = (LOCK, _o[1], None); heap = tuple(_w)",
         _track("eff.released.append(_r)"),
     ]
     return lambda: Fragment([*lines, f"pc = {after.pc}"], after.pc)
@@ -673,10 +675,13 @@ def function_source(code: Code, fragments: list[Fragment | None], tracked: bool 
     return "\n".join(out)
 
 
-def step_source(code: Code, fragments: list[Fragment | None]) -> str:
+def step_source(code: Code, fragments: list[Fragment | None],
+                guards: list[GuardSource | None] | None = None) -> str:
     """Whole steps, ``_s{k}(g, heap, threads, t, th, top) -> state``, for the costly nodes whose step ends,
     whatever path it takes, at a costly node or at the frame's return: the successor state is built here,
-    with no loop over glue and no second call (``semantics/system.py`` runs them when it can)."""
+    with no loop over glue and no second call (``semantics/system.py`` runs them when it can). With the
+    node's generated guard, also ``_x{k}``: the guard and the step in one function, None when the guard is
+    false (the plain full search's one call per thread and state)."""
     out: list[str] = []
     for k, frag in enumerate(fragments):
         if frag is None or not code.nodes[k].costly:
@@ -685,20 +690,56 @@ def step_source(code: Code, fragments: list[Fragment | None]) -> str:
         ends = last.ends()
         if not ends or any(e >= 0 and not code.nodes[e].costly for e in ends):
             continue
+        step = _step_body(code, [line for line in body if not line.endswith(TRACKED)], -1 in ends)
         out.append(f"def _s{k}(g, heap, threads, t, th, top):")
-        out.append("    loc = list(top[2:])")
-        out.extend(f"    {line}" for line in body if not line.endswith(TRACKED))
-        if -1 in ends:
-            # The frame returns: only a thread's last frame (a return to a caller passes a value, on the
-            # closures), and only if it held no reference (dropping one may change the canonical heap).
-            out.append("    if pc < 0:")
-            out.append("        if len(th) > 1: _fail()")
-            out.append("        for _v in loc:")
-            out.append("            if type(_v) is Ref or type(_v) is tuple: _fail()")
-            out.append("        return (g, heap, threads[:t] + ((),) + threads[t + 1:])")
-        out.append("    return (g, heap, threads[:t] + ((*th[:-1], (_code, pc, *loc)),) + threads[t + 1:])")
+        out.extend(step)
         out.append("")
+        guard = guards[k] if guards is not None and k < len(guards) else None
+        if code.nodes[k].guard is not None and guard is not None and guard[-1].startswith("return "):
+            out.append(f"def _x{k}(g, heap, threads, t, th, top):")
+            out.extend(f"    {line}" for line in guard[:-1])
+            out.append(f"    if not ({guard[-1].removeprefix('return ')}): return None")
+            out.extend(step)
+            out.append("")
     return "\n".join(out)
+
+
+def _step_body(code: Code, body: list[str], returns: bool) -> list[str]:
+    """The indented body of a whole step: the fragment's lines, then the successor state. Where the lines use
+    the locals only as ``loc[i]``, the locals are plain variables (``_l{i}``, unpacked from the frame and packed
+    into the new one) instead of a list: no list to build and copy per step."""
+    names = _local_variables(body, code.nlocals)
+    if names is None:
+        out = ["loc = list(top[2:])", *body]
+        values, frame = "loc", "(_code, pc, *loc)"
+    else:
+        out = [f"_c, pc, {', '.join(names)}, = top" if names else "pc = top[1]"]
+        out.extend(re.sub(r"\bloc\[(\d+)\]", lambda m: f"_l{m[1]}", line) for line in body)
+        values = f"({', '.join(names)},)" if names else "()"
+        frame = f"(_code, pc, {', '.join(names)})" if names else "(_code, pc)"
+    if returns:
+        # The frame returns: only a thread's last frame (a return to a caller passes a value, on the
+        # closures), and only if it held no reference (dropping one may change the canonical heap).
+        out.append("if pc < 0:")
+        out.append("    if len(th) > 1: _fail()")
+        out.append(f"    for _v in {values}:")
+        out.append("        if type(_v) is Ref or type(_v) is tuple: _fail()")
+        out.append("    _w = [*threads]; _w[t] = (); return (g, heap, tuple(_w))")
+    # A list copy rebuilds the threads with half the allocations of slicing around t.
+    out.append(f"_w = [*threads]; _w[t] = ({frame},) if len(th) == 1 else (*th[:-1], {frame})")
+    out.append("return (g, heap, tuple(_w))")
+    return [f"    {line}" for line in out]
+
+
+def _local_variables(body: list[str], n: int) -> list[str] | None:
+    """``_l0``... for the ``n`` locals, if every use of ``loc`` in ``body`` is ``loc[i]`` with a literal i (and
+    no line that uses one holds a string literal, which a rewrite must not touch); else None."""
+    for line in body:
+        if "loc" not in line:
+            continue
+        if "'" in line or '"' in line or re.search(r"\bloc\b(?!\[\d+\])", line):
+            return None
+    return [f"_l{i}" for i in range(n)]
 
 
 def guard_source(guards: list[GuardSource | None]) -> str:
@@ -737,7 +778,7 @@ def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSourc
     functions of ``code``."""
     source = "\n".join(part for part in (
         function_source(code, fragments), function_source(code, fragments, tracked=True),
-        step_source(code, fragments), guard_source(guards)) if part)
+        step_source(code, fragments, guards), guard_source(guards)) if part)
     if not source:
         return
     namespace = dict(HELPERS, _code=code)  # the Code object itself, not its name
@@ -751,6 +792,7 @@ def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSourc
             code.nodes[k].fast = namespace[f"_n{k}"]
             code.nodes[k].fast_tracked = namespace.get(f"_t{k}")
             code.nodes[k].fast_step = namespace.get(f"_s{k}")
+            code.nodes[k].fast_succ = namespace.get(f"_x{k}")
     for k, g in enumerate(guards):
         if g is not None:
             code.nodes[k].fast_guard = namespace[f"_g{k}"]

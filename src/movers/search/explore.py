@@ -364,8 +364,9 @@ class Search:
     def _dfs_plain(self) -> Found | None:
         """``_dfs`` for the plain full search: the same states in the same order, with successors as bare
         states (``TransitionSystem.successors``) wherever the generated code runs every step of a state, and
-        the Outcomes of ``steps`` elsewhere. A stack entry is [state, successors, next index]; the steps of
-        a counterexample are found again from the states on the stack (``_steps_between``)."""
+        the Outcomes of ``steps`` elsewhere. A stack entry is [state, key, successors, the thread each
+        successor moved (None: not known), next index]; the steps of a counterexample are found again from
+        the states on the stack (``_steps_between``)."""
         ts, stats = self.ts, self.stats
         max_states = self.limits.max_states
         init, bad = self._initial()
@@ -373,29 +374,29 @@ class Search:
         self._store = store_
         visited = store_.keys
         key = self._keys(store_)[0]
-        visited.add(key(init))
+        k0 = key(init)
+        visited.add(k0)
         stats.states = 1
         if bad:
             return bad
         successors, steps = ts.successors, ts.steps
 
-        def expand(s: State) -> list[Any]:
-            succ = successors(s)
-            if succ is None:
-                # A violation stays an Outcome (the loop reports it where _dfs would); an assume that pruned
-                # the step is None.
-                succ = [o if o.violation is not None else o.state for o in steps(s)]
-            return succ
+        def by_steps(s: State) -> tuple[list[Any], None]:
+            # Where some step is not on the generated code. A violation stays an Outcome (the loop reports it
+            # where _dfs would); an assume that pruned the step is None.
+            return [o if o.violation is not None else o.state for o in steps(s)], None
 
-        succ0 = expand(init)
+        both = successors(init)
+        succ0, moved0 = both if both is not None else by_steps(init)
         if not succ0:
             dead = ts.deadlock(init)
             if dead:
                 return Found("deadlock", dead, [], init)
-        stack: list[list[Any]] = [[init, succ0, 0]]
+        stack: list[list[Any]] = [[init, k0, succ0, moved0, 0]]
         visit = visited.add
-        # The exact store's key, inlined (store.py's ``key``): the lookups run in C, and a part never seen
-        # before (KeyError) goes through ``key``, which interns it.
+        # The exact store's key, in line (store.py's ``key``): the lookups run in C, and a part never seen
+        # before (KeyError) goes through ``key``, which interns it. Where the thread that moved is known, only
+        # the parts that are new objects are looked up: the successor shares every other part with its parent.
         inline = type(store_) is StateStore and not self.symmetry
         number = store_.parts.__getitem__
         expanded = 0
@@ -403,56 +404,68 @@ class Search:
         transitions = max_d = 0
         try:
             while stack:
-                top = stack[-1]
-                succ = top[1]
-                i = top[2]
-                if i >= len(succ):
-                    stack.pop()
-                    continue
-                top[2] = i + 1
-                s = succ[i]
-                transitions += 1
-                if type(s) is not tuple:
-                    if s is None:
-                        continue
-                    f = Found(s.violation[0], s.violation[1], self._steps_between(stack) + list(s.steps))
-                    if self._enough(f):
-                        return f
-                    continue
-                if inline:
-                    try:
-                        k = (number(s[0]), number(s[1]), *map(number, s[2]))
-                    except KeyError:
-                        k = key(s)
-                else:
-                    k = key(s)
-                n0 = len(visited)
-                visit(k)
-                if len(visited) == n0:
-                    continue
-                if max_states is not None and n0 >= max_states:
-                    visited.discard(k)  # --max-states N stores N states, never N + 1
-                    raise _Stop("max-states")
-                depth = len(stack)
-                if depth > max_d:
-                    max_d = depth
-                nxt = successors(s)
-                if nxt is None:
-                    nxt = expand(s)
-                if not nxt:
-                    dead = ts.deadlock(s)
-                    if dead:
-                        stack.append([s, nxt, 0])
-                        f = Found("deadlock", dead, self._steps_between(stack), s)
-                        stack.pop()
+                entry = stack[-1]
+                parent, pk, succ, moved, i = entry
+                pg, ph = parent[0], parent[1]
+                n = len(succ)
+                while i < n:
+                    s = succ[i]
+                    i += 1
+                    transitions += 1
+                    if type(s) is not tuple:
+                        if s is None:
+                            continue
+                        f = Found(s.violation[0], s.violation[1], self._steps_between(stack) + list(s.steps))
                         if self._enough(f):
                             return f
-                    continue
-                stack.append([s, nxt, 0])
-                expanded += 1
-                if expanded % check_every == 0:
-                    stats.transitions, stats.moves, stats.max_depth = transitions, transitions, max_d
-                    self._tick(len(visited))
+                        continue
+                    if inline:
+                        try:
+                            if moved is not None:
+                                t = moved[i - 1]
+                                kl = [*pk]
+                                if s[0] is not pg:
+                                    kl[0] = number(s[0])
+                                if s[1] is not ph:
+                                    kl[1] = number(s[1])
+                                kl[t + 2] = number(s[2][t])
+                                k = tuple(kl)
+                            else:
+                                k = (number(s[0]), number(s[1]), *map(number, s[2]))
+                        except KeyError:
+                            k = key(s)
+                    else:
+                        k = key(s)
+                    n0 = len(visited)
+                    visit(k)
+                    if len(visited) == n0:
+                        continue
+                    if max_states is not None and n0 >= max_states:
+                        visited.discard(k)  # --max-states N stores N states, never N + 1
+                        raise _Stop("max-states")
+                    depth = len(stack)
+                    if depth > max_d:
+                        max_d = depth
+                    both = successors(s)
+                    nxt, nmoved = both if both is not None else by_steps(s)
+                    if not nxt:
+                        dead = ts.deadlock(s)
+                        if dead:
+                            stack.append([s])
+                            f = Found("deadlock", dead, self._steps_between(stack), s)
+                            stack.pop()
+                            if self._enough(f):
+                                return f
+                        continue
+                    entry[4] = i
+                    stack.append([s, k, nxt, nmoved, 0])
+                    expanded += 1
+                    if expanded % check_every == 0:
+                        stats.transitions, stats.moves, stats.max_depth = transitions, transitions, max_d
+                        self._tick(len(visited))
+                    break
+                else:
+                    stack.pop()
         finally:
             stats.transitions, stats.moves, stats.max_depth = transitions, transitions, max_d
         return None

@@ -179,8 +179,10 @@ def _worker(w: int, n: int, ts: Any, kind: str, inboxes: list[Any], status: Any,
                 if v is not None:
                     report(v[0], v[1], s, None)
                     break
-            succ = successors(s)
-            if succ is None:
+            both = successors(s)
+            if both is not None:
+                succ = both[0]
+            else:
                 succ = []
                 outs = steps(s)
                 transitions += len(outs) - len([o for o in outs if o.state is not None and o.violation is None])

@@ -113,6 +113,10 @@ class TransitionSystem:
         # globals_cover of the last pre-state asked about: every thread's step from one state shares it.
         self._cover: tuple[Any, Any, bool] = ((), (), True)
         self.fast_path = FAST_PATH
+        for code in program.codes():
+            code.fast_dispatch = tuple(
+                n.fast_succ if n.fast_succ is not None else (n.fast_step if n.guard is None and n.fast_step else _parts)
+                for n in code.nodes)
 
     # -- initial state ----------------------------------------------------------------------------------------
 
@@ -259,49 +263,57 @@ class TransitionSystem:
                     pending.append(o.choices[:p] + (k,))
         return out
 
-    def successors(self, state: State) -> list[State] | None:
+    def successors(self, state: State) -> tuple[list[State], list[int]] | None:
         """The successor states of ``state`` (every enabled thread's next step, in thread order, as ``steps``
-        gives them) when every one of those steps runs on the generated code, else None (``steps`` then
-        says what happens, violations included). The plain full search's hot path: no Outcome per
-        transition, one call per thread."""
+        gives them) and, for each, the thread that moved (the only thread whose stack differs from the
+        state's), when every one of those steps runs on the generated code; else None (``steps`` then says
+        what happens, violations included). The plain full search's hot path: no Outcome per transition, one
+        call per thread (``Code.fast_dispatch``: the guard and the whole step in one generated function)."""
         if not self.fast_path or self.track:
             return None
         out: list[State] = []
+        moved: list[int] = []
         g, heap, threads = state[0], state[1], state[2]
-        cover = self._globals_cover
         for t in range(len(threads)):
             th = threads[t]
             if not th:
                 continue
             top = th[-1]
-            node = top[0].nodes[top[1]]
-            if node.guard is not None:
-                fg = node.fast_guard
-                if fg is None:
-                    return None
-                try:
-                    ok = fg(g, heap, threads, top, t)
-                except Exception:  # noqa: BLE001  (not its shape: ``steps`` decides)
-                    return None
-                if ok is None:
-                    return None
-                if not ok:
-                    continue
-            if node.fast is None:
+            try:
+                done = top[0].fast_dispatch[top[1]](g, heap, threads, t, th, top)
+            except Exception:  # noqa: BLE001  (not its whole shape: the node's parts try)
+                done = _GIVE_UP
+            if done is not None:
+                if done is _GIVE_UP:
+                    done = self._thread_successor(g, heap, threads, t, th, top)
+                    if done is _GIVE_UP:
+                        return None
+                    if done is None:
+                        continue
+                out.append(done)
+                moved.append(t)
+        return out, moved
+
+    def _thread_successor(self, g: tuple, heap: tuple, threads: tuple, t: int, th: tuple, top: tuple) -> Any:
+        """Thread t's successor from the node's generated guard and step taken one at a time: the state, None
+        when the guard is false, ``_GIVE_UP`` when some part has no generated form or leaves its shape."""
+        node = top[0].nodes[top[1]]
+        if node.guard is not None:
+            fg = node.fast_guard
+            if fg is None:
+                return _GIVE_UP
+            try:
+                ok = fg(g, heap, threads, top, t)
+            except Exception:  # noqa: BLE001  (not its shape: ``steps`` decides)
+                return _GIVE_UP
+            if ok is None:
+                return _GIVE_UP
+            if not ok:
                 return None
-            done = None
-            step = node.fast_step
-            if step is not None:
-                try:
-                    done = step(g, heap, threads, t, th, top)
-                except Exception:  # noqa: BLE001, S110  (not its whole shape: the general driver tries)
-                    pass
-            if done is None:
-                done = _run_fast(node, g, heap, threads, t, th, top, None, cover)
-                if done is None:
-                    return None
-            out.append(done)
-        return out
+        if node.fast is None:
+            return _GIVE_UP
+        done = _fast_successor(node, g, heap, threads, t, th, top, self._globals_cover)
+        return _GIVE_UP if done is None else done
 
     def steps(self, state: State) -> list[Outcome]:
         """Every enabled thread's next step from ``state``, every resolution: the successors of the full
@@ -459,6 +471,14 @@ class TransitionSystem:
         c.g, c.heap, c.threads = state[0], state[1], state[2]
         c.tid = -1
         return bool(pred(c, t, obj))
+
+
+_GIVE_UP = object()  # ``successors``: this state's steps are not all on the generated code
+
+
+def _parts(*_: Any) -> object:
+    """``Code.fast_dispatch`` of a node with no one-call form: its guard and step are tried one at a time."""
+    return _GIVE_UP
 
 
 def _fast_successor(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tuple, top: tuple,

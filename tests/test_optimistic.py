@@ -363,3 +363,94 @@ def test_blocked_guard_on_declared_data_watches_it(reduction: str) -> None:
     assert r.verdict == "violation" and r.violations[0].kind == "discipline"
     never = src.replace("wait_until(done or x == 1)", "wait_until(done or x == 5)")
     assert movers.check(never).verdict == movers.check(never, reduction=reduction).verdict == "ok"
+
+
+# -- the per-thread memo of steps (reduce/optimistic.py's ``_local_key``) and of guard checks -----------------
+
+
+def _without_memos(monkeypatch: pytest.MonkeyPatch) -> None:
+    from movers.reduce import classify, optimistic
+
+    monkeypatch.setattr(optimistic.Optimistic, "_local_key", lambda self, state, i: None)
+    real = classify.Classification.check_guards
+
+    def unmemoised(self: classify.Classification, ts: object, state: tuple) -> str | None:
+        self._guards_checked.clear()
+        return real(self, ts, state)
+
+    monkeypatch.setattr(classify.Classification, "check_guards", unmemoised)
+
+
+def _summary(r: movers.Result) -> tuple:
+    return (r.verdict, r.stats.states, r.stats.transitions, tuple((v.kind, v.message) for v in r.violations),
+            tuple(len(v.trace) for v in r.violations))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_the_memos_change_nothing_but_time(path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A step is remembered per (thread, its stack, globals, heap) and replayed onto other states: the search
+    # must be the one that executes and classifies every step anew, state for state.
+    memo = _summary(movers.check(path, reduction="optimistic", max_states=30_000))
+    _without_memos(monkeypatch)
+    assert memo == _summary(movers.check(path, reduction="optimistic", max_states=30_000))
+
+
+@RANDOM
+@given(models())
+def test_random_models_the_memos_change_nothing(src: str) -> None:
+    note(src)
+    memo = _summary(movers.check(src, reduction="optimistic", max_states=5_000))
+    with pytest.MonkeyPatch.context() as mp:
+        _without_memos(mp)
+        assert memo == _summary(movers.check(src, reduction="optimistic", max_states=5_000))
+
+
+def test_steps_that_read_other_threads_are_not_remembered() -> None:
+    # join reads another thread, start adds one, notify picks among the waiters, and a constructor's accesses
+    # depend on whether the object escaped to another thread: none of them has a per-thread key.
+    from movers.reduce.optimistic import Optimistic
+
+    src = textwrap.dedent("""
+        from movers.lang import *
+
+        class Box:
+            def __init__(self):
+                self.v = 0
+
+        cv = Condition()
+        x = 0
+
+        def child():
+            global x
+            x = 1
+
+        def main():
+            global x
+            b = Box()
+            t = Thread(target=child)
+            t.start()
+            t.join()
+            with cv:
+                cv.notify()
+            x = 2
+
+        Thread(target=main).start()
+    """)
+    ts = TransitionSystem(load(source=src))
+    red = Optimistic(ts)
+    kinds: dict[str, bool] = {}
+    state = ts.initial()
+    for _ in range(40):  # main's steps, one at a time, noting which got a key
+        th = state[2][0]
+        if not th:
+            break
+        node = ts.next_node(state, 0)
+        kinds.setdefault(node.kind, red._local_key(state, 0) is not None)
+        if th[-1][0].name.endswith(".__init__"):
+            assert red._local_key(state, 0) is None
+        nxt = [o for o in ts.execute(state, 0, True) if o.state is not None]
+        if not nxt:
+            break
+        state = nxt[0].state
+    assert kinds.get("start") is False and kinds.get("join") is False and kinds.get("notify") is False
+    assert kinds.get("stmt") is True

@@ -86,6 +86,15 @@ def is_lock_state(key: Any) -> bool:
     return key[0] != "g" and (key[2] < 2 or key[1].builtin in LOCK_CLASSES)
 
 
+def in_constructor(th: tuple) -> bool:
+    """Is some frame of this thread stack a constructor's (where the discipline's init^x_t rule asks which
+    objects other threads reach)?"""
+    for frame in th:
+        if frame[0].name.endswith(".__init__"):
+            return True
+    return False
+
+
 def _own_bookkeeping(ts: Any, state: State, t: int) -> bool:
     """Whether thread t's step is ``wait`` or ``notify``, which read the wait set (an object's monitor slot)
     as part of the lock operation itself, not as data."""
@@ -191,6 +200,7 @@ class Classification:
         # goes on; ``version`` counts the weakenings so that the search can re-expand what it stored.
         self.incremental = incremental
         self.version = 0
+        self._guards_checked: set[tuple[Any, ...]] = set()  # see check_guards
         self.guess: dict[Any, Protection] = {}
         self.lockset: dict[Any, frozenset] = {}
         self.written: set[Any] = set()
@@ -430,7 +440,21 @@ class Classification:
         system model forbids protected variables in guards; we allow them but count a guard's reads as
         accesses, even while it blocks: otherwise an invisible run (or a transaction) that writes such a
         location could keep a guard false in the reduced system that a full interleaving finds true."""
-        for t in range(len(state[2])):
+        threads = state[2]
+        # A guard's reads, and the check of them, depend on its thread's stack, the globals and the heap only
+        # (guard_reads reads no other thread's locations): a thread's guard in a state is checked once per
+        # such triple and classification (every combination of the other threads asks again otherwise).
+        # Declared predicates and constructors (init^x_t asks what other threads reach) are checked each time.
+        memo = not self.declared and len(state) == 3
+        for t in range(len(threads)):
+            th = threads[t]
+            if not th or th[-1][0].nodes[th[-1][1]].guard is None:
+                continue
+            done = None
+            if memo and not in_constructor(th):
+                done = (self.version, len(self.refinements), t, th, state[0], state[1])
+                if done in self._guards_checked:
+                    continue
             reads = ts.guard_reads(state, t)
             if not reads:
                 continue
@@ -459,6 +483,11 @@ class Classification:
             _, bad = self.check_access(ts, state, t, reads, [])
             if bad is not None:
                 return bad
+            if done is not None:
+                if len(self._guards_checked) >= 100_000:
+                    self._guards_checked.clear()
+                # Keyed by the classification as it is now: a weakening during the check is a new key.
+                self._guards_checked.add((self.version, len(self.refinements), *done[2:]))
         return None
 
     def _watch(self, key: Any, t: int) -> None:

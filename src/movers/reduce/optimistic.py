@@ -46,6 +46,9 @@ from movers.reduce.classify import Classification
 from movers.semantics.state import State
 from movers.semantics.system import Outcome
 
+# The node kinds whose step depends only on the thread's own stack, the globals and the heap (``_local_key``).
+_LOCAL_KINDS = frozenset({"stmt", "branch", "loop", "assert", "return", "acquire", "release"})
+
 ALL_BUT_ATOMICITY = frozenset({"assertion", "deadlock", "invariant", "discipline", "runtime-error"})
 CACHE_LIMIT = 100_000
 
@@ -59,6 +62,9 @@ class Optimistic:
         self.ts = ts
         self.cls = classification or Classification(ts.program)
         self._cache: dict[tuple[State, int], tuple[list[Outcome], bool]] = {}
+        # Thread i's step by (classification, i, thread count, its stack, globals, heap): see ``step``.
+        self._local: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._no_local = bool(self.cls.declared) or getattr(ts, "quiet", None) is not None
         self._cut: set[State] = set()
         self._initial: State | None = None
         if getattr(ts, "quiet", None) is not None:
@@ -73,17 +79,92 @@ class Optimistic:
     def reset(self) -> None:
         """Forget everything derived from the classification (after a refinement)."""
         self._cache.clear()
+        self._local.clear()
         self._cut.clear()
         self._initial = None
 
     # -- visibility -------------------------------------------------------------------------------------------
 
     def step(self, state: State, i: int) -> tuple[list[Outcome], bool]:
-        """Thread i's next step from ``state``, every resolution, discipline-checked, and its visibility."""
+        """Thread i's next step from ``state``, every resolution, discipline-checked, and its visibility.
+
+        Remembered per thread where that is exact (``_local_key``): the same stack of thread i over the same
+        globals and heap steps the same way whatever the other threads are doing, so the step is executed and
+        classified once for all of their combinations (the per-state work that made this reduction slower
+        than ``none`` where every step is inside a lock)."""
+        threads = state[2]
+        lk = self._local_key(state, i)
+        if lk is not None:
+            made = self._local.get(lk)
+            if made is not None:
+                return self._rebuild(made, threads, i), made[1]
         k = (state, i)
         hit = self._cache.get(k)
         if hit is not None:
             return hit
+        outs, visible = self._step(state, i)
+        if lk is not None and self._stays_local(outs, threads, i):
+            if len(self._local) >= CACHE_LIMIT:
+                self._local.clear()
+            self._local[lk] = ([(o.state[0], o.state[1], o.state[2][i]) if o.state is not None else None
+                                for o in outs], visible, outs)
+            return outs, visible
+        if len(self._cache) >= CACHE_LIMIT:
+            self._cache.clear()
+        self._cache[k] = (outs, visible)
+        return outs, visible
+
+    def _local_key(self, state: State, i: int) -> tuple[Any, ...] | None:
+        """The key of thread i's step in the per-thread memo, or None where the step may depend on more than
+        thread i's stack, the globals and the heap: steps other than plain statements and lock operations
+        (``join`` reads another thread, ``start`` adds one, ``notify`` picks among waiters, ``assume``
+        prunes), a thread inside a constructor (the discipline asks whether the object has escaped to
+        another thread), declared predicates (checked across all threads), and instrumented states (ghost
+        parts, commit-atomicity's ``quiet``). A step is asked for only where its thread is enabled, so a
+        lock operation's guard is no input here."""
+        if len(state) != 3 or self._no_local:
+            return None
+        th = state[2][i]
+        if not th:
+            return None
+        top = th[-1]
+        if top[0].nodes[top[1]].kind not in _LOCAL_KINDS:
+            return None
+        for frame in th:  # classify.in_constructor, in line: this runs for every step asked for
+            if frame[0].name.endswith(".__init__"):
+                return None
+        return (self.cls.version, len(self.cls.refinements), i, len(state[2]), th, state[0], state[1])
+
+    @staticmethod
+    def _stays_local(outs: list[Outcome], threads: tuple, i: int) -> bool:
+        """Did every resolution change only thread i's stack, the globals and the heap, with no canonical walk
+        of the heap (whose numbering depends on what every thread reaches)?"""
+        for o in outs:
+            s = o.state
+            if s is None:
+                continue
+            eff = o.effect
+            if eff is None or eff.walked or eff.started or eff.allocated or eff.renumbered is not None:
+                return False
+            t2 = s[2]
+            if len(t2) != len(threads) or any(t2[j] is not threads[j] for j in range(len(threads)) if j != i):
+                return False
+        return True
+
+    @staticmethod
+    def _rebuild(made: tuple[Any, ...], threads: tuple, i: int) -> list[Outcome]:
+        """The remembered resolutions of thread i's step, as Outcomes from a state with these ``threads``."""
+        out = []
+        for part, o in zip(made[0], made[2], strict=True):
+            if part is None:
+                out.append(o)  # no successor (a violation, or an assume that pruned it): nothing to rebuild
+                continue
+            nt = list(threads)
+            nt[i] = part[2]
+            out.append(Outcome((part[0], part[1], tuple(nt)), o.choices, o.node, o.violation, o.effect, i))
+        return out
+
+    def _step(self, state: State, i: int) -> tuple[list[Outcome], bool]:
         ts = self.ts
         node = ts.next_node(state, i)
         outs = ts.execute(state, i, True)
@@ -118,9 +199,6 @@ class Optimistic:
                     if bad is not None:
                         o.violation = ("discipline", bad)
                         o.state = None
-        if len(self._cache) >= CACHE_LIMIT:
-            self._cache.clear()
-        self._cache[k] = (outs, visible)
         return outs, visible
 
     def visible_thread(self, state: State, i: int) -> bool:
@@ -133,6 +211,11 @@ class Optimistic:
         node = th[-1][0].nodes[th[-1][1]]
         if node.guard is not None or node.is_sync or node.kind == "assume":
             return True  # visible whatever it accesses; a blocked step is never executed to find out
+        lk = self._local_key(state, i)
+        if lk is not None:
+            made = self._local.get(lk)
+            if made is not None:
+                return made[1]  # type: ignore[no-any-return]
         return self.step(state, i)[1]
 
     def is_visible_state(self, state: State) -> bool:

@@ -45,6 +45,9 @@ class Effect:
     # The outermost ``with atomic():`` blocks the thread left during the step, in order (commit-atomicity
     # tracks a thread's phase as steps happen: one step may leave a block and enter the next).
     blocks: list[int] = field(default_factory=list)
+    # Whether the heap's canonical walk ran after the step: then the successor's heap depends on what every
+    # thread's locals reach, not only on the stepping thread (a reduction's per-thread memo must not keep it).
+    walked: bool = False
 
 
 @dataclass(slots=True)
@@ -426,7 +429,8 @@ class TransitionSystem:
             new_threads = tuple(nt)
             h = ctx.heap
             new_state = (ctx.g, h if type(h) is tuple else tuple(h), new_threads)
-            if ctx.dirty and (ctx.reshaped or not self._globals_cover(g, heap)):
+            walked = ctx.dirty and (ctx.reshaped or not self._globals_cover(g, heap))
+            if walked:
                 new_state, order = canonical_order(new_state)
         made = ctx.made
         if made is None:
@@ -438,7 +442,7 @@ class TransitionSystem:
         eff = None
         if track:
             eff = Effect(ctx.reads, ctx.writes, ctx.acquired, ctx.released, ctx.allocated, ctx.started,
-                         order, ctx.blocks)
+                         order, ctx.blocks, new_state is not None and walked)
         return Outcome(new_state, choices, node, violation, eff, t)
 
     def _globals_cover(self, g: tuple, heap: tuple) -> bool:

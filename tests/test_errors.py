@@ -208,8 +208,15 @@ def test_a_pipe_without_writer_and_a_device_are_errors_not_waits(tmp_path) -> No
 @pytest.mark.parametrize("body, message", [
     ("    if m.locked():\n        pass", "4:8: m.locked() is not supported: read the owner instead"),
     ("    m.frobnicate()", "4:5: no class of the model defines a method 'frobnicate()'"),
-    ("    l.append(1)", "4:5: lists have a fixed length in movers: append and pop are not supported"),
-    ("    t = l.pop()", "4:9: lists have a fixed length"),
+    ("    m.wait(1)", "4:5: wait() with a timeout is not supported in models"),
+    ("    m.wait_for(lambda: True, 1)", "4:5: wait_for(pred) takes one predicate (a timeout is not supported"),
+    ("    m.wait_for(lambda k: k)", "4:16: wait_for(pred): the predicate takes no arguments"),
+    ("    m.wait_for(l)", "4:16: wait_for(pred): pred must be a lambda without parameters or the name of a"),
+    ("    t = m.wait_for(lambda: True)", "4:9: wait_for() must be a statement of its own"),
+    ("    l.append(1, 2)", "4:5: append() takes one argument"),
+    ("    t = l.pop(0, 1)", "4:9: pop() takes at most one argument"),
+    ("    m.set(True)", "4:5: set() takes no arguments"),
+    ("    print(l.pop())", "4:11: print() does not evaluate its arguments: call l.pop() in a statement of its own"),
 ])
 def test_methods_no_object_has_are_compile_errors(body: str, message: str) -> None:
     # Caught when the model is compiled, not as a runtime error in the middle of a search.

@@ -130,6 +130,9 @@ class ClassInfo:
     # so that reductions can tell the elements of different arrays apart.
     is_list: bool = False
     line: int = 0
+    # A list of a model that appends to or pops from lists: its length can change, so the operations that
+    # depend on it record a read of it (``runtime_ops._read_length``).
+    grows: bool = False
 
     def __post_init__(self) -> None:
         self.field_index: dict[str, int] = {}
@@ -169,7 +172,11 @@ RLOCK = ClassInfo("RLock", ["owner", "count"], builtin="RLock")
 SEMAPHORE = ClassInfo("Semaphore", ["value"], builtin="Semaphore")
 CONDITION = ClassInfo("Condition", ["lock", "waiters"], builtin="Condition")
 THREAD = ClassInfo("Thread", ["_tid", "_target", "_args"], builtin="Thread", is_thread=True)
-for _c in (LIST, LOCK, RLOCK, SEMAPHORE, CONDITION, THREAD):
+# Their fields start with '$', which no model field can: a model's field of the same name must not make the
+# reductions take them for that field (a final field, say).
+EVENT = ClassInfo("Event", ["$flag"], builtin="Event")
+BARRIER = ClassInfo("Barrier", ["$parties", "$waiters"], builtin="Barrier")
+for _c in (LIST, LOCK, RLOCK, SEMAPHORE, CONDITION, THREAD, EVENT, BARRIER):
     _c.finish()
 LOCK_CLASSES = (LOCK, RLOCK)
 

@@ -9,7 +9,15 @@ same state:
 - ``Semaphore``: ``(SEMAPHORE, mon, value)``, a ``BoundedSemaphore`` ``(SEMAPHORE, mon, value, bound)``;
   ``Condition``: ``(CONDITION, mon, lock, waiters)``;
 - every object's intrinsic monitor (Java's ``synchronized``) is its slot ``mon``: ``None`` when free and
-  nobody waits, else ``(owner, count, waiters)``.
+  nobody waits, else ``(owner, count, waiters)``;
+- ``Event``: ``(EVENT, mon, flag)``; ``Barrier``: ``(BARRIER, mon, parties, waiters)``.
+
+Events and barriers are not locks: their state is data that every thread may read and write, so their
+operations record it in the step's Effect (``set_field`` and ``reads``) like any access to a shared field,
+and the reductions see them as accesses to unprotected data (never movers). A barrier keeps the threads
+waiting at it, not a count: the thread whose arrival completes the party empties the set, and a waiter
+passes once it is no longer in it. So the state stays bounded however many generations pass, and a thread
+of the next generation cannot be confused with one still leaving the last.
 
 ``waiters`` is a sorted tuple of thread ids; ``notify`` wakes any one of them (a choice point), which is
 what Java promises and more than CPython's FIFO order, so every real schedule is covered.
@@ -20,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, new_object, show
-from movers.ir.program import CONDITION, LOCK, MON, RLOCK, SEMAPHORE, Ref
+from movers.ir.program import BARRIER, CONDITION, EVENT, LOCK, MON, RLOCK, SEMAPHORE, Ref, unbox
 
 
 def _obj(ctx: Ctx, r: Any, what: str) -> tuple:
@@ -258,6 +266,49 @@ def notify(ctx: Ctx, r: Any, monitor: bool, everyone: bool) -> None:
         ctx.put_object(r, (o[0], o[1], o[2], rest))
 
 
+# -- Event and Barrier --------------------------------------------------------------------------------------
+
+
+def _of(ctx: Ctx, r: Any, cls: Any, method: str) -> tuple:
+    if type(r) is not Ref:
+        raise ModelError(f"method '{method}' called on {show(r)}")
+    o = ctx.heap[r.i]
+    if o[0] is not cls:
+        raise ModelError(f"{o[0].name} object has no method '{method}'")
+    return o
+
+
+def event_is_set(ctx: Ctx, r: Any) -> bool:
+    o = _of(ctx, r, EVENT, "is_set")
+    if ctx.track:
+        ctx.reads.append((r, 2))
+    return unbox(o[2])
+
+
+def event_set(ctx: Ctx, r: Any, flag: bool) -> None:
+    _of(ctx, r, EVENT, "set" if flag else "clear")
+    ctx.set_field(r, 2, flag)
+
+
+def barrier_arrive(ctx: Ctx, r: Any) -> None:
+    """The first half of ``b.wait()``: join the waiters, or, as the last of the party, release them all."""
+    o = _of(ctx, r, BARRIER, "wait")
+    if ctx.track:
+        ctx.reads.extend(((r, 2), (r, 3)))
+    waiters = o[3]
+    if len(waiters) + 1 >= o[2]:
+        ctx.set_field(r, 3, ())
+    else:
+        ctx.set_field(r, 3, tuple(sorted((*waiters, ctx.tid))))
+
+
+def barrier_can_pass(ctx: Ctx, r: Any) -> bool:
+    """The guard of the second half of ``b.wait()``: the party this thread arrived in is complete."""
+    if ctx.track:
+        ctx.reads.append((r, 3))
+    return ctx.tid not in ctx.heap[r.i][3]
+
+
 # -- constructors -------------------------------------------------------------------------------------------
 
 
@@ -285,7 +336,18 @@ def new_condition(ctx: Ctx, lock: Any = None) -> Ref:
     return ctx.alloc((CONDITION, None, lock, ()))
 
 
+def new_event(ctx: Ctx) -> Ref:
+    return ctx.alloc((EVENT, None, False))
+
+
+def new_barrier(ctx: Ctx, parties: Any) -> Ref:
+    if type(parties) is not int or parties < 1:
+        raise ModelError(f"Barrier(parties): parties must be a positive int, got {show(parties)}")
+    return ctx.alloc((BARRIER, None, parties, ()))
+
+
 __all__ = [
     "acquire", "can_acquire", "release", "owner", "can_enter", "enter", "exit_", "wait", "can_reacquire",
     "reacquire", "notify", "new_lock", "new_rlock", "new_semaphore", "new_condition", "new_object",
+    "event_is_set", "event_set", "barrier_arrive", "barrier_can_pass", "new_event", "new_barrier",
 ]

@@ -1,11 +1,11 @@
 """Builtin functions: ``b_X`` compiles a call ``X(…)`` of the builtin ``X`` in an expression.
 
 ``BuiltinCompiler`` is the ``FunctionCompiler`` mixin for ``len``, ``abs``, ``int``, ``bool``, ``min``,
-``max``, ``tid`` and ``choose``, the constructors ``Lock``, ``RLock``, ``Semaphore``, ``Condition`` and
-``Thread``, and the errors for builtins used where they are not supported (``range``, ``super``,
-``wait_until``, ``assume``). ``e_Call`` reaches them for a name that is not a model function, a class or a
-local. The builtins that are statements (``assume``, ``print``, ``wait_until``, ``wait``, ``notify``,
-``commit``) are ``call_stmt_X`` in ``statements.py`` and ``concurrency.py``.
+``max``, ``tid`` and ``choose``, the constructors ``Lock``, ``RLock``, ``Semaphore``, ``Condition``,
+``Event``, ``Barrier`` and ``Thread``, and the errors for builtins used where they are not supported
+(``range``, ``super``, ``wait_until``, ``assume``). ``e_Call`` reaches them for a name that is not a model
+function, a class or a local. The builtins that are statements (``assume``, ``print``, ``wait_until``,
+``wait``, ``notify``, ``commit``) are ``call_stmt_X`` in ``statements.py`` and ``concurrency.py``.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ class BuiltinCompiler(FunctionCore):
 
     def b_len(self, e: ast.Call) -> Fn:
         (a,) = self._args(e, 1, 1, "len")
+        self.length_use(e.args[0])
         return lambda ctx: _length(ctx, a(ctx))
 
     def b_abs(self, e: ast.Call) -> Fn:
@@ -60,6 +61,7 @@ class BuiltinCompiler(FunctionCore):
 
     def b_bool(self, e: ast.Call) -> Fn:
         (a,) = self._args(e, 1, 1, "bool")
+        self.length_use(e.args[0])
         return lambda ctx: _truth(ctx, a(ctx))
 
     def b_min(self, e: ast.Call) -> Fn:
@@ -172,6 +174,19 @@ class BuiltinCompiler(FunctionCore):
             return sync.new_condition
         lock = parts[0]
         return lambda ctx: sync.new_condition(ctx, lock(ctx))
+
+    def b_Event(self, e: ast.Call) -> Fn:
+        self._args(e, 0, 0, "Event")
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "Event"))
+        return sync.new_event
+
+    def b_Barrier(self, e: ast.Call) -> Fn:
+        """``threading.Barrier(parties)``; its ``action`` and ``timeout`` are not supported."""
+        (n,) = self._args(e, 1, 1, "Barrier", ("parties",))
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "Barrier"))
+        return lambda ctx: sync.new_barrier(ctx, n(ctx))
 
     def b_Thread(self, e: ast.Call) -> Fn:
         target: Fn | None = None

@@ -82,6 +82,7 @@ class ModuleCompiler:
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
+        self.lists_grow = self.uses_events = self.uses_barriers = False
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
@@ -122,6 +123,14 @@ class ModuleCompiler:
                 msg = "integer literal too large (more than 4,300 digits)"
             raise ModelSyntaxError(self.filename, max(e.lineno or 1, 1), max(e.offset or 1, 1),
                                    f"syntax error: {msg}") from None
+        # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "pop") for n in calls)
+        # Whether a `.wait()` may meet an Event or a Barrier: only then does it get their branches (a guard,
+        # a second blocking step), so that models without them compile exactly as before.
+        called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
+        self.uses_events = "Event" in called
+        self.uses_barriers = "Barrier" in called
         init_body: list[ast.stmt] = []
         declarations: list[ast.Call] = []
         for s in tree.body:

@@ -17,9 +17,9 @@ from typing import Any
 
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
-from movers.ir.program import MON, SYNC_KINDS, AtomicBlock, Ref
+from movers.ir.program import BARRIER, CONDITION, EVENT, MON, SYNC_KINDS, AtomicBlock, Ref
 from movers.lang import codegen
-from movers.lang.function import AV, NO_VALUE, Exit, Facts, Fn, FunctionCore
+from movers.lang.function import AV, NO_VALUE, Exit, Facts, Fn, FunctionCore, Label
 from movers.lang.runtime_ops import _join_guard, _join_op, _start_thread
 from movers.lang.syntax import _is_call_to
 
@@ -369,22 +369,56 @@ class ConcurrencyCompiler(FunctionCore):
         self.here(nxt)
 
     def compile_wait(self, s: ast.AST, obj: Fn, monitor: bool, name: str, facts: Facts) -> None:
-        """``wait`` is two steps: release and join the wait set; then, once notified, re-acquire."""
+        """``wait`` is two steps: release and join the wait set; then, once notified, re-acquire.
+
+        ``x.wait()`` may also meet an Event (one step, enabled while it is set) or a Barrier (two steps:
+        arrive; then, once the party is complete, pass), which the receiver's class tells at run time. The
+        first step is then guarded (by the event's flag) and its facts cover every branch; its kind stays
+        ``wait``, which every reduction treats as blocking synchronisation, and its recorded accesses to the
+        event or barrier (unprotected data) make it a non-mover."""
         slot, count = self.hidden("w"), self.hidden("c")
         reacq, nxt = self.label(), self.label()
+        events = not monitor and self.mc.uses_events
+        passing = self.label() if not monitor and self.mc.uses_barriers else None
+        if events:
+            facts.fields_read.add("$flag")
+        if passing is not None:
+            facts.fields_read |= {"$parties", "$waiters"}
+            facts.fields_written.add("$waiters")
 
         def make() -> Callable[[Ctx], None]:
             def run(ctx: Ctx) -> None:
                 r = obj(ctx)
                 if type(r) is not Ref:
                     raise ModelError(f"wait() on {show(r)}")
+                cls = ctx.heap[r.i][0]
+                if cls is EVENT:
+                    if not sync.event_is_set(ctx, r):  # the guard says it is: this only records the read
+                        raise ModelError(f"{name}.wait() executed while the event is clear")
+                    ctx.pc = nxt.pc
+                    return
+                if cls is BARRIER and passing is not None:
+                    sync.barrier_arrive(ctx, r)
+                    ctx.loc[slot] = r
+                    ctx.pc = passing.pc
+                    return
                 ctx.loc[count] = sync.wait(ctx, r, monitor)
                 ctx.loc[slot] = r
                 ctx.pc = reacq.pc
 
             return run
 
-        self.emit(make, True, s, kind="wait", **facts.info())
+        info: dict[str, Any] = facts.info()
+        if events:
+            def event_guard(ctx: Ctx) -> bool:
+                r = obj(ctx)
+                return type(r) is not Ref or ctx.heap[r.i][0] is not EVENT or sync.event_is_set(ctx, r)
+
+            info["guard_make"] = lambda: event_guard
+            info["blocked_make"] = lambda: (lambda ctx: f"waits for the event {name} to be set")
+        if events or passing is not None:
+            info["succ"] = [reacq, nxt] + ([passing] if passing is not None else [])
+        self.emit(make, True, s, kind="wait", **info)
         self.here(reacq)
 
         def make2() -> Callable[[Ctx], None]:
@@ -410,13 +444,89 @@ class ConcurrencyCompiler(FunctionCore):
             return text
 
         self.emit(make2, True, s, kind="reacquire", source=f"{self.mc.text(s)}  (re-acquire)",
-                  guard_make=guard, blocked_make=blocked, uses=tuple(facts.uses))
+                  guard_make=guard, blocked_make=blocked, uses=tuple(facts.uses), succ=[nxt])
+        if passing is not None:
+            self.compile_barrier_pass(s, slot, passing, nxt, name, facts)
         self.here(nxt)
+
+    def compile_barrier_pass(self, s: ast.AST, slot: int, passing: Label, nxt: Label, name: str,
+                             facts: Facts) -> None:
+        """The second step of ``b.wait()`` on a Barrier: enabled once the party this thread arrived in is
+        complete. A guarded step that reads the barrier, as ``wait_until`` reads its condition."""
+        self.here(passing)
+
+        def make() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                loc = ctx.loc
+                if not sync.barrier_can_pass(ctx, loc[slot]):  # the guard says it can: this records the read
+                    raise ModelError(f"{name}.wait() passed the barrier before its party was complete")
+                loc[slot] = None
+                ctx.pc = nxt.pc
+
+            return run
+
+        def blocked(ctx: Ctx) -> str:
+            o = ctx.heap[ctx.loc[slot].i]
+            return f"waits at the barrier {name} ({len(o[3])} of {o[2]} parties arrived)"
+
+        self.emit(make, True, s, kind="wait_until", source=f"{self.mc.text(s)}  (pass the barrier)",
+                  guard_make=lambda: (lambda ctx: sync.barrier_can_pass(ctx, ctx.loc[slot])),
+                  blocked_make=lambda: blocked, uses=tuple(facts.uses), fields_read=frozenset({"$waiters"}),
+                  succ=[nxt])
+
+    def wait_for_stmt(self, s: ast.Expr, e: ast.Call, f: ast.Attribute) -> None:
+        """``cv.wait_for(pred)`` is ``while not pred(): cv.wait()``, as in Python: the predicate is checked
+        first, with the lock held (one step each time, as a ``while`` condition), and after every wake-up.
+        ``pred`` is a lambda without parameters (its body is read in the caller's scope) or the name of a
+        model function without parameters."""
+        if len(e.args) != 1 or e.keywords:
+            raise self.mc.error(e, "wait_for(pred) takes one predicate (a timeout is not supported in models: a "
+                                   "model has no clock)")
+        p = e.args[0]
+        if isinstance(p, ast.Lambda):
+            a = p.args
+            if a.posonlyargs or a.args or a.vararg or a.kwonlyargs or a.kwarg:
+                raise self.mc.error(p, "wait_for(pred): the predicate takes no arguments")
+            test: ast.expr = p.body
+        elif isinstance(p, ast.Name) and p.id in self.mc.functions and p.id not in self.slot:
+            self.check_arity(p, self.mc.functions[p.id], 0)
+            test = ast.copy_location(ast.Call(func=p, args=[], keywords=[]), p)
+        else:
+            raise self.mc.error(p, "wait_for(pred): pred must be a lambda without parameters or the name of a "
+                                   "model function")
+        head, wait, end = self.label(), self.label(), self.label()
+        name = self.mc.text(f.value)
+        self.here(head)
+
+        def build() -> Callable[[Ctx], None]:
+            recv = self.expr(f.value)
+            holds = self.condition(test)
+
+            def finish(ctx: Ctx) -> None:
+                r = recv(ctx)
+                if type(r) is not Ref or ctx.heap[r.i][0] is not CONDITION:
+                    raise ModelError(f"wait_for() on {show(r) if type(r) is not Ref else 'a ' + ctx.heap[r.i][0].name}"
+                                     ": only a Condition has it")
+                ctx.pc = end.pc if holds(ctx) else wait.pc
+
+            return finish
+
+        self.simple(s, build, "loop", succ=[wait, end], source=f"{self.mc.text(s)}  (check {self.mc.text(p)})")
+        self.here(wait)
+        with self.recording() as facts:
+            recv = self.expr(f.value, allow_calls=False)
+            facts.uses.append(self.value(f.value))
+        self.compile_wait(s, recv, False, name, facts)
+        self.jump(head, s)
+        self.here(end)
 
     def sync_method_stmt(self, s: ast.Expr, e: ast.Call, f: ast.Attribute) -> None:
         """``x.acquire()`` and friends: a synchronisation step when ``x`` is a lock, condition or thread;
         a plain method call when ``x`` is a model object that defines the method."""
         method = f.attr
+        if method == "wait" and (e.args or e.keywords):
+            raise self.mc.error(e, "wait() with a timeout is not supported in models: a model has no clock (wait "
+                                   "without one, or use wait_until for a condition)")
         if e.keywords or (e.args and method not in ("start", "join")) or (e.args and method == "start"):
             raise self.mc.error(e, f"{method}() with arguments is not supported in models")
         if method == "join" and e.args:

@@ -27,17 +27,19 @@ from movers.lang.runtime_ops import (
     BINOPS,
     CMPOPS,
     MAX_SEQUENCE,
+    _append,
     _as_tuple,
     _check_ref,
-    _index,
+    _element_index,
     _int_like,
     _list_items,
     _make_in,
+    _pop,
     _too_big,
     _truth,
     _writable_field,
 )
-from movers.lang.syntax import DECLARATIONS, FORBIDDEN, SYNC_METHODS, _is_call_to
+from movers.lang.syntax import BUILTIN_METHODS, DECLARATIONS, FORBIDDEN, SYNC_METHODS, _is_call_to
 
 
 class ExpressionCompiler(FunctionCore):
@@ -60,11 +62,19 @@ class ExpressionCompiler(FunctionCore):
             raise self.mc.error(e, f"unsupported construct: {type(e).__name__.lower()} expression")
         return m(e)
 
+    def length_use(self, e: ast.expr) -> None:
+        """Record that the node may read the length of the list ``e`` denotes (``len``, a list's truth): an
+        access to its elements once lists can grow (``runtime_ops._read_length``); before, a constant."""
+        if self.mc.lists_grow:
+            self.facts.elements_read = True
+            self.facts.uses.append(self.value(e))
+
     def condition(self, e: ast.expr, allow_calls: bool = True) -> Fn:
         """``e`` compiled for its truth (``if``, ``while``, ``assert``, ``not``…), as Python tests it."""
         f = self.expr(e, allow_calls)
         if isinstance(e, ast.Compare) or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not)):
             return f  # already a bool
+        self.length_use(e)
 
         def truth(ctx: Ctx) -> bool:
             v = f(ctx)
@@ -88,7 +98,8 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(f, ast.Name):
             return f.id in self.mc.functions or (f.id in self.mc.classes and self.mc.classes[f.id].lookup("__init__")
                                                  is not None)
-        return isinstance(f, ast.Attribute)
+        return isinstance(f, ast.Attribute) and not (
+            f.attr in BUILTIN_METHODS and f.attr not in _model_methods(self.mc.class_nodes))
 
     def e_Constant(self, e: ast.Constant) -> Fn:
         v = e.value
@@ -147,7 +158,7 @@ class ExpressionCompiler(FunctionCore):
 
     def list_class(self, e: ast.AST) -> ClassInfo:
         """The list class of this allocation site."""
-        return ClassInfo("list", builtin="list", is_list=True, line=getattr(e, "lineno", 0))
+        return ClassInfo("list", builtin="list", is_list=True, line=getattr(e, "lineno", 0), grows=self.mc.lists_grow)
 
     def e_List(self, e: ast.List) -> Fn:
         parts = [self._expr(x) for x in e.elts]
@@ -212,6 +223,8 @@ class ExpressionCompiler(FunctionCore):
 
     def e_BoolOp(self, e: ast.BoolOp) -> Fn:
         parts = [self.no_calls(x, "inside 'and'/'or'") for x in e.values]
+        for x in e.values:
+            self.length_use(x)
         self.note(e, *(self.value(x) for x in e.values))  # `a or b` is one of its operands
         if isinstance(e.op, ast.And):
             def run(ctx: Ctx) -> Any:
@@ -290,7 +303,7 @@ class ExpressionCompiler(FunctionCore):
                 o = ctx.heap[v.i]
                 if not o[0].is_list:
                     raise ModelError(f"a {o[0].name} object is not subscriptable")
-                idx = _index(o, i)
+                idx = _element_index(ctx, v, o, i)
                 if ctx.track:
                     ctx.reads.append((v, idx))
                 x = o[idx]
@@ -362,13 +375,17 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Call) and _is_call_to(f.value, "super"):
                 return self.super_call(e, f)
-            if f.attr in SYNC_METHODS:
+            if f.attr in BUILTIN_METHODS:
+                return self.builtin_method(e, f)
+            if f.attr in SYNC_METHODS or (f.attr == "wait_for"
+                                          and "wait_for" not in _model_methods(self.mc.class_nodes)):
                 raise self.mc.error(e, f"{f.attr}() must be a statement of its own")
             if f.attr not in _model_methods(self.mc.class_nodes):
                 # No object of the model could have it: caught here rather than as a runtime error mid-search.
                 raise self.mc.error(f, UNKNOWN_METHODS.get(
                     f.attr, f"no class of the model defines a method '{f.attr}()', and the threading objects "
-                            "have only acquire, release, wait, notify, notify_all, start and join"))
+                            "have only acquire, release, wait, wait_for, notify, notify_all, start, join, set, clear, "
+                            "is_set, append and pop"))
             recv = self._expr(f.value)
             args = self.call_args(e)
             self.facts.callees.add("." + f.attr)
@@ -377,6 +394,59 @@ class ExpressionCompiler(FunctionCore):
             self.note(e, frozenset({("method_return", rv, f.attr)}))
             return self.site(self.method_call_setup(recv, f.attr, args, e), e)
         raise self.mc.error(e, "unsupported call")
+
+    def builtin_method(self, e: ast.Call, f: ast.Attribute) -> Fn:
+        """``e.set()``, ``e.clear()``, ``e.is_set()`` on an Event, ``xs.append(v)``, ``xs.pop()``, ``xs.pop(i)``
+        on a list: part of the step of the statement that contains them, with their accesses recorded (the
+        event's flag; the list's elements and length). When a class of the model defines a method of the same
+        name, the receiver's class decides at run time, as in Python (a hoisted call, which for a built-in
+        object delivers its value at once)."""
+        method = f.attr
+        user = method in _model_methods(self.mc.class_nodes)
+        lo, hi = {"append": (1, 1), "pop": (0, 1)}.get(method, (0, 0))
+        what = "one argument" if lo == hi == 1 else "no arguments" if hi == 0 else "at most one argument"
+        if not user and (e.keywords or not lo <= len(e.args) <= hi):
+            raise self.mc.error(e, f"{method}() takes {what}")
+        recv = self._expr(f.value)
+        args = self.call_args(e) if user else [self._expr(a) for a in e.args]
+        rv = self.value(f.value)
+        self.facts.uses.append(rv)
+        op: Callable[[Ctx, Any, list[Any]], Any]
+        if method == "append":
+            self.facts.elements_read = self.facts.elements_written = True
+            if e.args:
+                self.flow("store", ("element", rv), self.value(e.args[0]))
+            op = lambda ctx, r, vals: _append(ctx, r, *vals)  # noqa: E731
+        elif method == "pop":
+            self.facts.elements_read = self.facts.elements_written = True
+            self.note(e, frozenset({("element", rv)}))
+            op = lambda ctx, r, vals: _pop(ctx, r, *vals)  # noqa: E731
+        elif method == "is_set":
+            self.facts.fields_read.add("$flag")
+            op = lambda ctx, r, vals: sync.event_is_set(ctx, r)  # noqa: E731
+        else:
+            self.facts.fields_written.add("$flag")
+            flag = method == "set"
+            op = lambda ctx, r, vals: sync.event_set(ctx, r, flag)  # noqa: E731
+        if not user:
+            return lambda ctx: op(ctx, recv(ctx), [a(ctx) for a in args])
+        self.facts.callees.add("." + method)
+        self.flow("method_call", rv, method, tuple(self.value(a) for a in e.args))
+        self.note(e, self.value(e), frozenset({("method_return", rv, method)}))
+        user_setup = self.method_call_setup(recv, method, args, e)
+
+        def setup(ctx: Ctx, ret_pc: int) -> None:
+            r = recv(ctx)
+            if type(r) is Ref and ctx.heap[r.i][0].builtin:
+                vals = [a(ctx) for a in args]
+                if not lo <= len(vals) <= hi:
+                    raise ModelError(f"{method}() takes {what}")
+                ctx.retval = op(ctx, r, vals)
+                ctx.pc = ret_pc
+                return
+            user_setup(ctx, ret_pc)
+
+        return self.site(setup, e)
 
     def check_arity(self, e: ast.AST, code: Code, n: int) -> None:
         if n != len(code.params):
@@ -521,7 +591,7 @@ class ExpressionCompiler(FunctionCore):
                 o = ctx.heap[r.i]
                 if not o[0].is_list:
                     raise ModelError(f"item assignment on a {o[0].name} object")
-                ctx.set_field(r, _index(o, index(ctx)), v)
+                ctx.set_field(r, _element_index(ctx, r, o, index(ctx)), v)
 
             return store_item
         if isinstance(t, (ast.Tuple, ast.List)):
@@ -547,12 +617,6 @@ class ExpressionCompiler(FunctionCore):
 UNKNOWN_METHODS = {
     "locked": "m.locked() is not supported: read the owner instead (m.owner is not None)",
     "is_alive": "t.is_alive() is not supported: join the thread (t.join()), or let it set a flag when it ends",
-    "wait_for": "cv.wait_for(pred) is not supported: write the loop (while not pred: cv.wait())",
-    "append": "lists have a fixed length in movers: append and pop are not supported (allocate the list at its "
-              "largest, [0] * n, and keep a count)",
-    "pop": "lists have a fixed length in movers: append and pop are not supported (allocate the list at its "
-           "largest, [0] * n, and keep a count)",
-    "set": "Event is not supported: use a flag and wait_until(flag), or a Condition",
 }
 
 

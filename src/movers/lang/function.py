@@ -242,14 +242,18 @@ class FunctionCore:
             nodes.append(node)
         self.code.nodes = nodes
         self.code.entry = 0
-        # The module's initialisation runs once, on the closures: it needs no fast path.
-        if not self.is_module:
+        # The module's initialisation runs once, on the closures: it needs no fast path. Nor do models whose
+        # lists grow: the generated code does not record reads of a list's length (runtime_ops._read_length).
+        if not self.is_module and not self.mc.lists_grow:
             codegen.attach(self.code, fragments, guards, self.fast_names)
 
     def compile_function(self) -> None:
         fn = self.fn
         assert fn is not None
         # Locals are the parameters and every name assigned in the body that is not declared global.
+        # The predicate of cv.wait_for(lambda: …) is the one lambda allowed: its body is read in this scope.
+        predicates = {id(n.args[0]) for n in ast.walk(fn) if isinstance(n, ast.Call) and n.args
+                      and isinstance(n.func, ast.Attribute) and n.func.attr == "wait_for"}
         for n in ast.walk(fn):
             if isinstance(n, ast.Global):
                 for name in n.names:
@@ -258,7 +262,8 @@ class FunctionCore:
                     self.global_names.add(name)
             elif isinstance(n, ast.Nonlocal):
                 raise self.mc.error(n, "unsupported construct: nonlocal")
-            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and n is not fn:
+            elif (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and n is not fn
+                  and id(n) not in predicates):
                 raise self.mc.error(n, "unsupported construct: nested functions, classes and lambdas")
         for n in ast.walk(fn):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names:
@@ -268,7 +273,8 @@ class FunctionCore:
             self.compile_synchronized_body(fn, body)
         else:
             self.compile_block(body)
-            self.code.fast_value = codegen.expression_function(self, body)
+            if not self.mc.lists_grow:
+                self.code.fast_value = codegen.expression_function(self, body)
         self.finish()
 
     # -- simple statements: one step, calls lowered into segments ---------------------------------------------

@@ -66,7 +66,9 @@ from types import FunctionType, TracebackType
 from typing import Any, ParamSpec, TypeVar, overload
 
 __all__ = [
+    "Barrier",
     "Condition",
+    "Event",
     "Lock",
     "RLock",
     "Semaphore",
@@ -290,6 +292,9 @@ class Condition:
     def wait(self, timeout: float | None = None) -> bool:
         return self._cond.wait(timeout)
 
+    def wait_for(self, predicate: Callable[[], Any], timeout: float | None = None) -> Any:
+        return self._cond.wait_for(predicate, timeout)
+
     def notify(self, n: int = 1) -> None:
         self._cond.notify(n)
 
@@ -301,6 +306,11 @@ class Condition:
 
     def __exit__(self, *exc: object) -> None:
         self._lock.release()
+
+
+# Events and barriers have no owner: threading's own serve.
+Event = threading.Event
+Barrier = threading.Barrier
 
 
 class Semaphore:

@@ -51,11 +51,27 @@ def _writable_field(o: tuple, name: str) -> int:
     return _field_index(o, name)
 
 
+def _read_length(ctx: Ctx, r: Ref, o: tuple) -> None:
+    """Record that the step depends on the length n of a list that may grow (``ClassInfo.grows``).
+
+    A list's length is no location of its own: it is read as slots n + 1 (its last element) and n + 2 (the
+    first past its end). Every change of the length writes one of them (``append`` writes slot n + 2, ``pop``
+    the slots from the one it removes to n + 1), so a step that reads them depends on every step that
+    changes the length, for every reduction, while appends and pops still commute with accesses to elements
+    they do not touch."""
+    if ctx.track and o[0].grows:
+        n = len(o)
+        if n > 2:
+            ctx.reads.append((r, n - 1))
+        ctx.reads.append((r, n))
+
+
 def _length(ctx: Ctx, v: Any) -> int:
     if type(v) is Ref:
         o = ctx.heap[v.i]
         if not o[0].is_list:
             raise ModelError(f"len() of a {o[0].name} object")
+        _read_length(ctx, v, o)
         return len(o) - 2
     if type(v) is tuple:
         return len(v)
@@ -66,7 +82,10 @@ def _truth(ctx: Ctx, v: Any) -> bool:
     """Python's truth of a value: a list is false when empty; any other object is true."""
     if type(v) is Ref:
         o = ctx.heap[v.i]
-        return not o[0].is_list or len(o) > 2
+        if not o[0].is_list:
+            return True
+        _read_length(ctx, v, o)
+        return len(o) > 2
     return bool(v)
 
 
@@ -172,7 +191,63 @@ def _list_items(ctx: Ctx, r: Ref) -> tuple:
     o = ctx.heap[r.i]
     if ctx.track:
         ctx.reads.extend((r, k) for k in range(2, len(o)))
+        _read_length(ctx, r, o)
     return tuple([unbox(x) for x in o[2:]])
+
+
+def _element_index(ctx: Ctx, r: Ref, o: tuple, i: Any) -> int:
+    """``_index`` for ``a[i]`` on list ``r``: whether i is in range, and which element it names when it is
+    negative, depend on the length."""
+    _read_length(ctx, r, o)
+    return _index(o, i)
+
+
+def _list_of(ctx: Ctx, r: Any, method: str) -> tuple:
+    if type(r) is not Ref:
+        raise ModelError(f"method '{method}' called on {show(r)}")
+    o = ctx.heap[r.i]
+    if not o[0].is_list:
+        raise ModelError(f"{o[0].name} object has no method '{method}'")
+    return o
+
+
+def _append(ctx: Ctx, r: Any, v: Any) -> None:
+    """``xs.append(v)``: a new list object one element longer (the state is immutable)."""
+    o = _list_of(ctx, r, "append")
+    if len(o) - 2 >= MAX_SEQUENCE:
+        raise _too_big("list too long")
+    _read_length(ctx, r, o)
+    heap = ctx.heap
+    if type(heap) is tuple:
+        heap = ctx.heap = list(heap)
+    heap[r.i] = (*o, None)
+    ctx.set_field(r, len(o), v)  # boxes v, marks references, records the write of slot n + 2
+
+
+def _pop(ctx: Ctx, r: Any, i: Any = -1) -> Any:
+    """``xs.pop()`` / ``xs.pop(i)``: remove and return an element; the later ones move down by one."""
+    o = _list_of(ctx, r, "pop")
+    _read_length(ctx, r, o)
+    if len(o) == 2:
+        raise ModelError("pop from empty list")
+    if type(i) is not int and type(i) is not bool:
+        raise ModelError(f"pop index must be an int, got {show(i)}")
+    n = len(o) - 2
+    k = i + n if i < 0 else i
+    if not 0 <= k < n:
+        raise ModelError(f"pop index {i} out of range (length {n})")
+    k += 2
+    if ctx.track:
+        ctx.reads.extend((r, j) for j in range(k, len(o)))
+        ctx.writes.extend((r, j) for j in range(k, len(o)))
+    x = o[k]
+    heap = ctx.heap
+    if type(heap) is tuple:
+        heap = ctx.heap = list(heap)
+    heap[r.i] = o[:k] + o[k + 1:]
+    if type(x) is Ref or type(x) is tuple or any(type(y) is Ref or type(y) is tuple for y in o[k + 1:]):
+        ctx.dirty = ctx.reshaped = True  # references moved or dropped
+    return unbox(x) if type(x) in _BOXED else x
 
 
 def _as_tuple(ctx: Ctx, v: Any) -> Any:

@@ -18,17 +18,18 @@ from collections.abc import Callable
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import UNBOUND, Ref, box, unbox
 from movers.lang import codegen
+from movers.lang.expressions import _model_methods
 from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
 from movers.lang.runtime_ops import (
     BINOPS,
     _check_ref,
-    _index,
+    _element_index,
     _item,
     _length,
     _range_int,
     _writable_field,
 )
-from movers.lang.syntax import DECLARATIONS, SYNC_METHODS, _is_call_to, _is_docstring
+from movers.lang.syntax import CHANGING_METHODS, DECLARATIONS, SYNC_METHODS, _is_call_to, _is_docstring
 
 
 def _constant_truth(e: ast.expr) -> bool | None:
@@ -72,6 +73,10 @@ class StatementCompiler(FunctionCore):
                     raise self.mc.error(e, f"{f.id}(…) must be at the top level of the model")
             elif isinstance(f, ast.Attribute) and f.attr in SYNC_METHODS:
                 self.sync_method_stmt(s, e, f)
+                return
+            elif (isinstance(f, ast.Attribute) and f.attr == "wait_for"
+                  and "wait_for" not in _model_methods(self.mc.class_nodes)):
+                self.wait_for_stmt(s, e, f)
                 return
         self.plain_stmt(s, lambda: self.expr(e))
 
@@ -172,7 +177,7 @@ class StatementCompiler(FunctionCore):
                     if type(r) is not Ref:
                         raise ModelError(f"item assignment on {show(r)}")
                     o = ctx.heap[r.i]
-                    idx = _index(o, i)
+                    idx = _element_index(ctx, r, o, i)
                     if ctx.track:
                         ctx.reads.append((r, idx))
                     ctx.set_field(r, idx, op(unbox(o[idx]), value(ctx)))
@@ -203,7 +208,7 @@ class StatementCompiler(FunctionCore):
         self.simple(s, build, "assert", fast=codegen.check(self, s.test, nxt))
         self.here(nxt)
 
-    def message(self, e: ast.expr) -> Fn:
+    def message(self, e: ast.expr, allow_calls: bool = True) -> Fn:
         """An assertion's message: a string, an f-string or ``"..." % values`` (the habits of Python code),
         formatted only when the assertion fails; any other expression is shown as a value."""
         if isinstance(e, ast.Constant) and isinstance(e.value, str):
@@ -221,13 +226,13 @@ class StatementCompiler(FunctionCore):
                             and all(isinstance(x, ast.Constant) for x in v.format_spec.values)):
                         raise self.mc.error(v, "a computed format specification in an f-string")
                     spec = "".join(str(x.value) for x in v.format_spec.values) if v.format_spec else ""  # type: ignore[union-attr]
-                    parts.append(_formatted(self.expr(v.value), spec))
+                    parts.append(_formatted(self.expr(v.value, allow_calls), spec))
             return lambda ctx: "".join(p(ctx) for p in parts)
         if (isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mod) and isinstance(e.left, ast.Constant)
                 and isinstance(e.left.value, str)):
             template = e.left.value
             items = e.right.elts if isinstance(e.right, ast.Tuple) else [e.right]
-            values = [self.expr(x) for x in items]
+            values = [self.expr(x, allow_calls) for x in items]
 
             def percent(ctx: Ctx) -> str:
                 vs = tuple(v(ctx) for v in values)
@@ -237,7 +242,7 @@ class StatementCompiler(FunctionCore):
                     return template + " % " + ", ".join(show(x) for x in vs)
 
             return percent
-        return self.expr(e)
+        return self.expr(e, allow_calls)
 
     def stmt_Global(self, s: ast.Global) -> None:
         if self.is_module:
@@ -524,10 +529,16 @@ class StatementCompiler(FunctionCore):
 
     def call_stmt_print(self, s: ast.Expr, e: ast.Call) -> None:
         # print is accepted so that models run under CPython; it costs a step and has no effect. Its
-        # arguments are compiled (so that names are checked) but not evaluated.
+        # arguments are compiled (so that names are checked) but not evaluated: f-strings and "…" % values
+        # as in assertion messages.
         for a in e.args:
+            for n in ast.walk(a):
+                if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                        and n.func.attr in CHANGING_METHODS):
+                    raise self.mc.error(n, f"print() does not evaluate its arguments: call "
+                                           f"{self.mc.text(n)} in a statement of its own")
             if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
-                self.expr(a, allow_calls=False)
+                self.message(a, allow_calls=False)
         self.plain_stmt(s, lambda: (lambda ctx: None))
 
 

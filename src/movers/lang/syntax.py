@@ -10,9 +10,14 @@ FORBIDDEN = {
     "delattr", "input", "breakpoint", "exit", "quit", "memoryview", "object", "type", "super_",
 }
 SYNC_METHODS = {"acquire", "release", "wait", "notify", "notify_all", "notifyAll", "start", "join"}
+# Methods of Event and lists, compiled in expressions (``ExpressionCompiler.builtin_method``); those that change
+# their object.
+BUILTIN_METHODS = {"set", "clear", "is_set", "append", "pop"}
+CHANGING_METHODS = {"set", "clear", "append", "pop"}
 DECLARATIONS = {"exclusive", "guarded_by", "thread_local", "self_locking", "lock_protected"}
 LOCKING_DECLARATIONS = {"self_locking", "lock_protected"}
-BUILTIN_CLASS_NAMES = {"Lock", "RLock", "Condition", "Semaphore", "BoundedSemaphore", "Thread", "list", "object"}
+BUILTIN_CLASS_NAMES = {"Lock", "RLock", "Condition", "Semaphore", "BoundedSemaphore", "Event", "Barrier", "Thread",
+                       "list", "object"}
 PURE_BUILTINS = {"len", "min", "max", "abs", "tid", "choose", "int", "bool"}
 
 

@@ -36,7 +36,7 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from movers.ir.program import CONDITION, LOCK, RLOCK, Program
+from movers.ir.program import BARRIER, CONDITION, LOCK, RLOCK, Program
 from movers.semantics.state import State, canonical, globals_cover
 
 
@@ -80,7 +80,7 @@ def rename_heap(heap: tuple, pi: list[int]) -> tuple:
         if cls is LOCK or cls is RLOCK or cls.is_thread:
             if type(new[2]) is int:
                 new = (*new[:2], rename(new[2]), *new[3:])
-        elif cls is CONDITION and new[3]:
+        elif (cls is CONDITION or cls is BARRIER) and new[3]:  # their waiters
             new = (*new[:3], tuple(sorted(map(rename, new[3]))), *new[4:])
         if new is not o:
             out[k] = new

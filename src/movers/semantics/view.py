@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from movers.ir.machine import show
-from movers.ir.program import CONDITION, LOCK, RLOCK, SEMAPHORE, UNBOUND, Program, Ref
+from movers.ir.program import BARRIER, CONDITION, EVENT, LOCK, RLOCK, SEMAPHORE, UNBOUND, Program, Ref
 from movers.semantics.state import State
 
 
@@ -40,6 +40,12 @@ def _expand(state: State, path: str, r: Ref, out: dict[str, str], seen: set[int]
         return
     if cls is SEMAPHORE:
         out[f"{path}.value"] = show(obj[2])
+        return
+    if cls is EVENT:
+        out[f"{path}.is_set()"] = show(obj[2])
+        return
+    if cls is BARRIER:
+        out[f"{path}.waiting"] = show(obj[3])
         return
     if cls is CONDITION:
         out[f"{path}.waiting"] = show(obj[3])

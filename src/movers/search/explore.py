@@ -436,13 +436,11 @@ class Search:
                             k = key(s)
                     else:
                         k = key(s)
-                    n0 = len(visited)
-                    visit(k)
-                    if len(visited) == n0:
+                    if k in visited:
                         continue
-                    if max_states is not None and n0 >= max_states:
-                        visited.discard(k)  # --max-states N stores N states, never N + 1
-                        raise _Stop("max-states")
+                    if max_states is not None and len(visited) >= max_states:
+                        raise _Stop("max-states")  # --max-states N stores N states, never N + 1
+                    visit(k)
                     depth = len(stack)
                     if depth > max_d:
                         max_d = depth

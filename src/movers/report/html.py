@@ -79,6 +79,7 @@ svg.chart text { font-size: 12px; fill: var(--fg); }
 svg.chart .chart-title { font-weight: 600; }
 svg.chart rect.states { fill: #4a78d4; } svg.chart rect.seconds { fill: #d4894a; }
 .charts { display: flex; flex-wrap: wrap; gap: 24px; margin-top: 12px; }
+#compare { margin-top: 14px; }
 """
 
 # Renders the state of the clicked step from the embedded JSON; text only (textContent), never markup.

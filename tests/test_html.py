@@ -361,3 +361,15 @@ def test_browser_screenshot(page: Any, tmp_path: Path) -> None:
     box = page.locator("#state-panel").bounding_box()
     lanes = page.locator("#lanes-0").bounding_box()
     assert box and lanes and box["x"] > lanes["x"] + lanes["width"] and box["y"] < height
+
+
+def test_the_docs_show_the_page() -> None:
+    docs = EXAMPLES.parent / "docs"
+    text = (docs / "counterexamples.md").read_text()
+    images = re.findall(r"!\[[^\]]*\]\((images/[^)]+\.png)\)", text)
+    assert images == ["images/html_racy_counter.png", "images/html_dining_philosophers.png"]
+    for image in images:
+        png = (docs / image).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) < 150_000  # small, for the repository's sake
+    synopsis = (docs / "cli.md").read_text().split("```")[1]
+    assert synopsis.count("[--html FILE]") == 3  # check, replay, compare

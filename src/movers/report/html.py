@@ -144,7 +144,7 @@ JS = r"""
       box.appendChild(head);
       var dl = el("dl");
       function item(k, val) { if (val) { dl.appendChild(el("dt", k)); dl.appendChild(el("dd", val)); } }
-      item("waits for", th.waits);
+      item("reason", th.waits);
       item("holds", th.holds.join(", "));
       item("stack", th.stack.map(function (f) { return f["function"] + ":" + f.line; }).join(" > "));
       item("next", th.next);

@@ -191,6 +191,10 @@ def test_page_of_ok_error_and_replay(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, page = _html(tmp_path, "replay", str(RACY), str(trail), name="replay.html")
     assert code == 1 and "replayed: the violation happens again" in page
     assert _data(page)["violations"][0]["steps"][2]["state"]["globals"]["count"] == "1"
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(RACY.read_text().replace('assert count == 2, "lost update"', 'assert count >= 1, "lost"'))
+    code, page = _html(tmp_path, "replay", str(fixed), str(trail), name="fixed.html")
+    assert code == 0 and "replayed: the violation no longer happens" in page and "No interleaving" not in page
 
 
 def test_an_unwritable_page_keeps_the_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

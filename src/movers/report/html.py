@@ -315,7 +315,7 @@ def render_result(result: Result, model: str = "") -> str:
                                  result.classification))
     if result.locks:
         body.append(_named_table("inferred protecting locks", "locks", ("location", "protected by"), result.locks))
-    if not body:
+    if not body and _no_violation(result):
         body.append(f'<p class="hint">{esc(_no_violation(result))}</p>')
     data = {"model": model or result.model, "verdict": result.verdict,
             "violations": [{"kind": v.kind, "message": v.message,
@@ -327,6 +327,8 @@ def render_result(result: Result, model: str = "") -> str:
 
 
 def _no_violation(result: Result) -> str:
+    if result.headline:
+        return ""  # a replay ran one trail, not every interleaving: its headline and notes say what happened
     if result.verdict == "ok":
         return "No interleaving violates an assertion, an invariant or a declaration, and none deadlocks."
     if result.verdict == "incomplete":

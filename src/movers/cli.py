@@ -79,7 +79,11 @@ def _parser() -> argparse.ArgumentParser:
                         "flow: GitHub code scanning) or junit (JUnit XML, for CI test tabs)")
     c.add_argument("--full-state", action="store_true",
                    help="print the state where the violation shows: globals and heap by path, and per thread its "
-                        "status, what it waits for, the locks it holds, its stack and locals (--json has it always)")
+                        "status, what it waits for, the locks it holds, its stack and locals (--json has it always; "
+                        "with --full-state, --json also has the state after every step, trace[].state)")
+    c.add_argument("--html", metavar="FILE",
+                   help="also write the report as one self-contained HTML page: the counterexample as swimlanes "
+                        "(click a step for the state after it), a deadlock's table of threads, the statistics")
     c.add_argument("--trail", metavar="FILE",
                    help="on a violation, save its steps to FILE (JSON), for 'movers replay MODEL FILE'")
     c.add_argument("--quiet", action="store_true", help="no progress line")
@@ -96,7 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("model", help="the model file")
     rp.add_argument("trail", help="the trail file")
     rp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    rp.add_argument("--full-state", action="store_true", help="print the state where the violation shows")
+    rp.add_argument("--full-state", action="store_true",
+                    help="print the state where the violation shows, and the state after every step")
+    rp.add_argument("--html", metavar="FILE", help="also write the report as one self-contained HTML page")
     k = sub.add_parser("compare", help="one row per reduction on the same model")
     k.add_argument("model", help="the model file (a path, whatever its suffix)")
     k.add_argument("--reductions", default=",".join(REDUCTIONS),
@@ -108,6 +114,9 @@ def _parser() -> argparse.ArgumentParser:
                         "atomicity checking) beside the instrumented ones, as Flanagan's Figure 1 does")
     _limit_options(k)
     k.add_argument("--json", action="store_true", help="print the rows as one JSON list on stdout")
+    k.add_argument("--html", metavar="FILE",
+                   help="also write the comparison as one self-contained HTML page: the table and a bar chart "
+                        "of states and seconds per reduction")
     return p
 
 
@@ -416,7 +425,34 @@ def _check(args: argparse.Namespace) -> int:
         else:
             if not args.json:
                 r.notes.append(f"trail written to {args.trail} (movers replay {args.model} {args.trail})")
+    if r.violations and (args.html or (args.full_state and args.json)):
+        _add_step_states(r, args.model)
     return _report(r, args)
+
+
+def _add_step_states(r: Result, model: str) -> None:
+    """The state after every step of ``r``'s traces, for ``--html`` and ``--json --full-state``: the check
+    keeps none, so the model is compiled again and the traces replayed."""
+    from pathlib import Path
+
+    from movers.checker import load
+    from movers.lang.errors import ModelSyntaxError
+    from movers.report.steps import add_step_states
+
+    try:
+        add_step_states(r, load(Path(model)))
+    except (ModelSyntaxError, OSError) as e:  # the file changed or went away since the check read it
+        _say(f"movers: cannot compute the state after each step: {e}")
+
+
+def _write_html(path: str, page: str) -> bool:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(page)
+    except OSError as e:
+        _say(f"movers: cannot write the HTML report {path}: {e.strerror or e}")
+        return False
+    return True
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -435,6 +471,11 @@ def _replay(args: argparse.Namespace) -> int:
 def _report(r: Result, args: argparse.Namespace) -> int:
     import json
 
+    if getattr(args, "html", None):
+        from movers.report.html import render_result
+
+        if _write_html(args.html, render_result(r, args.model)) and not args.json and r.verdict != "error":
+            r.notes.append(f"HTML report written to {args.html}")
     fmt = getattr(args, "format", "text")
     if fmt in ("sarif", "junit"):
         from movers.report.formats import to_junit, to_sarif
@@ -458,6 +499,11 @@ def _report(r: Result, args: argparse.Namespace) -> int:
     def render(out: Console) -> None:
         print_result(r, out, args.model, show_classification=args.show_classification and infers,
                      show_locks=args.show_locks and infers, full_state=getattr(args, "full_state", False))
+        if args.command == "replay" and args.full_state:
+            from movers.report.steps import print_step_states
+
+            for v in r.violations:
+                print_step_states(v, out)
         if (args.show_locks or args.show_classification) and not infers:
             out.print(f"(--reduction {args.reduction} infers no classification: use optimistic or "
                       "transactions)")
@@ -549,6 +595,10 @@ def _compare(args: argparse.Namespace) -> int:
             finished(k, r)
             if r.limit == "interrupted":
                 break  # Ctrl-C stops the comparison, not just this row
+    if args.html:
+        from movers.report.html import render_compare
+
+        _write_html(args.html, render_compare(rows, args.model, standard or None))
     if args.json:
         _ignore_interrupts()
         base = next((r for r in rows if r.reduction == "none"), None)

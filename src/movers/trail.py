@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from movers.report.result import Result, Stats, Violation
+from movers.report.steps import attach_states
 from movers.report.trace import describe_state, replay_with_state
 
 SCHEMA = 1
@@ -124,6 +125,8 @@ def replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result:
     trace, end = replay_with_state(system, steps[:done])
     v = Violation(found[0], found[1], trace, trace[-1].line if trace else 0, steps[:done],
                   describe_state(system, end))
+    # A replay is the place to study one counterexample: it carries the state after every step.
+    attach_states(v, system)
     notes = [f"replayed {done} of the trail's {len(steps)} steps"
              + ("" if not changed else "; the model changed since the trail was written")]
     if found[0] != trail.get("kind"):

@@ -23,10 +23,15 @@ class TraceStep:
     changes: dict[str, str] = field(default_factory=dict)
     # The function the thread was started with: users know threads by it, not by their number.
     name: str = ""
+    # The full state after the step (report/steps.py), when asked for: it costs a replay of the trace.
+    state: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"thread": self.thread, "name": self.name, "line": self.line, "source": self.source,
-                "changes": self.changes}
+        d = {"thread": self.thread, "name": self.name, "line": self.line, "source": self.source,
+             "changes": self.changes}
+        if self.state is not None:
+            d["state"] = self.state
+        return d
 
 
 @dataclass

@@ -21,12 +21,19 @@ class TraceStep:
     line: int
     source: str
     changes: dict[str, str] = field(default_factory=dict)
-    # The function the thread was started with: users know threads by it, not by their number.
+    # The thread's name: ``Thread(name=...)``, else the function it was started with, with its number when
+    # several threads share it (``worker#1``): users know threads by it, not by their number.
     name: str = ""
+    # Where a condition step went: "true" or "false" (``if``, ``while``, ``wait_until``), "next" or "done"
+    # (a ``for`` header); "" for other steps.
+    outcome: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"thread": self.thread, "name": self.name, "line": self.line, "source": self.source,
-                "changes": self.changes}
+        d = {"thread": self.thread, "name": self.name, "line": self.line, "source": self.source,
+             "changes": self.changes}
+        if self.outcome:
+            d["outcome"] = self.outcome
+        return d
 
 
 @dataclass
@@ -39,10 +46,15 @@ class Violation:
     steps: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
     # The state where it shows, in full (report/trace.py's ``full_state``): printed with --full-state.
     state: dict[str, Any] = field(default_factory=dict)
+    # A failed assertion: the values its condition reads, where it fails ({"count": "1"}).
+    values: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message, "trace": [s.to_json() for s in self.trace],
-                "state": self.state}
+        d = {"kind": self.kind, "message": self.message, "trace": [s.to_json() for s in self.trace],
+             "state": self.state}
+        if self.values:
+            d["values"] = self.values
+        return d
 
 
 @dataclass

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 VERDICTS = ("ok", "violation", "incomplete", "error")
+# What a step's changes say of a thread (``{"thread worker#0": "terminated"}``).
+THREAD_EVENTS = ("started", "terminated", "woken")
 KINDS = ("assertion", "deadlock", "invariant", "discipline", "atomicity", "runtime-error")
 
 
@@ -27,6 +29,24 @@ class TraceStep:
     # Where a condition step went: "true" or "false" (``if``, ``while``, ``wait_until``), "next" or "done"
     # (a ``for`` header); "" for other steps.
     outcome: str = ""
+
+    @property
+    def who(self) -> str:
+        return self.name or f"thread {self.thread}"
+
+    def changes_text(self) -> str:
+        """The changes on one line: ``count = 1, thread worker#0 terminated``."""
+        return ", ".join(f"{k} {v}" if k.startswith("thread ") and v in THREAD_EVENTS else f"{k} = {v}"
+                         for k, v in self.changes.items())
+
+    def shown_source(self) -> str:
+        """What the step executes, with where a condition went: ``self.v == 0  -> true``. A thread whose
+        condition sends it past its last statement ends in that step: ``-> done, thread ends`` says so where
+        the line (the loop's header) would not."""
+        if not self.outcome:
+            return self.source
+        ends = self.changes.get(f"thread {self.name}") == "terminated"
+        return f"{self.source}  -> {self.outcome}{', thread ends' if ends else ''}"
 
     def to_json(self) -> dict[str, Any]:
         d = {"thread": self.thread, "name": self.name, "line": self.line, "source": self.source,

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from movers.report.result import Result, TraceStep
+from movers.report.result import Result
 
 VERDICT_STYLE = {"ok": "bold green", "violation": "bold red", "incomplete": "bold yellow", "error": "bold red"}
 LIMIT_TEXT = {
@@ -111,25 +111,10 @@ def print_result(
         table.add_column("changes", overflow="fold")
         for i, st in enumerate(v.trace, 1):
             # Text, not markup: model source may contain brackets.
-            table.add_row(str(i), Text(st.name or str(st.thread)), str(st.line), Text(step_source(st)),
-                          Text(changes_text(st.changes)))
+            table.add_row(str(i), Text(st.who), str(st.line), Text(st.shown_source()), Text(st.changes_text()))
         console.print(table)
         if v.state and "threads" in v.state and (full_state or v.kind == "deadlock"):
             print_state(v.state, console, globals_too=full_state)
-
-
-THREAD_EVENTS = ("started", "terminated", "woken")
-
-
-def changes_text(changes: dict[str, str]) -> str:
-    """A step's changes on one line: ``count = 1, thread worker#0 terminated``."""
-    return ", ".join(f"{k} {val}" if k.startswith("thread ") and val in THREAD_EVENTS else f"{k} = {val}"
-                     for k, val in changes.items())
-
-
-def step_source(st: TraceStep) -> str:
-    """What a step executes, with where a condition went: ``self.v == 0  -> true``."""
-    return f"{st.source}  -> {st.outcome}" if st.outcome else st.source
 
 
 def print_compare(rows: list[Result], console: Console, model: str, standard: dict[str, Result] | None = None

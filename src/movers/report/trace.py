@@ -182,8 +182,10 @@ def _outcome(state: State, t: int, choices: tuple[int, ...], node: Node) -> str:
         node.run(ctx)
     except Exception:  # noqa: BLE001  (the step itself reports its error)
         return ""
-    if ctx.code is not code or ctx.pc not in node.succ:
+    if ctx.code is not code:
         return ""
+    # The true branch (the loop's body) is the first successor; a ``for`` header ends at its loop's end,
+    # which is not among its successors (they have the label ``break`` jumps to).
     taken = ctx.pc == node.succ[0]
     if node.source.startswith("for "):
         return "next" if taken else "done"

@@ -100,7 +100,7 @@ def view(program: Program, state: State, t: int, frame_depth: int | None = None,
     if th and 0 <= depth < len(th):
         frame = th[depth]
         for name, v in zip(frame[0].locals, frame[2:], strict=False):
-            if not name.startswith("$") and v is not None:
+            if not name.startswith("$") and v is not None and v is not UNBOUND:
                 w.leaf(name, v)
     return w.out
 

@@ -111,6 +111,22 @@ def test_the_values_are_in_the_text_and_the_json(capsys: pytest.CaptureFixture[s
     assert "values" not in movers.check(EXAMPLES / "dining_philosophers.py").violations[0].to_json()
 
 
+def test_locals_not_assigned_yet_are_not_shown() -> None:
+    # A call shows the callee's parameters, not its other locals, which have no value yet.
+    tr = _steps("""
+    def inc(k):
+        return k + 1
+    def twice(k):
+        z = inc(k)
+        return z * 2
+    def main():
+        w = twice(3)
+        assert w == 0
+    Thread(target=main).start()
+    """)
+    assert tr[0].source == "w = twice(3)" and tr[0].changes == {"k": "3"}
+
+
 # -- 3. threads are named -----------------------------------------------------------------------------------------
 
 

@@ -31,7 +31,7 @@ def test_sarif_of_a_violation_has_the_trace_as_a_code_flow(capsys: pytest.Captur
     assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == path
     assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == 21
     flow = res["codeFlows"][0]["threadFlows"][0]["locations"]
-    assert len(flow) == 7 and flow[0]["location"]["message"]["text"].startswith("thread 0: tmp = count")
+    assert len(flow) == 7 and flow[0]["location"]["message"]["text"].startswith("worker#0: tmp = count")
     assert [f["executionOrder"] for f in flow] == list(range(1, 8))
 
 
@@ -52,7 +52,8 @@ def test_junit(capsys: pytest.CaptureFixture[str]) -> None:
     suite = ET.fromstring(out).find("testsuite")
     assert suite is not None and suite.get("failures") == "1" and suite.get("tests") == "1"
     failure = suite.find("testcase/failure")
-    assert failure is not None and failure.get("type") == "deadlock" and "1. thread 0" in (failure.text or "")
+    assert failure is not None and failure.get("type") == "deadlock"
+    assert "1. philosopher#0, line 16" in (failure.text or "")
     code, out = _out(capsys, str(EXAMPLES / "peterson.py"), "--format", "junit")
     case = ET.fromstring(out).find("testsuite/testcase")
     assert code == 0 and case is not None and case.find("failure") is None

@@ -83,7 +83,7 @@ def test_step_states_of_a_deadlock_end_in_its_state() -> None:
     r = add_step_states(movers.check(DINING), movers.load(DINING))
     v = r.violations[0]
     assert v.trace[-1].state == v.state and "failed" not in v.state
-    assert thread_names(v) == {0: "0 philosopher", 1: "1 philosopher", 2: "2 philosopher"}
+    assert thread_names(v) == {0: "philosopher#0", 1: "philosopher#1", 2: "philosopher#2"}
 
 
 def test_step_states_of_nothing_and_of_a_misfit() -> None:
@@ -103,9 +103,9 @@ def test_replay_json_and_full_state(tmp_path: Path, capsys: pytest.CaptureFixtur
                                                                                       "1"]
     assert main(["replay", str(RACY), str(trail), "--full-state"]) == 1
     out = capsys.readouterr().out
-    assert "state after each step" in out and "after step 3 (0 worker, line 15: count = tmp + 1)" in out
-    assert "thread 0 worker: can move at worker:15; tmp = 0" in out
-    assert "step 7 fails (2 checker, line 21" in out
+    assert "state after each step" in out and "after step 3 (worker#0, line 15: count = tmp + 1)" in out
+    assert "worker#0: can move at worker:15; tmp = 0" in out
+    assert "step 7 fails (checker, line 21" in out
     # Without --full-state, replay prints the failing state only as check does.
     assert main(["replay", str(RACY), str(trail)]) == 1
     assert "state after each step" not in capsys.readouterr().out
@@ -117,7 +117,7 @@ def test_check_json_has_step_states_only_with_full_state(capsys: pytest.CaptureF
     assert all("state" not in s for s in json.loads(capsys.readouterr().out)["violations"][0]["trace"])
     assert main(["check", str(DINING), "--json", "--full-state"]) == 1
     trace = json.loads(capsys.readouterr().out)["violations"][0]["trace"]
-    assert trace[3]["state"]["globals"]["forks[0].owner"] == "0"
+    assert trace[3]["state"]["globals"]["forks[0].owner"] == "philosopher#0"
     assert [th["status"] for th in trace[-1]["state"]["threads"]] == ["blocked"] * 3
 
 
@@ -133,8 +133,8 @@ def test_embed_json_cannot_close_its_script() -> None:
 def test_page_of_the_lost_update(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, page = _html(tmp_path, "check", str(RACY))
     assert code == 1 and "note: HTML report written to" in capsys.readouterr().out
-    assert re.findall(r'<th class="lane" data-thread="\d+">([^<]*)</th>', page) == ["0 worker", "1 worker",
-                                                                                   "2 checker"]
+    assert re.findall(r'<th class="lane" data-thread="\d+">([^<]*)</th>', page) == ["worker#0", "worker#1",
+                                                                                   "checker"]
     steps = re.findall(r'<button type="button" class="step[^"]*" data-violation="0" data-step="(\d+)" '
                        r'data-thread="(\d+)"', page)
     assert steps == [("1", "0"), ("2", "1"), ("3", "0"), ("4", "1"), ("5", "2"), ("6", "2"), ("7", "2")]
@@ -142,7 +142,7 @@ def test_page_of_the_lost_update(tmp_path: Path, capsys: pytest.CaptureFixture[s
     d = _data(page)
     assert [s["state"]["globals"]["count"] for s in d["violations"][0]["steps"]] == ["0", "0", "1", "1", "1", "1",
                                                                                      "1"]
-    assert d["violations"][0]["threads"] == {"0": "0 worker", "1": "1 worker", "2": "2 checker"}
+    assert d["violations"][0]["threads"] == {"0": "worker#0", "1": "worker#1", "2": "checker"}
     # Self-contained: nothing to load, and the policy forbids loading anything.
     assert not re.search(r"<(link|img|iframe)\b|\bsrc=|\bhref=|https?://|@import|url\(", page)
     assert "default-src 'none'" in page
@@ -156,13 +156,13 @@ def test_page_of_a_deadlock_has_its_table(tmp_path: Path) -> None:
     assert table and table.group(0).count("<tr>") == 4  # the header and one row per thread
     r = add_step_states(movers.check(DINING, search="bfs"), movers.load(DINING))
     rows = deadlock_rows(r.violations[0], thread_names(r.violations[0]))
-    assert [row[:2] for row in rows] == [("0 philosopher", "blocked"), ("1 philosopher", "blocked"),
-                                         ("2 philosopher", "blocked")]
+    assert [row[:2] for row in rows] == [("philosopher#0", "blocked"), ("philosopher#1", "blocked"),
+                                         ("philosopher#2", "blocked")]
     # Each waits on its second fork, which its right neighbour holds as its first.
     assert [(row[2], row[3], row[4]) for row in rows] == [
-        ("waits to acquire second", "1 philosopher", "forks[0]"),
-        ("waits to acquire second", "2 philosopher", "forks[1]"),
-        ("waits to acquire second", "0 philosopher", "forks[2]")]
+        ("waits to acquire forks[1]", "philosopher#1", "forks[0]"),
+        ("waits to acquire forks[2]", "philosopher#2", "forks[1]"),
+        ("waits to acquire forks[0]", "philosopher#0", "forks[2]")]
     assert all(row[5] == "philosopher:20" for row in rows)
 
 
@@ -279,7 +279,7 @@ def _global(page: Any, name: str) -> str:
 @pytest.mark.browser
 def test_browser_swimlanes_and_states_of_the_lost_update(page: Any, tmp_path: Path) -> None:
     _open(page, tmp_path, "check", str(RACY))
-    assert page.locator("th.lane").all_inner_texts() == ["0 worker", "1 worker", "2 checker"]
+    assert page.locator("th.lane").all_inner_texts() == ["worker#0", "worker#1", "checker"]
     # Each step sits in its thread's column.
     cells = page.eval_on_selector_all(
         "button.step", "bs => bs.map(b => [b.closest('td').cellIndex, Number(b.dataset.thread)])")
@@ -306,14 +306,14 @@ def test_browser_swimlanes_and_states_of_the_lost_update(page: Any, tmp_path: Pa
 @pytest.mark.browser
 def test_browser_deadlock(page: Any, tmp_path: Path) -> None:
     _open(page, tmp_path, "check", str(DINING))
-    assert page.locator("th.lane").all_inner_texts() == ["0 philosopher", "1 philosopher", "2 philosopher"]
+    assert page.locator("th.lane").all_inner_texts() == ["philosopher#0", "philosopher#1", "philosopher#2"]
     assert page.locator("#deadlock-0 tbody tr").count() == 3
     assert page.locator("#deadlock-0 tbody tr").first.inner_text().split("\t")[:3] == [
-        "0 philosopher", "blocked", "waits to acquire second"]
+        "philosopher#0", "blocked", "waits to acquire forks[1]"]
     statuses = page.locator("#state-panel .thread .status").all_inner_texts()
     assert statuses == ["blocked"] * 3
     page.click('button.step[data-step="4"]')
-    assert _global(page, "forks[0].owner") == "0" and _global(page, "forks[1].owner") == "None"
+    assert _global(page, "forks[0].owner") == "philosopher#0" and _global(page, "forks[1].owner") == "None"
 
 
 @pytest.mark.browser

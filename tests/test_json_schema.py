@@ -39,6 +39,19 @@ def test_check(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert d["tool"]["name"] == "movers" and d["schema"] == 1
 
 
+def test_trace_outcomes_values_and_thread_names_are_in_the_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    v = SCHEMA["properties"]["violations"]["items"]["properties"]
+    assert {"name", "outcome"} <= set(v["trace"]["items"]["properties"]) and "values" in v
+    assert "name" in SCHEMA["$defs"]["state"]["properties"]["threads"]["items"]["properties"]
+    main(["check", str(EXAMPLES / "dining_philosophers.py"), "--json"])
+    d = json.loads(capsys.readouterr().out)
+    _valid(d)
+    assert any(s.get("outcome") == "next" for s in d["violations"][0]["trace"])
+    d["violations"][0]["trace"][2]["outcome"] = "maybe"
+    with pytest.raises(jsonschema.ValidationError):
+        _valid(d)
+
+
 def test_replay_and_compare(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     model = str(EXAMPLES / "racy_counter.py")
     trail = str(tmp_path / "t")

@@ -110,7 +110,7 @@ def test_the_full_state_of_a_deadlock(capsys: pytest.CaptureFixture[str]) -> Non
     assert {h for th in st["threads"] for h in th["holds"]} == {"forks[0]", "forks[1]", "forks[2]"}
     assert all("waits to acquire" in th["waits"] and th["stack"][0]["function"] == "philosopher"
                for th in st["threads"])
-    assert st["globals"]["forks[0].owner"] in ("0", "1", "2")
+    assert st["globals"]["forks[0].owner"] in ("philosopher#0", "philosopher#1", "philosopher#2")
     assert main(["check", str(EXAMPLES / "dining_philosophers.py")]) == 1
     out = capsys.readouterr().out
     assert "threads at the end of the trace" in out and "globals and heap" not in out
@@ -125,5 +125,6 @@ def test_the_full_state_of_a_deadlock(capsys: pytest.CaptureFixture[str]) -> Non
 def test_traces_name_threads_and_show_the_lost_update() -> None:
     r = movers.check(EXAMPLES / "racy_counter.py")
     tr = r.violations[0].trace
-    assert [s.name for s in tr] == ["worker", "worker", "worker", "worker", "checker", "checker", "checker"]
+    # Two threads run worker: their names keep their numbers; the checker's name is its own.
+    assert [s.name for s in tr] == [f"worker#{s.thread}" for s in tr[:4]] + ["checker"] * 3
     assert tr[3].changes.get("count") == "1 (unchanged)" and tr[2].changes.get("count") == "1"

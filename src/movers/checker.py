@@ -30,7 +30,7 @@ from movers.reduce import REDUCTIONS, checks_discipline, make_reduction
 from movers.reduce.classify import Classification, Refine
 from movers.reduce.transactions import second_condition_violations
 from movers.report.result import Result, Stats, Violation
-from movers.report.trace import describe_state, replay_with_state
+from movers.report.trace import violation
 from movers.search.explore import Limits, Search, thaw
 from movers.search.fingerprints import BITS_RANGE, STORES
 from movers.search.limits import LimitReached, current, enforce, poll, problems, settle, stop_reason
@@ -575,14 +575,11 @@ class Checker:
             violations = []
             for f in getattr(out, "all_found", None) or [out.found]:
                 system = getattr(ts, "replay_system", ts)
-                trace, end = replay_with_state(system, f.steps)
-                line = trace[-1].line if trace else 0
                 message = f.message
                 if f.kind == "atomicity" and hasattr(ts, "serial_order"):
                     order = ts.serial_order(f.steps)
                     message += ("; the shadow store ran, serially: " + ", then ".join(order)) if order else ""
-                violations.append(Violation(f.kind, message, trace, line, [(t, tuple(c)) for t, c in f.steps],
-                                            describe_state(system, end)))
+                violations.append(violation(system, f.kind, message, f.steps))
             return Result("violation", name, stats, violations, model=self.program.filename)
         if out.limit is not None:
             return Result("incomplete", name, stats, limit=out.limit, model=self.program.filename)

@@ -30,9 +30,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from movers.report.result import Result, Stats, Violation
+from movers.report.result import Result, Stats
 from movers.report.steps import attach_states
-from movers.report.trace import describe_state, replay_with_state
+from movers.report.trace import violation
 
 SCHEMA = 1
 
@@ -122,9 +122,7 @@ def replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result:
         return Result("ok", "none", stats, model=program.filename, headline="replayed: the violation no longer happens",
                       notes=[f"replayed {done} steps: the violation ({trail.get('kind')}) no longer happens"])
     system = getattr(ts, "replay_system", ts)
-    trace, end = replay_with_state(system, steps[:done])
-    v = Violation(found[0], found[1], trace, trace[-1].line if trace else 0, steps[:done],
-                  describe_state(system, end))
+    v = violation(system, found[0], found[1], steps[:done])
     # A replay is the place to study one counterexample: it carries the state after every step.
     attach_states(v, system)
     notes = [f"replayed {done} of the trail's {len(steps)} steps"

@@ -194,6 +194,8 @@ class Func:
 
     name: str
     code: Code | None = None
+    # ``Thread(target=f, name="...")``: one Func per such call, carrying the name for reports.
+    thread_name: str | None = None
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"

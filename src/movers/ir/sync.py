@@ -25,6 +25,7 @@ what Java promises and more than CPython's FIFO order, so every real schedule is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, new_object, show
@@ -129,6 +130,35 @@ def owner(ctx: Ctx, r: Any) -> Any:
     return mon[0] if mon else None
 
 
+class ReportCtx(Ctx):
+    """A Ctx that describes a state to users (report/trace.py): it names an object by its path in the state
+    (``forks[1]``, where the blocked statement says ``second``) and a thread by its name (``worker#1``)."""
+
+    __slots__ = ("ref_name", "thread_name")
+
+    ref_name: Callable[[Ref], str | None]
+    thread_name: Callable[[int], str]
+
+
+def ref_text(ctx: Ctx, r: Any, text: str) -> str:
+    """How a message names object ``r``, which the model's source calls ``text``."""
+    if type(ctx) is ReportCtx and type(r) is Ref:
+        return ctx.ref_name(r) or text
+    return text
+
+
+def thread_text(ctx: Ctx, t: Any) -> str:
+    """How a message names thread ``t``."""
+    if type(ctx) is ReportCtx and type(t) is int:
+        return ctx.thread_name(t)
+    return f"thread {t}"
+
+
+def acquire_text(ctx: Ctx, r: Any, name: str) -> str:
+    """What a thread blocked acquiring ``r`` (``name`` in the source) waits for."""
+    return f"waits to acquire {ref_text(ctx, r, name)} {lock_holder_text(ctx, r)}".strip()
+
+
 def lock_holder_text(ctx: Ctx, r: Any) -> str:
     if type(r) is not Ref:
         return ""
@@ -136,7 +166,7 @@ def lock_holder_text(ctx: Ctx, r: Any) -> str:
     if o[0] is SEMAPHORE:
         return "(value 0)"
     own = owner(ctx, r)
-    return "" if own is None else f"(held by thread {own})"
+    return "" if own is None else f"(held by {thread_text(ctx, own)})"
 
 
 # -- Intrinsic monitors (synchronized) -----------------------------------------------------------------------

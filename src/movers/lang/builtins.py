@@ -16,7 +16,7 @@ from typing import Any
 
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
-from movers.ir.program import THREAD, Ref
+from movers.ir.program import THREAD, Func, Ref
 from movers.lang.function import NO_VALUE, Fn, FunctionCore
 from movers.lang.runtime_ops import _as_tuple, _count, _length, _truth
 from movers.lang.syntax import _is_call_to
@@ -191,6 +191,7 @@ class BuiltinCompiler(FunctionCore):
     def b_Thread(self, e: ast.Call) -> Fn:
         target: Fn | None = None
         args: Fn = lambda ctx: ()
+        label: str | None = None
         if e.args:
             raise self.mc.error(e, "use Thread(target=f, args=(…))")
         for k in e.keywords:
@@ -202,12 +203,21 @@ class BuiltinCompiler(FunctionCore):
                 target = lambda ctx, func=func: func  # noqa: E731
             elif k.arg == "args":
                 args = self._expr(k.value)
-            elif k.arg in ("daemon", "name"):
+            elif k.arg == "name":
+                if not (isinstance(k.value, ast.Constant) and isinstance(k.value.value, str)):
+                    raise self.mc.error(k.value, "Thread name must be a string literal")
+                label = k.value.value
+            elif k.arg == "daemon":
                 continue
             else:
                 raise self.mc.error(k, f"unsupported Thread argument '{k.arg}'")
         if target is None:
             raise self.mc.error(e, "Thread(target=f, args=(…)) needs a target")
+        if label is not None:
+            # A Func of its own per named call site: the name travels with the thread object to its start,
+            # where reports pick it up (the thread's code stays the function's).
+            named = Func(func.name, func.code, label)
+            target = lambda ctx, named=named: named  # noqa: E731
         t = target
         self.facts.allocates = True
         self.note(e, self.new_site(e, "Thread"))

@@ -84,7 +84,7 @@ class ConcurrencyCompiler(FunctionCore):
             return lambda ctx: sync.can_acquire(ctx, lock(ctx))
 
         def blocked_make() -> Callable[[Ctx], str]:
-            return lambda ctx: f"waits to acquire {name} {sync.lock_holder_text(ctx, lock(ctx))}".strip()
+            return lambda ctx: sync.acquire_text(ctx, lock(ctx), name)
 
         lock_name = self.lock_name(e)
         fast = codegen.acquire_global_lock(self, e.id, slot, nxt) if isinstance(e, ast.Name) else None
@@ -164,8 +164,9 @@ class ConcurrencyCompiler(FunctionCore):
 
         def blocked_make() -> Callable[[Ctx], str]:
             def text(ctx: Ctx) -> str:
-                own = sync.owner(ctx, target(ctx))
-                return f"waits for the monitor of {name} (held by thread {own})"
+                o = target(ctx)
+                own = sync.owner(ctx, o)
+                return f"waits for the monitor of {sync.ref_text(ctx, o, name)} (held by {sync.thread_text(ctx, own)})"
 
             return text
 
@@ -439,7 +440,8 @@ class ConcurrencyCompiler(FunctionCore):
                 r = ctx.loc[slot]
                 o = ctx.heap[r.i]
                 waiting = ctx.tid in (o[MON][2] if monitor and o[MON] else o[3] if not monitor else ())
-                return f"waits for a notify on {name}" if waiting else f"waits to re-acquire the lock of {name}"
+                what = sync.ref_text(ctx, r, name)
+                return f"waits for a notify on {what}" if waiting else f"waits to re-acquire the lock of {what}"
 
             return text
 
@@ -558,7 +560,7 @@ class ConcurrencyCompiler(FunctionCore):
             op, guard = sync.acquire, sync.can_acquire
 
             def blocked(ctx: Ctx, r: Any) -> str:
-                return f"waits to acquire {name} {sync.lock_holder_text(ctx, r)}".strip()
+                return sync.acquire_text(ctx, r, name)
         elif method == "release":
             op = sync.release
         elif method in ("notify", "notify_all", "notifyAll"):
@@ -573,7 +575,7 @@ class ConcurrencyCompiler(FunctionCore):
             op, guard = _join_op, _join_guard
 
             def blocked(ctx: Ctx, r: Any) -> str:
-                return f"waits for thread {ctx.heap[r.i][2]} ({name}) to finish"
+                return f"waits for {sync.thread_text(ctx, ctx.heap[r.i][2])} ({name}) to finish"
 
         def is_user(ctx: Ctx, r: Any) -> bool:
             return type(r) is Ref and ctx.heap[r.i][0].lookup(method) is not None

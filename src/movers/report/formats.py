@@ -41,8 +41,8 @@ def _location(model: str, line: int, text: str | None = None) -> dict[str, Any]:
 def _steps_text(v: Violation) -> list[str]:
     out = []
     for i, st in enumerate(v.trace, 1):
-        ch = ", ".join(f"{k} = {val}" for k, val in st.changes.items())
-        out.append(f"{i}. thread {st.thread}, line {st.line}: {st.source}" + (f"  [{ch}]" if ch else ""))
+        ch = st.changes_text()
+        out.append(f"{i}. {st.who}, line {st.line}: {st.shown_source()}" + (f"  [{ch}]" if ch else ""))
     return out
 
 
@@ -51,9 +51,8 @@ def to_sarif(result: Result, model: str) -> dict[str, Any]:
 
     results = []
     for v in result.violations:
-        flow = [{"location": _location(model, st.line, f"thread {st.thread}: {st.source}"
-                                       + (" (" + ", ".join(f"{k} = {x}" for k, x in st.changes.items()) + ")"
-                                          if st.changes else "")),
+        flow = [{"location": _location(model, st.line, f"{st.who}: {st.shown_source()}"
+                                       + (f" ({st.changes_text()})" if st.changes else "")),
                  "executionOrder": i}
                 for i, st in enumerate(v.trace, 1)]
         r: dict[str, Any] = {"ruleId": v.kind, "level": "error", "message": {"text": v.message},

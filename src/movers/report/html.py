@@ -25,7 +25,7 @@ from movers.report.text import LIMIT_TEXT, store_line
 
 HEADLINE = {"ok": "verified: no violation in any interleaving", "violation": "violation found",
             "error": "error: the model could not be checked"}
-HELD_BY = re.compile(r"\s*\(held by thread (\d+)\)")
+HELD_BY = re.compile(r"\s*\(held by ([^)]+)\)")
 
 CSS = """
 :root { --fg: #1d232b; --muted: #5b6573; --line: #d5dae1; --bg: #ffffff; --soft: #f4f6f9; --accent: #2357c6;
@@ -36,6 +36,7 @@ body { margin: 0; font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-seri
 header { padding: 14px 20px; border-bottom: 1px solid var(--line); background: var(--soft); }
 h1 { font-size: 18px; margin: 0 0 6px; }
 h2 { font-size: 16px; margin: 18px 0 8px; }
+.message { white-space: pre-line; }
 h3 { font-size: 14px; margin: 14px 0 6px; }
 code, .src, .mono { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; font-size: 12.5px; }
 .verdict { display: inline-block; padding: 1px 8px; border-radius: 10px; color: #fff; font-weight: 600; }
@@ -256,7 +257,7 @@ def _lanes(k: int, v: Violation, names: dict[int, str]) -> str:
             cells.append(
                 f'<td><button type="button" class="step{last}" data-violation="{k}" data-step="{i}" '
                 f'data-thread="{t}" aria-pressed="false" title="show the state after step {i}">'
-                f'<span class="line">{st.line}</span><code class="src">{esc(st.source)}</code>'
+                f'<span class="line">{st.line}</span><code class="src">{esc(st.shown_source())}</code>'
                 + (f'<span class="changes">{esc(ch)}</span>' if ch else "") + "</button></td>")
         rows.append(f'<tr><td class="stepno">{i}</td>{"".join(cells)}</tr>')
     return (f'<table class="grid lanes" id="lanes-{k}"><thead><tr><th class="stepno">step</th>{head}</tr></thead>'
@@ -269,7 +270,7 @@ def deadlock_rows(v: Violation, names: dict[int, str]) -> list[tuple[str, str, s
     for th in v.state.get("threads", []):
         waits = th.get("waits") or ""
         m = HELD_BY.search(waits)
-        holder = names.get(int(m.group(1)), m.group(1)) if m else ""
+        holder = m.group(1) if m else ""
         stack = " > ".join(f"{f['function']}:{f['line']}" for f in th["stack"])
         out.append((names.get(th["thread"], str(th["thread"])), th["status"], HELD_BY.sub("", waits), holder,
                     ", ".join(th["holds"]), stack))
@@ -288,6 +289,9 @@ def _violation(k: int, v: Violation) -> str:
     names = thread_names(v)
     out = [f'<section class="violation" id="violation-{k}">',
            f'<h2><span class="kind">{esc(v.kind)}</span>: <span class="message">{esc(v.message)}</span></h2>']
+    if v.values:  # a failed assert: what its condition read
+        where = ", ".join(f"{name} = {value}" for name, value in v.values.items())
+        out.append(f'<p class="values">where {esc(where)}</p>')
     if v.trace:
         n = len(v.trace)
         out.append(f'<p class="hint">counterexample: {n} step{"" if n == 1 else "s"}, one column per thread. '

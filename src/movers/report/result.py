@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 VERDICTS = ("ok", "violation", "incomplete", "error")
+# What a step's changes say of a thread (``{"thread worker#0": "terminated"}``).
+THREAD_EVENTS = ("started", "terminated", "woken")
 KINDS = ("assertion", "deadlock", "invariant", "discipline", "atomicity", "runtime-error")
 
 
@@ -21,14 +23,38 @@ class TraceStep:
     line: int
     source: str
     changes: dict[str, str] = field(default_factory=dict)
-    # The function the thread was started with: users know threads by it, not by their number.
+    # The thread's name: ``Thread(name=...)``, else the function it was started with, with its number when
+    # several threads share it (``worker#1``): users know threads by it, not by their number.
     name: str = ""
+    # Where a condition step went: "true" or "false" (``if``, ``while``, ``wait_until``), "next" or "done"
+    # (a ``for`` header); "" for other steps.
+    outcome: str = ""
     # The full state after the step (report/steps.py), when asked for: it costs a replay of the trace.
     state: dict[str, Any] | None = None
+
+    @property
+    def who(self) -> str:
+        return self.name or f"thread {self.thread}"
+
+    def changes_text(self) -> str:
+        """The changes on one line: ``count = 1, thread worker#0 terminated``."""
+        return ", ".join(f"{k} {v}" if k.startswith("thread ") and v in THREAD_EVENTS else f"{k} = {v}"
+                         for k, v in self.changes.items())
+
+    def shown_source(self) -> str:
+        """What the step executes, with where a condition went: ``self.v == 0  -> true``. A thread whose
+        condition sends it past its last statement ends in that step: ``-> done, thread ends`` says so where
+        the line (the loop's header) would not."""
+        if not self.outcome:
+            return self.source
+        ends = self.changes.get(f"thread {self.name}") == "terminated"
+        return f"{self.source}  -> {self.outcome}{', thread ends' if ends else ''}"
 
     def to_json(self) -> dict[str, Any]:
         d = {"thread": self.thread, "name": self.name, "line": self.line, "source": self.source,
              "changes": self.changes}
+        if self.outcome:
+            d["outcome"] = self.outcome
         if self.state is not None:
             d["state"] = self.state
         return d
@@ -44,10 +70,15 @@ class Violation:
     steps: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
     # The state where it shows, in full (report/trace.py's ``full_state``): printed with --full-state.
     state: dict[str, Any] = field(default_factory=dict)
+    # A failed assertion: the values its condition reads, where it fails ({"count": "1"}).
+    values: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "message": self.message, "trace": [s.to_json() for s in self.trace],
-                "state": self.state}
+        d = {"kind": self.kind, "message": self.message, "trace": [s.to_json() for s in self.trace],
+             "state": self.state}
+        if self.values:
+            d["values"] = self.values
+        return d
 
 
 @dataclass

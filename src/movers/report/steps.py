@@ -12,7 +12,7 @@ from typing import Any
 
 from movers.ir.program import Program
 from movers.report.result import Result, Violation
-from movers.report.trace import describe_state
+from movers.report.trace import describe_state, replay_full
 
 # In the state of a step that did not complete (the failed assertion, the step that broke a declaration):
 # that state is the one before it, which this key says.
@@ -36,14 +36,18 @@ def step_states(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> list[dict[
         return []
     out: list[dict[str, Any]] = []
     try:
+        names = replay_full(ts, steps).names  # threads named as the trace names them
+    except Exception:  # noqa: BLE001  (a trail that does not fit: the states below say where)
+        names = None
+    try:
         state = ts.initial()
         for t, choices in steps:
             o = ts.execute_choice(state, t, choices, True)
             if o.state is None:
-                out.append({**describe_state(ts, state), FAILED: True})
+                out.append({**describe_state(ts, state, names), FAILED: True})
                 break
             state = o.state
-            out.append(describe_state(ts, state))
+            out.append(describe_state(ts, state, names))
     except Exception as e:  # noqa: BLE001
         # A report never fails because of its extras: the steps described so far are kept.
         out.append({"error": f"the state could not be computed: {type(e).__name__}: {e}"})
@@ -67,17 +71,15 @@ def add_step_states(result: Result, program: Program) -> Result:
 
 def thread_names(v: Violation) -> dict[int, str]:
     """Each thread of ``v`` (every thread that moves in its trace or exists at its end), named as the text
-    trace names it: its id and the function it was started with."""
-    fn: dict[int, str] = {}
+    trace names it (``Thread(name=...)``, else the function it runs; ``worker#1`` where names repeat)."""
+    names: dict[int, str] = {}
     for st in v.trace:
-        fn.setdefault(st.thread, st.name)
+        names.setdefault(st.thread, st.name or f"thread {st.thread}")
     states = [st.state for st in v.trace if st.state] + [v.state]
     for state in states:
-        for th in state.get("threads", []):
-            if th["stack"]:
-                fn.setdefault(th["thread"], th["stack"][0]["function"])
-            fn.setdefault(th["thread"], "")
-    return {t: f"{t} {fn[t]}".rstrip() for t in sorted(fn)}
+        for th in (state or {}).get("threads", []):
+            names.setdefault(th["thread"], th.get("name") or f"thread {th['thread']}")
+    return dict(sorted(names.items()))
 
 
 def thread_line(th: dict[str, Any]) -> str:
@@ -115,7 +117,7 @@ def print_step_states(v: Violation, console: Any) -> None:
         shared = ", ".join(f"{k} = {val}" for k, val in state["globals"].items())
         console.print(Text(f"  globals: {shared or '-'}"), soft_wrap=True)
         for th in state["threads"]:
-            console.print(Text(f"  thread {names.get(th['thread'], th['thread'])}: {thread_line(th)}"),
+            console.print(Text(f"  {names.get(th['thread'], th['thread'])}: {thread_line(th)}"),
                           soft_wrap=True)
 
 

@@ -96,6 +96,8 @@ def print_result(
     for v in result.violations:
         console.print()
         console.print(Text(f"{v.kind}: ", style="bold red") + Text(v.message), soft_wrap=True)
+        if v.values:
+            console.print(Text("  where " + ", ".join(f"{k} = {x}" for k, x in v.values.items())), soft_wrap=True)
         if not v.trace:
             continue
         where = f" in {model}" if model else ""
@@ -103,16 +105,13 @@ def print_result(
         table = Table(title=f"counterexample: {n} step{'s' if n != 1 else ''}{where}", title_justify="left",
                       show_edge=False)
         table.add_column("step", justify="right")
-        table.add_column("thread", justify="right")
+        table.add_column("thread")
         table.add_column("line", no_wrap=True)
         table.add_column("source", overflow="fold")
         table.add_column("changes", overflow="fold")
         for i, st in enumerate(v.trace, 1):
-            ch = ", ".join(f"{k} = {val}" if val not in ("started", "terminated") else f"{k} {val}"
-                           for k, val in st.changes.items())
             # Text, not markup: model source may contain brackets.
-            who = f"{st.thread} {st.name}" if st.name else str(st.thread)
-            table.add_row(str(i), Text(who), str(st.line), Text(st.source), Text(ch))
+            table.add_row(str(i), Text(st.who), str(st.line), Text(st.shown_source()), Text(st.changes_text()))
         console.print(table)
         if v.state and "threads" in v.state and (full_state or v.kind == "deadlock"):
             print_state(v.state, console, globals_too=full_state)
@@ -163,7 +162,8 @@ def print_state(state: dict, console: Console, globals_too: bool = True) -> None
     for th in state["threads"]:
         stack = " > ".join(f"{f['function']}:{f['line']}" for f in th["stack"])
         local = ", ".join(f"{k} = {v}" for k, v in th["locals"].items())
-        threads.add_row(str(th["thread"]), th["status"], Text(th.get("waits") or ""), Text(", ".join(th["holds"])),
+        threads.add_row(Text(th.get("name") or str(th["thread"])), th["status"], Text(th.get("waits") or ""),
+                        Text(", ".join(th["holds"])),
                         Text(stack), Text(local))
     console.print(threads)
     if globals_too:

@@ -8,28 +8,35 @@ the variables it changed. Heap objects are named by a path from a global (``x[1]
 
 from __future__ import annotations
 
+import ast
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from movers.ir.program import Program
-from movers.report.result import TraceStep
+from movers.ir.machine import Ctx, show
+from movers.ir.program import CONDITION, UNBOUND, Node, Program, Ref
+from movers.ir.sync import ReportCtx
+from movers.report.result import TraceStep, Violation
 from movers.semantics.state import State
-from movers.semantics.view import view
+from movers.semantics.view import _value, view
 
 
-def changes(program: Program, before: State, after: State, t: int) -> dict[str, str]:
+def changes(program: Program, before: State, after: State, t: int, who: Callable[[Any], str] = show
+            ) -> dict[str, str]:
     # Locals are compared in the frame the step started in; a call shows the callee's parameters, a
     # return shows nothing of the caller's unchanged locals.
     db, da = len(before[2][t]), len(after[2][t]) if t < len(after[2]) else 0
     depth = db - 1
     if da > db:
-        a = view(program, before, t, -1)
-        b = view(program, after, t)
+        a = view(program, before, t, -1, who=who)
+        b = view(program, after, t, who=who)
     else:
         # Same frame, or a return: compare the frame that is on top afterwards (the caller receiving the
         # value), which exists in both states.
         keep = depth if da == db else da - 1
-        a = view(program, before, t, keep)
-        b = view(program, after, t, keep)
+        a = view(program, before, t, keep, who=who)
+        b = view(program, after, t, keep, who=who)
     changed = {k: v for k, v in b.items() if a.get(k) != v}
     # Names that disappear: a monitor fully released, a wait set emptied, a list or object dropped.
     for k in a:
@@ -40,72 +47,297 @@ def changes(program: Program, before: State, after: State, t: int) -> dict[str, 
                 changed[k] = "()"
     started = len(after[2]) - len(before[2])
     for k in range(started):
-        changed[f"thread {len(before[2]) + k}"] = "started"
+        changed[f"thread {who(len(before[2]) + k)}"] = "started"
     if before[2][t] and not after[2][t]:
-        changed[f"thread {t}"] = "terminated"
+        changed[f"thread {who(t)}"] = "terminated"
     return changed
+
+
+@dataclass
+class Replay:
+    """A replayed counterexample: its steps, the state where it ends (before a step that failed), each
+    thread's name as reports show it, and, when the last step is a failed ``assert``, the values its
+    condition reads."""
+
+    trace: list[TraceStep]
+    end: Any
+    names: dict[int, str] = field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
 
 
 def replay(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> list[TraceStep]:
     """The trace of ``steps`` from the initial state."""
-    return replay_with_state(ts, steps)[0]
+    return replay_full(ts, steps).trace
 
 
 def replay_with_state(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> tuple[list[TraceStep], Any]:
     """The trace of ``steps`` from the initial state, and the state where it ends (before a step that
     failed)."""
+    r = replay_full(ts, steps)
+    return r.trace, r.end
+
+
+def violation(ts: Any, kind: str, message: str, steps: list[tuple[int, tuple[int, ...]]]) -> Violation:
+    """The violation ``steps`` lead to, as reports show it: its trace, the state where it ends, a deadlock
+    told thread by thread (objects by their paths, threads by their names), a failed assertion's values."""
+    r = replay_full(ts, steps)
+    if kind == "deadlock":
+        try:
+            message = deadlock_message(ts, r.end, r.names) or message
+        except Exception:  # noqa: BLE001  (the search's own message is still right, if less readable)
+            pass
+    return Violation(kind, message, r.trace, r.trace[-1].line if r.trace else 0,
+                     [(t, tuple(c)) for t, c in steps], describe_state(ts, r.end, r.names), r.values)
+
+
+def thread_label(names: dict[int, str], t: int) -> str:
+    return names.get(t, f"thread {t}")
+
+
+def _labels(base: dict[int, str]) -> dict[int, str]:
+    # A name several threads share keeps the thread's number, so that each label is one thread.
+    count: dict[str, int] = {}
+    for b in base.values():
+        count[b] = count.get(b, 0) + 1
+    return {t: b if count[b] == 1 else f"{b}#{t}" for t, b in base.items()}
+
+
+def _started_as(frames: tuple) -> str:
+    """A thread's name when ``Thread(name=...)`` gave none: the function it runs (a Thread subclass: the
+    class)."""
+    if not frames:
+        return "thread"
+    code = frames[0][0]
+    return code.owner.name if code.owner is not None and code.name.endswith(".run") else code.name
+
+
+def replay_full(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> Replay:
+    """Replay ``steps`` from the initial state (see ``Replay``)."""
     program = ts.program
     state = ts.initial()
-    out: list[TraceStep] = []
+    given = getattr(ts, "initial_names", None) or {}
+    base = {t: given.get(t) or _started_as(th) for t, th in enumerate(state[2])}
+    runs = []
     for t, choices in steps:
         o = ts.execute_choice(state, t, choices, True)
+        runs.append((state, t, choices, o))
+        if o.state is None:
+            break
+        named = o.effect.names if o.effect is not None else {}
+        for k in range(len(state[2]), len(o.state[2])):
+            base[k] = named.get(k) or _started_as(o.state[2][k])
+        state = o.state
+    # Names are known once every thread has started: a name shared by several threads keeps its numbers.
+    names = _labels(base)
+
+    def who(v: Any) -> str:
+        return names.get(v, show(v)) if type(v) is int else show(v)
+
+    out: list[TraceStep] = []
+    values: dict[str, str] = {}
+    for before, t, choices, o in runs:
         node = o.node
-        ch = changes(program, state, o.state, t) if o.state is not None else {}
+        ch = changes(program, before, o.state, t, who) if o.state is not None else {}
         if o.state is not None and o.effect is not None:
             # A write of the value a global already had changes nothing, but it is often the step that matters
             # (the lost update: count = 1 written over count = 1): show it.
             for w in o.effect.writes:
                 if type(w) is int and 0 <= w < len(program.globals) and program.globals[w] not in ch:
                     name = program.globals[w]
-                    value = view(program, o.state, t, -1).get(name)
+                    value = view(program, o.state, t, -1, who=who).get(name)
                     if value is not None:
                         ch[name] = f"{value} (unchanged)"
-        if len(choices) and any(choices):
+        if node.kind == "notify" and o.state is not None:
+            # Which waiter a notify woke is the choice it made: name the thread rather than its index.
+            for k in sorted(_waiting(before) - _waiting(o.state)):
+                ch[f"thread {who(k)}"] = "woken"
+        elif len(choices) and any(choices):
             ch["choice"] = ", ".join(str(c) for c in choices)
-        th = state[2][t] if t < len(state[2]) else ()
-        out.append(TraceStep(t, node.line, node.source, ch, th[0][0].name if th else ""))
-        if o.state is None:
-            break
-        state = o.state
-    return out, state
+        if o.violation is not None and o.violation[0] == "assertion" and node.kind == "assert":
+            values = assert_values(program, before, t, node)
+        out.append(TraceStep(t, node.line, node.source, ch, who(t), _outcome(before, t, choices, node)))
+    return Replay(out, state, names, values)
 
 
-def describe_state(ts: Any, state: Any) -> dict[str, Any]:
+def _waiting(state: State) -> set[int]:
+    """The threads in some wait set (of a Condition or of a monitor)."""
+    out: set[int] = set()
+    for o in state[1]:
+        if o[0] is CONDITION:
+            out.update(o[3])
+        elif not o[0].is_list and o[1] is not None:
+            out.update(o[1][2])
+    return out
+
+
+def _outcome(state: State, t: int, choices: tuple[int, ...], node: Node) -> str:
+    """Where a condition step went: ``true`` or ``false``; a ``for`` header: ``next`` (into the body, with
+    the next item) or ``done``; nothing for other steps."""
+    if node.kind == "wait_until":
+        return "true"  # it can only move when its condition holds
+    if node.kind not in ("branch", "loop") or len(node.succ) != 2:
+        return ""
+    # Run the step's own node again, alone, to see which successor it chose (the step itself may go on
+    # through nodes that take no step of their own, so its end does not tell).
+    ctx = Ctx(state[0], state[1], state[2], t, False, state[2][t], choices)
+    code = ctx.code
+    try:
+        node.run(ctx)
+    except Exception:  # noqa: BLE001  (the step itself reports its error)
+        return ""
+    if ctx.code is not code:
+        return ""
+    # The true branch (the loop's body) is the first successor; a ``for`` header ends at its loop's end,
+    # which is not among its successors (they have the label ``break`` jumps to).
+    taken = ctx.pc == node.succ[0]
+    if node.source.startswith("for "):
+        return "next" if taken else "done"
+    return "true" if taken else "false"
+
+
+_MISSING = object()
+
+
+def assert_values(program: Program, state: State, t: int, node: Node) -> dict[str, str]:
+    """The values of the variables, fields and elements the condition of a failed ``assert`` reads, in the
+    state it failed in: ``{"count": "1"}`` for ``assert count == 2``. An element whose index is computed is
+    shown as its whole list, with the variables of the index."""
+    try:
+        tree = ast.parse(textwrap.dedent(node.source))
+    except SyntaxError:
+        return {}
+    stmt = tree.body[0] if tree.body else None
+    if not isinstance(stmt, ast.Assert):
+        return {}
+    src = textwrap.dedent(node.source)
+    frame = state[2][t][-1] if t < len(state[2]) and state[2][t] else None
+    local = dict(zip(frame[0].locals, frame[2:], strict=False)) if frame is not None else {}
+    glob = dict(zip(program.globals, state[0], strict=True))
+
+    def read(e: ast.expr) -> Any:
+        if isinstance(e, ast.Name):
+            v = local.get(e.id, _MISSING)
+            if v is _MISSING or v is None and e.id not in local:
+                v = glob.get(e.id, _MISSING)
+            return v
+        if isinstance(e, ast.Attribute):
+            r = read(e.value)
+            if type(r) is not Ref:
+                return _MISSING
+            o = state[1][r.i]
+            fields = list(o[0].fields)
+            if o[0].is_list or e.attr not in fields:
+                return _MISSING
+            v = o[2 + fields.index(e.attr)]
+            return _MISSING if v is UNBOUND else v
+        if isinstance(e, ast.Subscript):
+            r = read(e.value)
+            k = e.slice.value if isinstance(e.slice, ast.Constant) else read(e.slice)
+            if type(r) is not Ref or type(k) is not int:
+                return _MISSING
+            o = state[1][r.i]
+            items = o[2:]
+            if not o[0].is_list or not -len(items) <= k < len(items):
+                return _MISSING
+            return items[k]
+        return _MISSING
+
+    out: dict[str, str] = {}
+
+    def visit(e: ast.AST) -> None:
+        if isinstance(e, ast.Call):
+            # A call's function is not a value to show; its arguments are.
+            if not isinstance(e.func, ast.Name):
+                visit(e.func)
+            for a in e.args:
+                visit(a)
+            return
+        if isinstance(e, ast.Name | ast.Attribute | ast.Subscript):
+            v = read(e)
+            if v is not _MISSING and not (isinstance(e, ast.Name) and v is None and e.id not in local
+                                          and e.id not in glob):
+                text = ast.get_source_segment(src, e) or ast.unparse(e)
+                if text not in out:
+                    out[text] = _value(state, v)
+                if not isinstance(e, ast.Subscript) or isinstance(e.slice, ast.Constant):
+                    return
+                visit(e.slice)  # the index's variables too
+                return
+        for child in ast.iter_child_nodes(e):
+            visit(child)
+
+    visit(stmt.test)
+    return out
+
+
+def deadlock_message(ts: Any, state: Any, names: dict[int, str]) -> str:
+    """A deadlock, one line per thread that has not terminated: its name, what it waits for (objects named
+    by their paths, as the trace names them), and the line where it is blocked."""
+    lines = []
+    for t, th in enumerate(state[2]):
+        if not th:
+            continue
+        node = ts.next_node(state, t)
+        if node is None:
+            continue
+        lines.append(f"  {thread_label(names, t)}, line {node.line}: {waits_for(ts, state, t, names)}")
+    if not lines:
+        return ""
+    n = len(lines)
+    head = "a thread is blocked forever" if n == 1 else f"{n} threads are blocked, none can move"
+    return "\n".join([head, *lines])
+
+
+def waits_for(ts: Any, state: Any, t: int, names: dict[int, str]) -> str:
+    """What blocked thread ``t`` waits for, objects named by their paths and threads by their names."""
+    node = ts.next_node(state, t)
+    if node is None or node.blocked_on is None:
+        return f"blocked at '{node.source if node is not None else ''}'"
+    paths: dict[int, str] = {}
+    view(ts.program, state, t, paths=paths)
+    ctx = ReportCtx(state[0], state[1], state[2], t)
+    ctx.load_thread(state[2][t])
+    ctx.ref_name = lambda r: paths.get(r.i)
+    ctx.thread_name = lambda k: thread_label(names, k)
+    return node.blocked_on(ctx)
+
+
+def describe_state(ts: Any, state: Any, names: dict[int, str] | None = None) -> dict[str, Any]:
     """``full_state``, or what went wrong in describing it (a report never fails because of it)."""
     try:
-        return full_state(ts, state)
+        return full_state(ts, state, names)
     except Exception as e:  # noqa: BLE001
         return {"error": f"the state could not be described: {type(e).__name__}: {e}"}
 
 
-def full_state(ts: Any, state: Any) -> dict[str, Any]:
+def full_state(ts: Any, state: Any, names: dict[int, str] | None = None) -> dict[str, Any]:
     """Everything at one state, as users name it (``--full-state``, and the JSON's ``state``): the globals and
-    the heap by path, and per thread its status (running, blocked and on what, terminated), its stack (each
-    frame's function and line, innermost last), the locals of its current frame, and the locks it holds."""
+    the heap by path, and per thread its name, its status (running, blocked and on what, terminated), its
+    stack (each frame's function and line, innermost last), the locals of its current frame, and the locks
+    it holds. ``names`` (``Replay.names``) names the threads, here and as owners of locks; by default they
+    are named by the function they run."""
     program = ts.program
-    shared = view(program, state, 0, -1)
+    if names is None:
+        names = _labels({t: _started_as(th) for t, th in enumerate(state[2])})
+
+    def who(v: Any) -> str:
+        return names.get(v, show(v)) if type(v) is int else show(v)
+
+    shared = view(program, state, 0, -1, who=who)
     threads = []
     for t, th in enumerate(state[2]):
+        name = thread_label(names, t)
         if not th:
-            threads.append({"thread": t, "status": "terminated", "stack": [], "locals": {}, "holds": []})
+            threads.append({"thread": t, "name": name, "status": "terminated", "stack": [], "locals": {},
+                            "holds": []})
             continue
         node = ts.next_node(state, t)
         blocked = not ts.enabled(state, t)
-        waits = ts.waiting_on(state, t) if blocked else None
-        mine = view(program, state, t)
-        holds = sorted(p[: -len(".owner")] for p, v in shared.items() if p.endswith(".owner") and v == str(t))
+        waits = waits_for(ts, state, t, names) if blocked else None
+        mine = view(program, state, t, who=who)
+        holds = sorted(p[: -len(".owner")] for p, v in shared.items() if p.endswith(".owner") and v == who(t))
         threads.append({
-            "thread": t, "status": "blocked" if blocked else "can move", "waits": waits,
+            "thread": t, "name": name, "status": "blocked" if blocked else "can move", "waits": waits,
             "stack": [{"function": f[0].name, "line": f[0].nodes[f[1]].line} for f in th],
             "next": node.source if node is not None else "",
             "locals": {k: v for k, v in mine.items() if k not in shared},

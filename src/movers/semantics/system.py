@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
-from movers.ir.program import Code, Node, Program, Ref
+from movers.ir.program import THREAD, Code, Node, Program, Ref
 from movers.semantics.state import State, canonical, canonical_order, globals_cover, reachable
 
 # Free glue run within one step before we call it a non-terminating loop (e.g. `while True: pass`).
@@ -45,6 +45,8 @@ class Effect:
     # The outermost ``with atomic():`` blocks the thread left during the step, in order (commit-atomicity
     # tracks a thread's phase as steps happen: one step may leave a block and enter the next).
     blocks: list[int] = field(default_factory=list)
+    # The names of the threads started (``Thread(name=...)``), by thread id: reports name threads by them.
+    names: dict[int, str] = field(default_factory=dict)
     # Whether the heap's canonical walk ran after the step: then the successor's heap depends on what every
     # thread's locals reach, not only on the stepping thread (a reduction's per-thread memo must not keep it).
     walked: bool = False
@@ -110,6 +112,8 @@ class TransitionSystem:
         self.program = program
         self.track = track
         self._initial: State | None = None
+        # The names given with ``Thread(name=...)`` to the threads module-level code started.
+        self.initial_names: dict[int, str] = {}
         self._last_arities: Any = ()
         # Scratch contexts for side-effect-free evaluation (guards, predicates): no allocation per question.
         self._gctx = Ctx((), (), (), -1)
@@ -140,6 +144,7 @@ class TransitionSystem:
             if ctx.made:
                 raise InitError("runtime-error", "choose() during module initialisation is not supported: "
                                 "choose in a thread instead", _line(ctx))
+            self.initial_names = thread_names(ctx.heap, range(len(ctx.new_threads or ())))
             self._initial = canonical((ctx.g, tuple(ctx.heap), tuple(ctx.new_threads or ())))
         return self._initial
 
@@ -442,7 +447,8 @@ class TransitionSystem:
         eff = None
         if track:
             eff = Effect(ctx.reads, ctx.writes, ctx.acquired, ctx.released, ctx.allocated, ctx.started,
-                         order, ctx.blocks, new_state is not None and walked)
+                         order, ctx.blocks, thread_names(ctx.heap, ctx.started) if ctx.started else {},
+                         new_state is not None and walked)
         return Outcome(new_state, choices, node, violation, eff, t)
 
     def _globals_cover(self, g: tuple, heap: tuple) -> bool:
@@ -566,6 +572,17 @@ def _run_to_completion(ctx: Ctx, limit: int, what: str) -> None:
         n += 1
         if n > limit:
             raise ModelError(f"{what} does not terminate")
+
+
+def thread_names(heap: Any, tids: Any) -> dict[int, str]:
+    """The ``Thread(name=...)`` names of threads ``tids``, from the Thread objects of ``heap`` (a heap not yet
+    canonicalised: a thread object nothing refers to any more is still there)."""
+    want = set(tids)
+    out: dict[int, str] = {}
+    for o in heap:
+        if o[0].is_thread and o[2] in want and o[0] is THREAD and o[3].thread_name is not None:
+            out[o[2]] = o[3].thread_name
+    return out
 
 
 def _line(ctx: Ctx) -> int:

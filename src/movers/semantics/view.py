@@ -6,6 +6,7 @@ the stores (``instrument/commit.py``) both speak in these names.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from movers.ir.machine import show
@@ -25,71 +26,89 @@ def _value(state: State, v: Any) -> str:
     return show(v)
 
 
-def _expand(state: State, path: str, r: Ref, out: dict[str, str], seen: set[int]) -> None:
-    if r.i in seen:
-        return
-    seen.add(r.i)
-    obj = state[1][r.i]
-    cls = obj[0]
-    if cls.is_list:
-        for k, v in enumerate(obj[2:]):
-            _leaf(state, f"{path}[{k}]", v, out, seen)
-        return
-    if cls is LOCK or cls is RLOCK:
-        out[f"{path}.owner"] = show(obj[2])
-        return
-    if cls is SEMAPHORE:
-        out[f"{path}.value"] = show(obj[2])
-        return
-    if cls is EVENT:
-        out[f"{path}.is_set()"] = show(obj[2])
-        return
-    if cls is BARRIER:
-        out[f"{path}.waiting"] = show(obj[3])
-        return
-    if cls is CONDITION:
-        out[f"{path}.waiting"] = show(obj[3])
-        _expand(state, f"{path}.lock", obj[2], out, seen)
-        return
-    if obj[1] is not None:
-        mon = obj[1]
-        out[f"{path}.owner"] = show(mon[0])
-        if mon[2]:
-            out[f"{path}.waiting"] = show(mon[2])
-    for name, v in zip(cls.fields, obj[2:], strict=False):
-        if not name.startswith("_") and v is not UNBOUND:
-            _leaf(state, f"{path}.{name}", v, out, seen)
+class _Walk:
+    """One walk of a state's values, from the globals and then one frame's locals: each heap object is named
+    by the first path that reaches it."""
 
+    def __init__(self, state: State, who: Callable[[Any], str], seen: dict[int, str]) -> None:
+        self.state = state
+        self.who = who  # how a thread id (a lock's owner, a wait set's member) shows
+        self.seen = seen
+        self.out: dict[str, str] = {}
 
-def _leaf(state: State, path: str, v: Any, out: dict[str, str], seen: set[int]) -> None:
-    if type(v) is Ref:
-        obj = state[1][v.i]
-        if obj[0].is_list:
-            if v.i in seen:
-                out[path] = _value(state, v)
-            _expand(state, path, v, out, seen)
+    def threads(self, ts: Any) -> str:
+        if type(ts) is not tuple:
+            return self.who(ts)
+        inner = ", ".join(self.who(x) for x in ts)
+        return f"({inner},)" if len(ts) == 1 else f"({inner})"
+
+    def expand(self, path: str, r: Ref) -> None:
+        if r.i in self.seen:
+            return
+        self.seen[r.i] = path
+        state, out = self.state, self.out
+        obj = state[1][r.i]
+        cls = obj[0]
+        if cls.is_list:
+            for k, v in enumerate(obj[2:]):
+                self.leaf(f"{path}[{k}]", v)
+            return
+        if cls is LOCK or cls is RLOCK:
+            out[f"{path}.owner"] = self.who(obj[2])
+            return
+        if cls is SEMAPHORE:
+            out[f"{path}.value"] = show(obj[2])
+            return
+        if cls is EVENT:
+            out[f"{path}.is_set()"] = show(obj[2])
+            return
+        if cls is BARRIER:
+            out[f"{path}.waiting"] = self.threads(obj[3])
+            return
+        if cls is CONDITION:
+            out[f"{path}.waiting"] = self.threads(obj[3])
+            self.expand(f"{path}.lock", obj[2])
+            return
+        if obj[1] is not None:
+            mon = obj[1]
+            out[f"{path}.owner"] = self.who(mon[0])
+            if mon[2]:
+                out[f"{path}.waiting"] = self.threads(mon[2])
+        for name, v in zip(cls.fields, obj[2:], strict=False):
+            if not name.startswith("_") and v is not UNBOUND:
+                self.leaf(f"{path}.{name}", v)
+
+    def leaf(self, path: str, v: Any) -> None:
+        if type(v) is Ref:
+            obj = self.state[1][v.i]
+            if obj[0].is_list:
+                if v.i in self.seen:
+                    self.out[path] = _value(self.state, v)
+                self.expand(path, v)
+            else:
+                self.out[path] = _value(self.state, v)
+                self.expand(path, v)
         else:
-            out[path] = _value(state, v)
-            _expand(state, path, v, out, seen)
-    else:
-        out[path] = _value(state, v)
+            self.out[path] = _value(self.state, v)
 
 
-def view(program: Program, state: State, t: int, frame_depth: int | None = None) -> dict[str, str]:
+def view(program: Program, state: State, t: int, frame_depth: int | None = None,
+         paths: dict[int, str] | None = None, who: Callable[[Any], str] = show) -> dict[str, str]:
     """Every named value of ``state`` that a user can see: globals, the heap by path, and the locals of
-    thread ``t``'s frame at ``frame_depth`` (its current frame by default; none with -1)."""
-    out: dict[str, str] = {}
-    seen: set[int] = set()
+    thread ``t``'s frame at ``frame_depth`` (its current frame by default; none with -1). ``paths``, if
+    given, receives the path that names each heap object (by its index), as the values' names use it;
+    ``who`` says how a thread (a lock's owner, a member of a wait set) shows (its id by default)."""
+    w = _Walk(state, who, {} if paths is None else paths)
     for name, v in zip(program.globals, state[0], strict=True):
-        _leaf(state, name, v, out, seen)
+        w.leaf(name, v)
     th = state[2][t] if t < len(state[2]) else ()
     depth = len(th) - 1 if frame_depth is None else frame_depth
     if th and 0 <= depth < len(th):
         frame = th[depth]
         for name, v in zip(frame[0].locals, frame[2:], strict=False):
-            if not name.startswith("$") and v is not None:
-                _leaf(state, name, v, out, seen)
-    return out
+            if not name.startswith("$") and v is not None and v is not UNBOUND:
+                w.leaf(name, v)
+    return w.out
 
 
 __all__ = ["view"]

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from movers.semantics.locality import local_thread, remember, replay, stays_local
 from movers.semantics.system import Outcome
 
 if TYPE_CHECKING:  # reduce imports this module (transactions): a run-time import would be circular
@@ -135,6 +136,9 @@ class PhaseSystem:
         # Over commit-atomicity's instrumentation: whether a step leaves its phases and shadow store alone.
         self.quiet = getattr(inner, "quiet", None)
         self._cache: dict[tuple[Any, int], tuple[list[Outcome], str]] = {}
+        # Thread t's step by (classification, t, its stack and phase, globals, heap): see ``step``.
+        self._local: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._no_local = self.quiet is not None or bool(classification.declared)
         self._initial: Any = None
 
     def __getattr__(self, name: str) -> Any:
@@ -148,6 +152,7 @@ class PhaseSystem:
 
     def reset(self) -> None:
         self._cache.clear()
+        self._local.clear()
 
     @staticmethod
     def phases(state: tuple) -> tuple:
@@ -173,23 +178,63 @@ class PhaseSystem:
 
     def step(self, state: tuple, t: int) -> tuple[list[Outcome], str]:
         """Thread t's next step from ``state`` (every resolution), with the delta assertions checked, the
-        phases updated, and what kind of mover it is."""
+        phases updated, and what kind of mover it is.
+
+        Remembered per thread where that is exact (``semantics/locality.py``): thread t's stack and phase
+        over the same globals and heap step, and classify, the same way whatever the other threads are doing
+        (the per-state work that made transactions slower than ``none`` where every step is inside a lock),
+        as long as the classification is the same (the key holds its version)."""
+        # The state's own entry first: within a pass of the incremental search it may be from before a
+        # weakening, and the search is the same as without the memo only if it is used as it always was.
         k = (state, t)
         hit = self._cache.get(k)
         if hit is not None:
             return hit
+        lk = self._local_key(state, t)
+        if lk is not None:
+            made = self._local.get(lk)
+            if made is not None:
+                ph = state[-1]
+                extra = [((*ph[:t], p, *ph[t + 1:]),) for p in made[3]]
+                hit = (replay(made[0], made[2], state[2], t, extra), made[1])
+                self._store(k, hit)
+                return hit
         inner = self.inner
         outs = inner.execute(state, t, True)
         mover = classify_step(self.cls, inner, state, t, inner.next_node(state, t), outs)
         if self.quiet is not None and mover != NON:
             if not self.quiet(state, t, outs) or (mover != BOTH and state[3][t] is None):
                 mover = NON  # module docstring, "Over commit-atomicity"
+        local = lk is not None and stays_local(outs, state[2], t)
+        inner_parts = remember(outs, t) if local else None
         for o in outs:
             self._extend(state, t, o, mover)
+        if local:
+            if len(self._local) >= CACHE_LIMIT:
+                self._local.clear()
+            self._local[lk] = (inner_parts, mover, outs, [o.state[-1][t] if o.state is not None else None
+                                                          for o in outs])
+        self._store(k, (outs, mover))
+        return outs, mover
+
+    def _store(self, k: tuple[Any, int], made: tuple[list[Outcome], str]) -> None:
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
-        self._cache[k] = (outs, mover)
-        return outs, mover
+        self._cache[k] = made
+
+    def _local_key(self, state: tuple, t: int) -> tuple[Any, ...] | None:
+        """The key of thread t's step in the per-thread memo: the classification as it is (a weakening, or
+        lock state read as data, changes what a step is), the thread, its stack and phase, the globals and
+        the heap; None where the step may depend on more (``semantics/locality.py``), with declared
+        predicates, and over commit-atomicity's instrumentation (its shadow store is another part)."""
+        if self._no_local or len(state) != 4:
+            return None
+        th = local_thread(state, t)
+        if th is None:
+            return None
+        cls = self.cls
+        return (cls.version, len(cls.refinements), cls.lock_state_observed, t, len(state[2]), th, state[3][t],
+                state[0], state[1])
 
     def execute(self, state: tuple, t: int, track: bool | None = None) -> list[Outcome]:
         return self.step(state, t)[0]

@@ -43,11 +43,9 @@ from typing import Any
 
 from movers.reduce.base import Move, thread_moves
 from movers.reduce.classify import Classification
+from movers.semantics.locality import local_thread, remember, replay, stays_local
 from movers.semantics.state import State
 from movers.semantics.system import Outcome
-
-# The node kinds whose step depends only on the thread's own stack, the globals and the heap (``_local_key``).
-_LOCAL_KINDS = frozenset({"stmt", "branch", "loop", "assert", "return", "acquire", "release"})
 
 ALL_BUT_ATOMICITY = frozenset({"assertion", "deadlock", "invariant", "discipline", "runtime-error"})
 CACHE_LIMIT = 100_000
@@ -97,17 +95,16 @@ class Optimistic:
         if lk is not None:
             made = self._local.get(lk)
             if made is not None:
-                return self._rebuild(made, threads, i), made[1]
+                return replay(made[0], made[2], threads, i), made[1]
         k = (state, i)
         hit = self._cache.get(k)
         if hit is not None:
             return hit
         outs, visible = self._step(state, i)
-        if lk is not None and self._stays_local(outs, threads, i):
+        if lk is not None and stays_local(outs, threads, i):
             if len(self._local) >= CACHE_LIMIT:
                 self._local.clear()
-            self._local[lk] = ([(o.state[0], o.state[1], o.state[2][i]) if o.state is not None else None
-                                for o in outs], visible, outs)
+            self._local[lk] = (remember(outs, i), visible, outs)
             return outs, visible
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
@@ -115,54 +112,16 @@ class Optimistic:
         return outs, visible
 
     def _local_key(self, state: State, i: int) -> tuple[Any, ...] | None:
-        """The key of thread i's step in the per-thread memo, or None where the step may depend on more than
-        thread i's stack, the globals and the heap: steps other than plain statements and lock operations
-        (``join`` reads another thread, ``start`` adds one, ``notify`` picks among waiters, ``assume``
-        prunes), a thread inside a constructor (the discipline asks whether the object has escaped to
-        another thread), declared predicates (checked across all threads), and instrumented states (ghost
-        parts, commit-atomicity's ``quiet``). A step is asked for only where its thread is enabled, so a
-        lock operation's guard is no input here."""
+        """The key of thread i's step in the per-thread memo (``semantics/locality.py``), or None where the
+        step may depend on more than thread i's stack, the globals and the heap; also None with declared
+        predicates (checked across all threads) and on instrumented states (ghost parts, commit-atomicity's
+        ``quiet``)."""
         if len(state) != 3 or self._no_local:
             return None
-        th = state[2][i]
-        if not th:
+        th = local_thread(state, i)
+        if th is None:
             return None
-        top = th[-1]
-        if top[0].nodes[top[1]].kind not in _LOCAL_KINDS:
-            return None
-        for frame in th:  # classify.in_constructor, in line: this runs for every step asked for
-            if frame[0].name.endswith(".__init__"):
-                return None
         return (self.cls.version, len(self.cls.refinements), i, len(state[2]), th, state[0], state[1])
-
-    @staticmethod
-    def _stays_local(outs: list[Outcome], threads: tuple, i: int) -> bool:
-        """Did every resolution change only thread i's stack, the globals and the heap, with no canonical walk
-        of the heap (whose numbering depends on what every thread reaches)?"""
-        for o in outs:
-            s = o.state
-            if s is None:
-                continue
-            eff = o.effect
-            if eff is None or eff.walked or eff.started or eff.allocated or eff.renumbered is not None:
-                return False
-            t2 = s[2]
-            if len(t2) != len(threads) or any(t2[j] is not threads[j] for j in range(len(threads)) if j != i):
-                return False
-        return True
-
-    @staticmethod
-    def _rebuild(made: tuple[Any, ...], threads: tuple, i: int) -> list[Outcome]:
-        """The remembered resolutions of thread i's step, as Outcomes from a state with these ``threads``."""
-        out = []
-        for part, o in zip(made[0], made[2], strict=True):
-            if part is None:
-                out.append(o)  # no successor (a violation, or an assume that pruned it): nothing to rebuild
-                continue
-            nt = list(threads)
-            nt[i] = part[2]
-            out.append(Outcome((part[0], part[1], tuple(nt)), o.choices, o.node, o.violation, o.effect, i))
-        return out
 
     def _step(self, state: State, i: int) -> tuple[list[Outcome], bool]:
         ts = self.ts

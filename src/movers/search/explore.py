@@ -402,6 +402,7 @@ class Search:
         expanded = 0
         check_every = self.CHECK_EVERY
         transitions = max_d = 0
+        cap = max_states if max_states is not None else float("inf")
         try:
             while stack:
                 entry = stack[-1]
@@ -412,33 +413,37 @@ class Search:
                     s = succ[i]
                     i += 1
                     transitions += 1
-                    if type(s) is not tuple:
-                        if s is None:
-                            continue
-                        f = Found(s.violation[0], s.violation[1], self._steps_between(stack) + list(s.steps))
-                        if self._enough(f):
-                            return f
-                        continue
-                    if inline:
+                    if moved is not None and inline:
+                        # Successors from the generated code: bare states, each from one thread's step.
                         try:
-                            if moved is not None:
-                                t = moved[i - 1]
-                                kl = [*pk]
-                                if s[0] is not pg:
-                                    kl[0] = number(s[0])
-                                if s[1] is not ph:
-                                    kl[1] = number(s[1])
-                                kl[t + 2] = number(s[2][t])
-                                k = tuple(kl)
-                            else:
-                                k = (number(s[0]), number(s[1]), *map(number, s[2]))
+                            t = moved[i - 1]
+                            kl = [*pk]
+                            if s[0] is not pg:
+                                kl[0] = number(s[0])
+                            if s[1] is not ph:
+                                kl[1] = number(s[1])
+                            kl[t + 2] = number(s[2][t])
+                            k = tuple(kl)
                         except KeyError:
                             k = key(s)
                     else:
-                        k = key(s)
+                        if type(s) is not tuple:
+                            if s is None:
+                                continue
+                            f = Found(s.violation[0], s.violation[1], self._steps_between(stack) + list(s.steps))
+                            if self._enough(f):
+                                return f
+                            continue
+                        if inline:
+                            try:
+                                k = (number(s[0]), number(s[1]), *map(number, s[2]))
+                            except KeyError:
+                                k = key(s)
+                        else:
+                            k = key(s)
                     if k in visited:
                         continue
-                    if max_states is not None and len(visited) >= max_states:
+                    if len(visited) >= cap:
                         raise _Stop("max-states")  # --max-states N stores N states, never N + 1
                     visit(k)
                     depth = len(stack)

@@ -282,8 +282,9 @@ class TransitionSystem:
         out: list[State] = []
         moved: list[int] = []
         g, heap, threads = state[0], state[1], state[2]
-        for t in range(len(threads)):
-            th = threads[t]
+        t = -1
+        for th in threads:
+            t += 1
             if not th:
                 continue
             top = th[-1]

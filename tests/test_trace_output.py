@@ -5,6 +5,7 @@ by path one thread a line, a thread that ends after its loop says so, and a noti
 from __future__ import annotations
 
 import json
+import textwrap
 
 import pytest
 from conftest import EXAMPLES, run
@@ -280,3 +281,22 @@ def test_a_notify_names_the_thread_it_wakes() -> None:
     assert step.changes == {"c.waiting": "(waiter#0,)", "thread waiter#1": "woken"}
     assert step.changes_text() == "c.waiting = (waiter#0,), thread waiter#1 woken"
     assert tr[-1].name == "waiter#1"
+
+
+def test_messages_the_search_writes_name_threads_and_assertions_stay_as_written() -> None:
+    released = textwrap.dedent("""
+        from movers.lang import *
+        m = Lock()
+        def worker():
+            m.release()
+        Thread(target=worker, name="w").start()
+    """)
+    r = movers.check(released)
+    assert r.violations[0].message == "thread w releases a lock it does not hold (owner: None)"
+    said = textwrap.dedent("""
+        from movers.lang import *
+        def worker():
+            assert False, "thread 0 broke"
+        Thread(target=worker, name="w").start()
+    """)
+    assert movers.check(said).violations[0].message.startswith("thread 0 broke")

@@ -9,6 +9,7 @@ the variables it changed. Heap objects are named by a path from a global (``x[1]
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,12 +87,23 @@ def violation(ts: Any, kind: str, message: str, steps: list[tuple[int, tuple[int
             message = deadlock_message(ts, r.end, r.names) or message
         except Exception:  # noqa: BLE001  (the search's own message is still right, if less readable)
             pass
+    elif kind != "assertion":  # an assertion's message is the model's own text
+        message = name_threads(message, r.names)
     return Violation(kind, message, r.trace, r.trace[-1].line if r.trace else 0,
                      [(t, tuple(c)) for t, c in steps], describe_state(ts, r.end, r.names), r.values)
 
 
 def thread_label(names: dict[int, str], t: int) -> str:
     return names.get(t, f"thread {t}")
+
+
+_THREAD_ID = re.compile(r"\bthread (\d+)\b")
+
+
+def name_threads(message: str, names: dict[int, str]) -> str:
+    """A message the search wrote (``thread 0 releases a lock it does not hold``) with each thread named as
+    the trace names it (``thread worker#0 releases …``); ids it does not know stay as they are."""
+    return _THREAD_ID.sub(lambda m: f"thread {names[int(m[1])]}" if int(m[1]) in names else m[0], message)
 
 
 def _labels(base: dict[int, str]) -> dict[int, str]:

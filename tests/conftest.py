@@ -35,6 +35,13 @@ def agrees_with_none(path, reduction: str, fewer_states: bool = True, **kw):
     return r
 
 
+def search_summary(r: movers.Result) -> tuple:
+    """What two runs of the same search must agree on, state for state: verdict, states, transitions, each
+    violation (kind, message) and the length of its trace."""
+    return (r.verdict, r.stats.states, r.stats.transitions, tuple((v.kind, v.message) for v in r.violations),
+            tuple(len(v.trace) for v in r.violations))
+
+
 @pytest.fixture
 def check():
     return run

@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from conftest import EXAMPLES, agrees_with_none
+from conftest import EXAMPLES, agrees_with_none, search_summary
 from differential import run_differential
 from hypothesis import HealthCheck, given, note, settings
 from strategies import models, single_kind_models
@@ -381,28 +381,23 @@ def _without_memos(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(classify.Classification, "check_guards", unmemoised)
 
 
-def _summary(r: movers.Result) -> tuple:
-    return (r.verdict, r.stats.states, r.stats.transitions, tuple((v.kind, v.message) for v in r.violations),
-            tuple(len(v.trace) for v in r.violations))
-
-
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_the_memos_change_nothing_but_time(path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A step is remembered per (thread, its stack, globals, heap) and replayed onto other states: the search
     # must be the one that executes and classifies every step anew, state for state.
-    memo = _summary(movers.check(path, reduction="optimistic", max_states=30_000))
+    memo = search_summary(movers.check(path, reduction="optimistic", max_states=30_000))
     _without_memos(monkeypatch)
-    assert memo == _summary(movers.check(path, reduction="optimistic", max_states=30_000))
+    assert memo == search_summary(movers.check(path, reduction="optimistic", max_states=30_000))
 
 
 @RANDOM
 @given(models())
 def test_random_models_the_memos_change_nothing(src: str) -> None:
     note(src)
-    memo = _summary(movers.check(src, reduction="optimistic", max_states=5_000))
+    memo = search_summary(movers.check(src, reduction="optimistic", max_states=5_000))
     with pytest.MonkeyPatch.context() as mp:
         _without_memos(mp)
-        assert memo == _summary(movers.check(src, reduction="optimistic", max_states=5_000))
+        assert memo == search_summary(movers.check(src, reduction="optimistic", max_states=5_000))
 
 
 def test_steps_that_read_other_threads_are_not_remembered() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from conftest import EXAMPLES, agrees_with_none
+from conftest import EXAMPLES, agrees_with_none, search_summary
 from differential import run_differential
 from hypothesis import HealthCheck, given, note, settings
 from strategies import models, single_kind_models
@@ -396,20 +396,15 @@ def test_wait_and_notify_are_not_reads_of_lock_state(monkeypatch: pytest.MonkeyP
 # -- P#'s per-thread memo of steps (instrument/phases.py, semantics/locality.py) ------------------------------
 
 
-def _summary(r: movers.Result) -> tuple:
-    return (r.verdict, r.stats.states, r.stats.transitions, tuple((v.kind, v.message) for v in r.violations),
-            tuple(len(v.trace) for v in r.violations))
-
-
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_the_step_memo_changes_nothing_but_time(path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A step is remembered per (thread, its stack and phase, globals, heap) and replayed onto other states:
     # the search must be the one that executes and classifies every step anew, state for state.
     from movers.instrument.phases import PhaseSystem
 
-    memo = _summary(movers.check(path, reduction="transactions", max_states=30_000))
+    memo = search_summary(movers.check(path, reduction="transactions", max_states=30_000))
     monkeypatch.setattr(PhaseSystem, "_local_key", lambda self, state, t: None)
-    assert memo == _summary(movers.check(path, reduction="transactions", max_states=30_000))
+    assert memo == search_summary(movers.check(path, reduction="transactions", max_states=30_000))
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -418,7 +413,7 @@ def test_random_models_the_step_memo_changes_nothing(src: str) -> None:
     from movers.instrument.phases import PhaseSystem
 
     note(src)
-    memo = _summary(movers.check(src, reduction="transactions", max_states=5_000))
+    memo = search_summary(movers.check(src, reduction="transactions", max_states=5_000))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(PhaseSystem, "_local_key", lambda self, state, t: None)
-        assert memo == _summary(movers.check(src, reduction="transactions", max_states=5_000))
+        assert memo == search_summary(movers.check(src, reduction="transactions", max_states=5_000))

@@ -90,18 +90,24 @@ class Optimistic:
         globals and heap steps the same way whatever the other threads are doing, so the step is executed and
         classified once for all of their combinations (the per-state work that made this reduction slower
         than ``none`` where every step is inside a lock)."""
-        threads = state[2]
+        lk, made = self._remembered(state, i)
+        if made is not None:
+            return replay(made[0], made[2], state[2], i), made[1]
+        return self._fresh(state, i, lk)
+
+    def _remembered(self, state: State, i: int) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
+        """Thread i's key in the per-thread memo (None where there is none) and what it holds (None: not yet)."""
         lk = self._local_key(state, i)
-        if lk is not None:
-            made = self._local.get(lk)
-            if made is not None:
-                return replay(made[0], made[2], threads, i), made[1]
+        return lk, (self._local.get(lk) if lk is not None else None)
+
+    def _fresh(self, state: State, i: int, lk: tuple[Any, ...] | None) -> tuple[list[Outcome], bool]:
+        """``step`` where the per-thread memo has nothing: the state's own entry, else execute and classify."""
         k = (state, i)
         hit = self._cache.get(k)
         if hit is not None:
             return hit
         outs, visible = self._step(state, i)
-        if lk is not None and stays_local(outs, threads, i):
+        if lk is not None and stays_local(outs, state[2], i):
             if len(self._local) >= CACHE_LIMIT:
                 self._local.clear()
             self._local[lk] = (remember(outs, i), visible, outs)
@@ -170,12 +176,10 @@ class Optimistic:
         node = th[-1][0].nodes[th[-1][1]]
         if node.guard is not None or node.is_sync or node.kind == "assume":
             return True  # visible whatever it accesses; a blocked step is never executed to find out
-        lk = self._local_key(state, i)
-        if lk is not None:
-            made = self._local.get(lk)
-            if made is not None:
-                return made[1]  # type: ignore[no-any-return]
-        return self.step(state, i)[1]
+        lk, made = self._remembered(state, i)
+        if made is not None:
+            return made[1]  # type: ignore[no-any-return]  (visibility alone: nothing to replay)
+        return self._fresh(state, i, lk)[1]
 
     def is_visible_state(self, state: State) -> bool:
         return all(self.visible_thread(state, i) for i in range(len(state[2])))

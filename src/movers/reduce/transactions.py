@@ -178,13 +178,6 @@ class Transactions:
     def _deadlock_in_closure(self, state: tuple) -> Move | None:
         """From ``state`` (every thread in N), a deadlock reached by a run of pre-commit steps of each thread,
         in thread order, as a move ending in the violation; None if there is none (module docstring)."""
-        # A deadlock needs every thread blocked or ended at the end of the runs. A thread whose next step has
-        # no guard, and whose pre-commit runs reach none (``_guard_ahead``), is blocked nowhere in them: no
-        # deadlock, whatever the others do (the search below would find none, after trying every run of the
-        # threads before it).
-        for t, th in enumerate(state[2]):
-            if th and self.ts.next_node(state, t).guard is None and not self._guard_ahead(state, t):
-                return None
         try:
             return self._closure_search(state, 0, (), [CLOSURE_LIMIT])
         except _GiveUp:

@@ -211,9 +211,12 @@ def _stderr_isatty() -> bool:
 
 
 def _say(message: str) -> None:
-    """One line on stderr; a stderr that is gone is not worth a traceback."""
+    """One line on stderr; a stderr that is gone is not worth a traceback. A message may quote the model:
+    its control characters are escaped (report/safe.py)."""
+    from movers.report.safe import printable
+
     try:
-        print(message, file=sys.stderr, flush=True)
+        print(printable(message, newlines=True), file=sys.stderr, flush=True)
     except (OSError, ValueError, AttributeError):
         pass
 

@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from movers.report.result import Result, Violation
+from movers.report.safe import printable, xml_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 RULES = {
@@ -42,7 +43,8 @@ def _steps_text(v: Violation) -> list[str]:
     out = []
     for i, st in enumerate(v.trace, 1):
         ch = st.changes_text()
-        out.append(f"{i}. {st.who}, line {st.line}: {st.shown_source()}" + (f"  [{ch}]" if ch else ""))
+        out.append(f"{i}. {printable(st.who)}, line {st.line}: {printable(st.shown_source(), True)}"
+                   + (f"  [{printable(ch)}]" if ch else ""))
     return out
 
 
@@ -51,18 +53,19 @@ def to_sarif(result: Result, model: str) -> dict[str, Any]:
 
     results = []
     for v in result.violations:
-        flow = [{"location": _location(model, st.line, f"{st.who}: {st.shown_source()}"
-                                       + (f" ({st.changes_text()})" if st.changes else "")),
+        flow = [{"location": _location(model, st.line, printable(f"{st.who}: {st.shown_source()}"
+                                                                 + (f" ({st.changes_text()})" if st.changes else ""),
+                                                                 True)),
                  "executionOrder": i}
                 for i, st in enumerate(v.trace, 1)]
-        r: dict[str, Any] = {"ruleId": v.kind, "level": "error", "message": {"text": v.message},
+        r: dict[str, Any] = {"ruleId": v.kind, "level": "error", "message": {"text": printable(v.message, True)},
                              "locations": [_location(model, v.line)]}
         if flow:
             r["codeFlows"] = [{"threadFlows": [{"locations": flow}]}]
         results.append(r)
     invocation: dict[str, Any] = {"executionSuccessful": result.verdict != "error"}
     if result.verdict == "error":
-        invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": result.error or ""}}]
+        invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": printable(result.error or "", True)}}]
     if result.verdict == "incomplete":
         invocation["properties"] = {"incomplete": result.limit}
     invocation["properties"] = {**invocation.get("properties", {}), "verdict": result.verdict,
@@ -82,14 +85,14 @@ def to_junit(result: Result, model: str) -> str:
     suite = ET.Element("testsuite", name="movers", tests="1",
                        failures=str(int(result.verdict == "violation")), errors=str(int(result.verdict == "error")),
                        skipped=str(int(result.verdict == "incomplete")), time=f"{result.stats.seconds:.3f}")
-    case = ET.SubElement(suite, "testcase", classname="movers.check", name=f"{model} ({result.reduction})",
+    case = ET.SubElement(suite, "testcase", classname="movers.check", name=xml_text(f"{model} ({result.reduction})"),
                          time=f"{result.stats.seconds:.3f}")
     if result.verdict == "violation":
         for v in result.violations:
-            f = ET.SubElement(case, "failure", message=v.message, type=v.kind)
-            f.text = "\n".join([f"{v.kind}: {v.message}", *_steps_text(v)])
+            f = ET.SubElement(case, "failure", message=xml_text(v.message), type=v.kind)
+            f.text = xml_text("\n".join([f"{v.kind}: {v.message}", *_steps_text(v)]))
     elif result.verdict == "error":
-        ET.SubElement(case, "error", message=result.error or "", type="error")
+        ET.SubElement(case, "error", message=xml_text(result.error or ""), type="error")
     elif result.verdict == "incomplete":
         ET.SubElement(case, "skipped", message=f"incomplete: {result.limit}")
     out = ET.SubElement(case, "system-out")

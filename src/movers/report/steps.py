@@ -12,6 +12,7 @@ from typing import Any
 
 from movers.ir.program import Program
 from movers.report.result import Result, Violation
+from movers.report.safe import printable
 from movers.report.trace import describe_state, replay_full
 
 # In the state of a step that did not complete (the failed assertion, the step that broke a declaration):
@@ -110,14 +111,14 @@ def print_step_states(v: Violation, console: Any) -> None:
         where = f"{names.get(st.thread, st.thread)}, line {st.line}: {st.source}"
         head = (f"step {i} fails ({where}): the state before it" if state.get(FAILED)
                 else f"after step {i} ({where})")
-        console.print(Text(head, style="bold"), soft_wrap=True)
+        console.print(Text(printable(head, True), style="bold"), soft_wrap=True)
         if "error" in state:
-            console.print(Text("  " + state["error"]), soft_wrap=True)
+            console.print(Text(printable("  " + state["error"])), soft_wrap=True)
             continue
         shared = ", ".join(f"{k} = {val}" for k, val in state["globals"].items())
-        console.print(Text(f"  globals: {shared or '-'}"), soft_wrap=True)
+        console.print(Text(printable(f"  globals: {shared or '-'}")), soft_wrap=True)
         for th in state["threads"]:
-            console.print(Text(f"  {names.get(th['thread'], th['thread'])}: {thread_line(th)}"),
+            console.print(Text(printable(f"  {names.get(th['thread'], th['thread'])}: {thread_line(th)}")),
                           soft_wrap=True)
 
 

@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from movers.report.result import Result
+from movers.report.safe import printable
 
 VERDICT_STYLE = {"ok": "bold green", "violation": "bold red", "incomplete": "bold yellow", "error": "bold red"}
 LIMIT_TEXT = {
@@ -56,7 +57,7 @@ def print_result(
     full_state: bool = False,
 ) -> None:
     if result.verdict == "error":
-        console.print(Text(f"error: {result.error}", style="red"), soft_wrap=True)
+        console.print(Text(f"error: {printable(result.error or '', True)}", style="red"), soft_wrap=True)
         return
     head = {
         "ok": "verified: no violation in any interleaving",
@@ -65,7 +66,8 @@ def print_result(
     }[result.verdict]
     if result.headline:
         head = result.headline
-    console.print(Text(head, style=VERDICT_STYLE[result.verdict]) + Text(f"  ({result.reduction} reduction)"))
+    console.print(Text(printable(head, True), style=VERDICT_STYLE[result.verdict])
+                  + Text(f"  ({result.reduction} reduction)"))
     console.print(stats_line(result), soft_wrap=True)
     if result.notes:
         restarts = sum(1 for n in result.notes if n.startswith("refined"))
@@ -75,13 +77,13 @@ def print_result(
                           "(--show-classification lists the final one and each refinement)")
         for n in result.notes:
             if show_classification or not n.startswith("refined"):
-                console.print(Text("note: " + n, style="dim"), soft_wrap=True)
+                console.print(Text("note: " + printable(n), style="dim"), soft_wrap=True)
     if show_classification and result.classification:
         table = Table(title="classification of locations", title_justify="left", show_edge=False)
         table.add_column("location")
         table.add_column("classified")
         for loc, how in result.classification.items():
-            table.add_row(Text(loc), Text(how))
+            table.add_row(Text(printable(loc)), Text(printable(how)))
         console.print(table)
     if show_locks:
         if result.locks:
@@ -89,20 +91,24 @@ def print_result(
             table.add_column("location")
             table.add_column("protected by")
             for loc, locks in result.locks.items():
-                table.add_row(Text(loc), Text(locks))
+                table.add_row(Text(printable(loc)), Text(printable(locks)))
             console.print(table)
         else:
             console.print("no location is protected by a lock (see --show-classification)")
     for v in result.violations:
         console.print()
-        console.print(Text(f"{v.kind}: ", style="bold red") + Text(v.message), soft_wrap=True)
+        # A deadlock's message has a line per thread; an assertion's is the model's own text, on one line.
+        message = printable(v.message, newlines=v.kind != "assertion")
+        console.print(Text(f"{v.kind}: ", style="bold red") + Text(message), soft_wrap=True)
         if v.values:
-            console.print(Text("  where " + ", ".join(f"{k} = {x}" for k, x in v.values.items())), soft_wrap=True)
+            console.print(Text(printable("  where " + ", ".join(f"{k} = {x}" for k, x in v.values.items()))),
+                          soft_wrap=True)
         if not v.trace:
             continue
         where = f" in {model}" if model else ""
         n = len(v.trace)
-        table = Table(title=f"counterexample: {n} step{'s' if n != 1 else ''}{where}", title_justify="left",
+        table = Table(title=Text(f"counterexample: {n} step{'s' if n != 1 else ''}{printable(where)}"),
+                      title_justify="left",
                       show_edge=False)
         table.add_column("step", justify="right")
         table.add_column("thread")
@@ -111,7 +117,8 @@ def print_result(
         table.add_column("changes", overflow="fold")
         for i, st in enumerate(v.trace, 1):
             # Text, not markup: model source may contain brackets.
-            table.add_row(str(i), Text(st.who), str(st.line), Text(st.shown_source()), Text(st.changes_text()))
+            table.add_row(str(i), Text(printable(st.who)), str(st.line), Text(printable(st.shown_source(), True)),
+                          Text(printable(st.changes_text())))
         console.print(table)
         if v.state and "threads" in v.state and (full_state or v.kind == "deadlock"):
             print_state(v.state, console, globals_too=full_state)
@@ -121,7 +128,7 @@ def print_compare(rows: list[Result], console: Console, model: str, standard: di
                   ) -> None:
     """One row per reduction. With ``standard`` (``compare --atomicity``), the states of the standard search
     (no atomicity checking) stand beside the instrumented ones, as in Figure 1 of papers/003."""
-    table = Table(title=f"movers compare {model}", title_justify="left")
+    table = Table(title=Text(f"movers compare {printable(model)}"), title_justify="left")
     cols = ["reduction", "verdict", "states", "transitions", "moves", "steps/move", "seconds", "states/s",
             "peak MB", "states vs none"]
     if standard is not None:
@@ -148,7 +155,7 @@ def print_compare(rows: list[Result], console: Console, model: str, standard: di
             n = std.stats.states if std is not None and std.verdict != "error" else 0
             states = [f"{n:,}" if n else "", f"{s.states:,}" if r.verdict != "error" else "",
                       f"{s.states / n:.2f}" if n and r.verdict != "error" else ""]
-        table.add_row(r.reduction, Text(verdict), *states, f"{s.transitions:,}", f"{s.moves:,}", per_move,
+        table.add_row(r.reduction, Text(printable(verdict)), *states, f"{s.transitions:,}", f"{s.moves:,}", per_move,
                       f"{s.seconds:.3f}", f"{s.states_per_second:,.0f}", f"{s.peak_memory_mb:.1f}", ratio)
     console.print(table)
 
@@ -162,15 +169,15 @@ def print_state(state: dict, console: Console, globals_too: bool = True) -> None
     for th in state["threads"]:
         stack = " > ".join(f"{f['function']}:{f['line']}" for f in th["stack"])
         local = ", ".join(f"{k} = {v}" for k, v in th["locals"].items())
-        threads.add_row(Text(th.get("name") or str(th["thread"])), th["status"], Text(th.get("waits") or ""),
-                        Text(", ".join(th["holds"])),
-                        Text(stack), Text(local))
+        threads.add_row(Text(printable(th.get("name") or str(th["thread"]))), th["status"],
+                        Text(printable(th.get("waits") or "")), Text(printable(", ".join(th["holds"]))),
+                        Text(printable(stack)), Text(printable(local)))
     console.print(threads)
     if globals_too:
         shared = Table(title="globals and heap", title_justify="left", show_edge=False)
         shared.add_column("name", overflow="fold")
         shared.add_column("value", overflow="fold")
         for k, v in state["globals"].items():
-            shared.add_row(Text(k), Text(v))
+            shared.add_row(Text(printable(k)), Text(printable(v)))
         console.print(shared)
 

@@ -20,7 +20,11 @@ from movers.ir.program import CONDITION, UNBOUND, Node, Program, Ref
 from movers.ir.sync import ReportCtx
 from movers.report.result import TraceStep, Violation
 from movers.semantics.state import State
-from movers.semantics.view import _value, view
+from movers.semantics.view import Names, _value, frame_view, state_names, view
+
+
+# The name of an element of a list: ``b[3]``, ``buf.items[0]`` (the list's name, then the index).
+_ELEMENT = re.compile(r"^(.*)\[(\d+)\]$")
 
 
 def changes(program: Program, before: State, after: State, t: int, who: Callable[[Any], str] = show
@@ -29,23 +33,35 @@ def changes(program: Program, before: State, after: State, t: int, who: Callable
     # return shows nothing of the caller's unchanged locals.
     db, da = len(before[2][t]), len(after[2][t]) if t < len(after[2]) else 0
     depth = db - 1
+    paths: dict[int, str] = {}
     if da > db:
         a = view(program, before, t, -1, who=who)
-        b = view(program, after, t, who=who)
+        b = view(program, after, t, paths=paths, who=who)
     else:
         # Same frame, or a return: compare the frame that is on top afterwards (the caller receiving the
         # value), which exists in both states.
         keep = depth if da == db else da - 1
         a = view(program, before, t, keep, who=who)
-        b = view(program, after, t, keep, who=who)
+        b = view(program, after, t, keep, paths=paths, who=who)
     changed = {k: v for k, v in b.items() if a.get(k) != v}
     # Names that disappear: a monitor fully released, a wait set emptied, a list or object dropped.
+    shrunk: dict[str, None] = {}
     for k in a:
         if k not in b:
             if k.endswith(".owner"):
                 changed[k] = "None"
             elif k.endswith(".waiting"):
                 changed[k] = "()"
+            else:
+                m = _ELEMENT.match(k)
+                if m:
+                    shrunk[m[1]] = None
+    if shrunk:
+        # A list that lost elements (pop, remove, clear) shows whole, as it is now: ``b = [1]``.
+        lists = {p: i for i, p in paths.items()}
+        for p in shrunk:
+            if p in lists and p not in changed:
+                changed[p] = _value(after, Ref(lists[p]))
     started = len(after[2]) - len(before[2])
     for k in range(started):
         changed[f"thread {who(len(before[2]) + k)}"] = "started"
@@ -286,13 +302,14 @@ def deadlock_message(ts: Any, state: Any, names: dict[int, str]) -> str:
     """A deadlock, one line per thread that has not terminated: its name, what it waits for (objects named
     by their paths, as the trace names them), and the line where it is blocked."""
     lines = []
+    objects = state_names(ts.program, state)
     for t, th in enumerate(state[2]):
         if not th:
             continue
         node = ts.next_node(state, t)
         if node is None:
             continue
-        lines.append(f"  {thread_label(names, t)}, line {node.line}: {waits_for(ts, state, t, names)}")
+        lines.append(f"  {thread_label(names, t)}, line {node.line}: {waits_for(ts, state, t, names, objects)}")
     if not lines:
         return ""
     n = len(lines)
@@ -300,13 +317,13 @@ def deadlock_message(ts: Any, state: Any, names: dict[int, str]) -> str:
     return "\n".join([head, *lines])
 
 
-def waits_for(ts: Any, state: Any, t: int, names: dict[int, str]) -> str:
-    """What blocked thread ``t`` waits for, objects named by their paths and threads by their names."""
+def waits_for(ts: Any, state: Any, t: int, names: dict[int, str], objects: Names | None = None) -> str:
+    """What blocked thread ``t`` waits for, objects named as ``state_names`` names them (``objects``, if
+    already computed) and threads by their names."""
     node = ts.next_node(state, t)
     if node is None or node.blocked_on is None:
         return f"blocked at '{node.source if node is not None else ''}'"
-    paths: dict[int, str] = {}
-    view(ts.program, state, t, paths=paths)
+    paths = (objects or state_names(ts.program, state)).paths
     ctx = ReportCtx(state[0], state[1], state[2], t)
     ctx.load_thread(state[2][t])
     ctx.ref_name = lambda r: paths.get(r.i)
@@ -335,7 +352,8 @@ def full_state(ts: Any, state: Any, names: dict[int, str] | None = None) -> dict
     def who(v: Any) -> str:
         return names.get(v, show(v)) if type(v) is int else show(v)
 
-    shared = view(program, state, 0, -1, who=who)
+    objects = state_names(program, state, who)
+    shared = objects.values
     threads = []
     for t, th in enumerate(state[2]):
         name = thread_label(names, t)
@@ -345,14 +363,13 @@ def full_state(ts: Any, state: Any, names: dict[int, str] | None = None) -> dict
             continue
         node = ts.next_node(state, t)
         blocked = not ts.enabled(state, t)
-        waits = waits_for(ts, state, t, names) if blocked else None
-        mine = view(program, state, t, who=who)
+        waits = waits_for(ts, state, t, names, objects) if blocked else None
         holds = sorted(p[: -len(".owner")] for p, v in shared.items() if p.endswith(".owner") and v == who(t))
         threads.append({
             "thread": t, "name": name, "status": "blocked" if blocked else "can move", "waits": waits,
             "stack": [{"function": f[0].name, "line": f[0].nodes[f[1]].line} for f in th],
             "next": node.source if node is not None else "",
-            "locals": {k: v for k, v in mine.items() if k not in shared},
+            "locals": frame_view(program, state, t, objects, who),
             "holds": holds,
         })
     return {"globals": shared, "threads": threads}

@@ -429,11 +429,12 @@ def _check(args: argparse.Namespace) -> int:
             if not args.json:
                 r.notes.append(f"trail written to {args.trail} (movers replay {args.model} {args.trail})")
     if r.violations and (args.html or (args.full_state and args.json)):
-        _add_step_states(r, args.model)
+        # Only the HTML page wants them: it shows long lists shortened, so they are not spelt out.
+        _add_step_states(r, args.model, short=not (args.full_state and args.json))
     return _report(r, args)
 
 
-def _add_step_states(r: Result, model: str) -> None:
+def _add_step_states(r: Result, model: str, short: bool = False) -> None:
     """The state after every step of ``r``'s traces, for ``--html`` and ``--json --full-state``: the check
     keeps none, so the model is compiled again and the traces replayed."""
     from pathlib import Path
@@ -443,7 +444,9 @@ def _add_step_states(r: Result, model: str) -> None:
     from movers.report.steps import add_step_states
 
     try:
-        add_step_states(r, load(Path(model)))
+        from movers.report.shorten import ITEMS
+
+        add_step_states(r, load(Path(model)), ITEMS if short else None)
     except (ModelSyntaxError, OSError) as e:  # the file changed or went away since the check read it
         _say(f"movers: cannot compute the state after each step: {e}")
 

@@ -20,6 +20,7 @@ import re
 from typing import Any
 
 from movers.report.result import Result, TraceStep, Violation
+from movers.report.shorten import entries_text, short_entries
 from movers.report.steps import thread_names
 from movers.report.text import LIMIT_TEXT, store_line
 
@@ -238,8 +239,19 @@ def _summary(result: Result, model: str) -> str:
 
 
 def _changes(st: TraceStep) -> str:
-    return ", ".join(f"{k} {val}" if val in ("started", "terminated") else f"{k} = {val}"
-                     for k, val in st.changes.items())
+    return entries_text(st.changes, ("started", "terminated"))
+
+
+def _short(entries: dict[str, str]) -> dict[str, str]:
+    """``entries`` as the page shows them: long values and long runs of elements cut (report/shorten.py)."""
+    return {k: v or "" for k, v in short_entries(entries)}
+
+
+def _short_state(state: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not state or "globals" not in state:
+        return state
+    return {**state, "globals": _short(state["globals"]),
+            "threads": [{**th, "locals": _short(th["locals"])} for th in state["threads"]]}
 
 
 def _lanes(k: int, v: Violation, names: dict[int, str]) -> str:
@@ -290,7 +302,7 @@ def _violation(k: int, v: Violation) -> str:
     out = [f'<section class="violation" id="violation-{k}">',
            f'<h2><span class="kind">{esc(v.kind)}</span>: <span class="message">{esc(v.message)}</span></h2>']
     if v.values:  # a failed assert: what its condition read
-        where = ", ".join(f"{name} = {value}" for name, value in v.values.items())
+        where = entries_text(v.values)
         out.append(f'<p class="values">where {esc(where)}</p>')
     if v.trace:
         n = len(v.trace)
@@ -324,7 +336,8 @@ def render_result(result: Result, model: str = "") -> str:
     data = {"model": model or result.model, "verdict": result.verdict,
             "violations": [{"kind": v.kind, "message": v.message,
                             "threads": {str(t): name for t, name in thread_names(v).items()},
-                            "steps": [{**st.to_json(), "state": st.state} for st in v.trace]}
+                            "steps": [{**st.to_json(), "changes": _short(st.changes), "state": _short_state(st.state)}
+                                      for st in v.trace]}
                            for v in result.violations]}
     traces = any(v.trace for v in result.violations)
     return _page(f"movers: {model or result.model}", _summary(result, model), "\n".join(body), data, traces)

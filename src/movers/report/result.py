@@ -37,9 +37,11 @@ class TraceStep:
         return self.name or f"thread {self.thread}"
 
     def changes_text(self) -> str:
-        """The changes on one line: ``count = 1, thread worker#0 terminated``."""
-        return ", ".join(f"{k} {v}" if k.startswith("thread ") and v in THREAD_EVENTS else f"{k} = {v}"
-                         for k, v in self.changes.items())
+        """The changes on one line: ``count = 1, thread worker#0 terminated``, long values and long runs of
+        elements shortened (report/shorten.py)."""
+        from movers.report.shorten import entries_text
+
+        return entries_text(self.changes, THREAD_EVENTS)
 
     def shown_source(self) -> str:
         """What the step executes, with where a condition went: ``self.v == 0  -> true``. A thread whose

@@ -13,6 +13,7 @@ from typing import Any
 from movers.ir.program import Program
 from movers.report.result import Result, Violation
 from movers.report.safe import printable
+from movers.report.shorten import entries_text
 from movers.report.trace import describe_state, replay_full
 
 # In the state of a step that did not complete (the failed assertion, the step that broke a declaration):
@@ -30,9 +31,11 @@ def replay_system(program: Program, reduction: str) -> Any:
     return instrument(TransitionSystem(program), disciplines=not checks_discipline(reduction))
 
 
-def step_states(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> list[dict[str, Any]]:
+def step_states(ts: Any, steps: list[tuple[int, tuple[int, ...]]], short: int | None = None
+                ) -> list[dict[str, Any]]:
     """One ``full_state`` per step: the state after it, or, for a step that fails (it has no successor),
-    the state before it with ``"failed": true``. Steps that cannot be executed end the list early."""
+    the state before it with ``"failed": true``. Steps that cannot be executed end the list early. With
+    ``short``, long lists are cut as ``full_state`` cuts them."""
     if not steps:
         return []
     out: list[dict[str, Any]] = []
@@ -45,28 +48,29 @@ def step_states(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> list[dict[
         for t, choices in steps:
             o = ts.execute_choice(state, t, choices, True)
             if o.state is None:
-                out.append({**describe_state(ts, state, names), FAILED: True})
+                out.append({**describe_state(ts, state, names, short), FAILED: True})
                 break
             state = o.state
-            out.append(describe_state(ts, state, names))
+            out.append(describe_state(ts, state, names, short))
     except Exception as e:  # noqa: BLE001
         # A report never fails because of its extras: the steps described so far are kept.
         out.append({"error": f"the state could not be computed: {type(e).__name__}: {e}"})
     return out
 
 
-def attach_states(v: Violation, ts: Any) -> None:
-    """Set ``state`` on each step of ``v``'s trace."""
-    for step, state in zip(v.trace, step_states(ts, v.steps), strict=False):
+def attach_states(v: Violation, ts: Any, short: int | None = None) -> None:
+    """Set ``state`` on each step of ``v``'s trace (``short``: see ``step_states``)."""
+    for step, state in zip(v.trace, step_states(ts, v.steps, short), strict=False):
         step.state = state
 
 
-def add_step_states(result: Result, program: Program) -> Result:
-    """``result`` (of a check of ``program``) with the state after every step of each violation's trace."""
+def add_step_states(result: Result, program: Program, short: int | None = None) -> Result:
+    """``result`` (of a check of ``program``) with the state after every step of each violation's trace
+    (``short``: only for a report that shortens long values, see ``step_states``)."""
     if result.violations:
         ts = replay_system(program, result.reduction)
         for v in result.violations:
-            attach_states(v, ts)
+            attach_states(v, ts, short)
     return result
 
 
@@ -93,7 +97,7 @@ def thread_line(th: dict[str, Any]) -> str:
     if th["holds"]:
         out += "; holds " + ", ".join(th["holds"])
     if th["locals"]:
-        out += "; " + ", ".join(f"{k} = {val}" for k, val in th["locals"].items())
+        out += "; " + entries_text(th["locals"])
     return out
 
 
@@ -115,7 +119,7 @@ def print_step_states(v: Violation, console: Any) -> None:
         if "error" in state:
             console.print(Text(printable("  " + state["error"])), soft_wrap=True)
             continue
-        shared = ", ".join(f"{k} = {val}" for k, val in state["globals"].items())
+        shared = entries_text(state["globals"])
         console.print(Text(printable(f"  globals: {shared or '-'}")), soft_wrap=True)
         for th in state["threads"]:
             console.print(Text(printable(f"  {names.get(th['thread'], th['thread'])}: {thread_line(th)}")),

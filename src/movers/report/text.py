@@ -8,6 +8,7 @@ from rich.text import Text
 
 from movers.report.result import Result
 from movers.report.safe import printable
+from movers.report.shorten import entries_text, short_entries
 
 VERDICT_STYLE = {"ok": "bold green", "violation": "bold red", "incomplete": "bold yellow", "error": "bold red"}
 LIMIT_TEXT = {
@@ -101,7 +102,7 @@ def print_result(
         message = printable(v.message, newlines=v.kind != "assertion")
         console.print(Text(f"{v.kind}: ", style="bold red") + Text(message), soft_wrap=True)
         if v.values:
-            console.print(Text(printable("  where " + ", ".join(f"{k} = {x}" for k, x in v.values.items()))),
+            console.print(Text(printable("  where " + entries_text(v.values))),
                           soft_wrap=True)
         if not v.trace:
             continue
@@ -168,7 +169,7 @@ def print_state(state: dict, console: Console, globals_too: bool = True) -> None
         threads.add_column(col, overflow="fold")
     for th in state["threads"]:
         stack = " > ".join(f"{f['function']}:{f['line']}" for f in th["stack"])
-        local = ", ".join(f"{k} = {v}" for k, v in th["locals"].items())
+        local = entries_text(th["locals"])
         threads.add_row(Text(printable(th.get("name") or str(th["thread"]))), th["status"],
                         Text(printable(th.get("waits") or "")), Text(printable(", ".join(th["holds"]))),
                         Text(printable(stack)), Text(printable(local)))
@@ -177,7 +178,7 @@ def print_state(state: dict, console: Console, globals_too: bool = True) -> None
         shared = Table(title="globals and heap", title_justify="left", show_edge=False)
         shared.add_column("name", overflow="fold")
         shared.add_column("value", overflow="fold")
-        for k, v in state["globals"].items():
-            shared.add_row(Text(printable(k)), Text(printable(v)))
+        for k, v in short_entries(state["globals"]):
+            shared.add_row(Text(printable(k)), Text(printable(v or "")))
         console.print(shared)
 

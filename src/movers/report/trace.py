@@ -20,7 +20,7 @@ from movers.ir.program import CONDITION, UNBOUND, Node, Program, Ref
 from movers.ir.sync import ReportCtx
 from movers.report.result import TraceStep, Violation
 from movers.semantics.state import State
-from movers.semantics.view import Names, _value, frame_view, state_names, view
+from movers.semantics.view import Names, _value, frame_view, list_changes, state_names, view
 
 
 # The name of an element of a list: ``b[3]``, ``buf.items[0]`` (the list's name, then the index).
@@ -34,20 +34,41 @@ def changes(program: Program, before: State, after: State, t: int, who: Callable
     db, da = len(before[2][t]), len(after[2][t]) if t < len(after[2]) else 0
     depth = db - 1
     paths: dict[int, str] = {}
+    # Long lists of plain values are compared as lists (``list_changes``), not spelt out at every step.
+    ca: dict[str, tuple] = {}
+    cb: dict[str, tuple] = {}
     if da > db:
-        a = view(program, before, t, -1, who=who)
-        b = view(program, after, t, paths=paths, who=who)
+        a = view(program, before, t, -1, who=who, chunks=ca)
+        b = view(program, after, t, paths=paths, who=who, chunks=cb)
     else:
         # Same frame, or a return: compare the frame that is on top afterwards (the caller receiving the
         # value), which exists in both states.
         keep = depth if da == db else da - 1
-        a = view(program, before, t, keep, who=who)
-        b = view(program, after, t, keep, paths=paths, who=who)
-    changed = {k: v for k, v in b.items() if a.get(k) != v}
-    # Names that disappear: a monitor fully released, a wait set emptied, a list or object dropped.
+        a = view(program, before, t, keep, who=who, chunks=ca)
+        b = view(program, after, t, keep, paths=paths, who=who, chunks=cb)
     shrunk: dict[str, None] = {}
+    for p, obj in ca.items():
+        if p not in cb:  # no longer a long list there: spelt out, its elements compare one by one
+            a.update(list_changes(p, None, obj)[0])
+    changed = {k: v for k, v in b.items() if a.get(k) != v}
+    for p, obj in cb.items():
+        if p in ca:
+            elements, shorter = list_changes(p, ca[p], obj)
+            changed.update(elements)
+            if shorter:
+                shrunk[p] = None
+        else:  # a long list now, spelt out (or absent) before
+            elements = list_changes(p, None, obj)[0]
+            b.update(elements)
+            changed.update((k, v) for k, v in elements.items() if a.get(k) != v)
+    # Names that disappear: a monitor fully released, a wait set emptied, a list or object dropped.
     for k in a:
         if k not in b:
+            m = _ELEMENT.match(k)
+            if m and m[1] in cb:
+                if int(m[2]) >= len(cb[m[1]]) - 2:
+                    shrunk[m[1]] = None
+                continue
             if k.endswith(".owner"):
                 changed[k] = "None"
             elif k.endswith(".waiting"):
@@ -171,10 +192,9 @@ def replay_full(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> Replay:
             # (the lost update: count = 1 written over count = 1): show it.
             for w in o.effect.writes:
                 if type(w) is int and 0 <= w < len(program.globals) and program.globals[w] not in ch:
-                    name = program.globals[w]
-                    value = view(program, o.state, t, -1, who=who).get(name)
+                    value = _global_text(o.state, w)
                     if value is not None:
-                        ch[name] = f"{value} (unchanged)"
+                        ch[program.globals[w]] = f"{value} (unchanged)"
         if node.kind == "notify" and o.state is not None:
             # Which waiter a notify woke is the choice it made: name the thread rather than its index.
             for k in sorted(_waiting(before) - _waiting(o.state)):
@@ -185,6 +205,15 @@ def replay_full(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> Replay:
             values = assert_values(program, before, t, node)
         out.append(TraceStep(t, node.line, node.source, ch, who(t), _outcome(before, t, choices, node)))
     return Replay(out, state, names, values)
+
+
+def _global_text(state: State, g: int) -> str | None:
+    """Global ``g`` as ``view`` shows it under its own name, or None when it shows only by its elements (a
+    list that is not empty)."""
+    v = state[0][g]
+    if type(v) is Ref and state[1][v.i][0].is_list and len(state[1][v.i]) > 2:
+        return None
+    return _value(state, v)
 
 
 def _waiting(state: State) -> set[int]:
@@ -331,20 +360,23 @@ def waits_for(ts: Any, state: Any, t: int, names: dict[int, str], objects: Names
     return node.blocked_on(ctx)
 
 
-def describe_state(ts: Any, state: Any, names: dict[int, str] | None = None) -> dict[str, Any]:
+def describe_state(ts: Any, state: Any, names: dict[int, str] | None = None, short: int | None = None
+                   ) -> dict[str, Any]:
     """``full_state``, or what went wrong in describing it (a report never fails because of it)."""
     try:
-        return full_state(ts, state, names)
+        return full_state(ts, state, names, short)
     except Exception as e:  # noqa: BLE001
         return {"error": f"the state could not be described: {type(e).__name__}: {e}"}
 
 
-def full_state(ts: Any, state: Any, names: dict[int, str] | None = None) -> dict[str, Any]:
+def full_state(ts: Any, state: Any, names: dict[int, str] | None = None, short: int | None = None
+               ) -> dict[str, Any]:
     """Everything at one state, as users name it (``--full-state``, and the JSON's ``state``): the globals and
     the heap by path, and per thread its name, its status (running, blocked and on what, terminated), its
     stack (each frame's function and line, innermost last), the locals of its current frame, and the locks
     it holds. ``names`` (``Replay.names``) names the threads, here and as owners of locks; by default they
-    are named by the function they run."""
+    are named by the function they run. With ``short`` (the HTML report), a long list of plain values has
+    only its first ``short`` elements, then an entry that says how many more there are."""
     program = ts.program
     if names is None:
         names = _labels({t: _started_as(th) for t, th in enumerate(state[2])})
@@ -352,7 +384,7 @@ def full_state(ts: Any, state: Any, names: dict[int, str] | None = None) -> dict
     def who(v: Any) -> str:
         return names.get(v, show(v)) if type(v) is int else show(v)
 
-    objects = state_names(program, state, who)
+    objects = state_names(program, state, who, short)
     shared = objects.values
     threads = []
     for t, th in enumerate(state[2]):
@@ -369,7 +401,7 @@ def full_state(ts: Any, state: Any, names: dict[int, str] | None = None) -> dict
             "thread": t, "name": name, "status": "blocked" if blocked else "can move", "waits": waits,
             "stack": [{"function": f[0].name, "line": f[0].nodes[f[1]].line} for f in th],
             "next": node.source if node is not None else "",
-            "locals": frame_view(program, state, t, objects, who),
+            "locals": frame_view(program, state, t, objects, who, short),
             "holds": holds,
         })
     return {"globals": shared, "threads": threads}

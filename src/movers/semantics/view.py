@@ -21,6 +21,8 @@ def _value(state: State, v: Any, labels: dict[int, str] | None = None) -> str:
     if type(v) is Ref:
         obj = state[1][v.i]
         if obj[0].is_list:
+            if len(obj) > CHUNK and plain(obj):
+                return _list_text(obj)
             return "[" + ", ".join(_value(state, x, labels) for x in obj[2:]) + "]"
         label = labels.get(v.i) if labels else None
         return f"<{label or obj[0].name}>"
@@ -31,6 +33,71 @@ def _value(state: State, v: Any, labels: dict[int, str] | None = None) -> str:
 
 
 _THREAD_FIELDS = frozenset(THREAD.fields)
+# A list longer than this, of plain values, is compared element by element without spelling it out
+# (``view(chunks=...)``).
+CHUNK = 64
+
+
+def plain(obj: tuple) -> bool:
+    """Whether a list holds only values that show on their own (no reference, no tuple that could hold
+    one): then ``show`` of each element is what a walk would show."""
+    if len(obj) <= CHUNK:
+        return not any(type(x) is Ref or type(x) is tuple for x in obj[2:])
+    hit = _PLAIN.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    types = set(map(type, obj[2:]))
+    out = Ref not in types and tuple not in types
+    if len(_PLAIN) >= 64:
+        _PLAIN.clear()
+    _PLAIN[id(obj)] = (obj, out)
+    return out
+
+
+# Whether each of the last long lists asked about is plain (consecutive states share most lists).
+_PLAIN: dict[int, tuple[tuple, bool]] = {}
+
+
+# The text of the last long lists shown whole (an alias of a list shows it at every step of a trace, and
+# consecutive states share the lists a step did not change): each is made once.
+_TEXTS: dict[int, tuple[tuple, str]] = {}
+
+
+def _list_text(obj: tuple) -> str:
+    hit = _TEXTS.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    text = "[" + ", ".join(map(show, obj[2:])) + "]"
+    if len(_TEXTS) >= 8:
+        _TEXTS.clear()
+    _TEXTS[id(obj)] = (obj, text)
+    return text
+
+
+def _same(x: Any, y: Any) -> bool:
+    """Whether two plain values are the same value of the language (1 and True differ, 1 and 1.0 too)."""
+    if x is y:
+        return True
+    if type(x) is not type(y):
+        return False
+    if type(x) is int or type(x) is str:
+        return x == y
+    return show(x) == show(y)
+
+
+def list_changes(path: str, before: tuple | None, after: tuple) -> tuple[dict[str, str], bool]:
+    """The elements of a plain list at ``path`` that differ between two states (``before`` None: the list
+    is new there), as ``view`` would name them, and whether the list became shorter."""
+    items = after[2:]
+    if before is None:
+        return dict(zip([f"{path}[{k}]" for k in range(len(items))], map(show, items), strict=True)), False
+    if before is after:
+        return {}, False
+    old = before[2:]
+    out = {f"{path}[{k}]": show(y) for k, (x, y) in enumerate(zip(old, items)) if not _same(x, y)}
+    for k in range(len(old), len(items)):
+        out[f"{path}[{k}]"] = show(items[k])
+    return out, len(items) < len(old)
 
 
 class _Walk:
@@ -38,11 +105,18 @@ class _Walk:
     by the first path that reaches it."""
 
     def __init__(self, state: State, who: Callable[[Any], str], seen: dict[int, str],
-                 labels: dict[int, str] | None = None) -> None:
+                 labels: dict[int, str] | None = None, chunks: dict[str, tuple] | None = None,
+                 short: int | None = None) -> None:
         self.state = state
         self.who = who  # how a thread id (a lock's owner, a wait set's member) shows
         self.seen = seen
         self.labels = labels
+        # With ``chunks``, a long list of plain values is not spelt out element by element: its path maps
+        # to the list itself, for a caller that compares two states' lists (``list_changes``).
+        self.chunks = chunks
+        # With ``short``, a long list of plain values shows only its first ``short`` elements, and then an
+        # entry that says how many more there are (the HTML report's state panel).
+        self.short = short
         self.out: dict[str, str] = {}
 
     def threads(self, ts: Any) -> str:
@@ -61,6 +135,19 @@ class _Walk:
         if cls.is_list:
             if len(obj) == 2:
                 out[path] = "[]"  # an empty list is still there (the pop that empties it shows it)
+            elif plain(obj):
+                # No element names an object: the elements are their own strings, made in one pass (a model
+                # may hold lists of 100,000 elements).
+                if self.chunks is not None and len(obj) > CHUNK:
+                    self.chunks[path] = obj
+                    return
+                n = len(obj) - 2
+                if self.short is not None and n > self.short:
+                    out.update((f"{path}[{k}]", show(obj[2 + k])) for k in range(self.short))
+                    out[f"… {n - self.short:,} more under {path}[…]"] = ""
+                    return
+                out.update(zip([f"{path}[{k}]" for k in range(n)], map(show, obj[2:]), strict=True))
+                return
             for k, v in enumerate(obj[2:]):
                 self.leaf(f"{path}[{k}]", v)
             return
@@ -107,12 +194,15 @@ class _Walk:
 
 
 def view(program: Program, state: State, t: int, frame_depth: int | None = None,
-         paths: dict[int, str] | None = None, who: Callable[[Any], str] = show) -> dict[str, str]:
+         paths: dict[int, str] | None = None, who: Callable[[Any], str] = show,
+         chunks: dict[str, tuple] | None = None) -> dict[str, str]:
     """Every named value of ``state`` that a user can see: globals, the heap by path, and the locals of
     thread ``t``'s frame at ``frame_depth`` (its current frame by default; none with -1). ``paths``, if
     given, receives the path that names each heap object (by its index), as the values' names use it;
-    ``who`` says how a thread (a lock's owner, a member of a wait set) shows (its id by default)."""
-    w = _Walk(state, who, {} if paths is None else paths)
+    ``who`` says how a thread (a lock's owner, a member of a wait set) shows (its id by default).
+    ``chunks``, if given, receives the long lists of plain values instead of their elements (see
+    ``list_changes``)."""
+    w = _Walk(state, who, {} if paths is None else paths, chunks=chunks)
     for name, v in zip(program.globals, state[0], strict=True):
         w.leaf(name, v)
     th = state[2][t] if t < len(state[2]) else ()
@@ -139,18 +229,21 @@ class Names:
     values: dict[str, str]
 
 
-def state_names(program: Program, state: State, who: Callable[[Any], str] = show) -> Names:
-    """The names of ``Names`` for ``state``."""
+def state_names(program: Program, state: State, who: Callable[[Any], str] = show, short: int | None = None
+                ) -> Names:
+    """The names of ``Names`` for ``state``; with ``short``, its ``values`` show only the first ``short``
+    elements of a long list of plain values."""
     paths: dict[int, str] = {}
     labels: dict[int, str] = {}
-    w = _Walk(state, who, paths, labels)
+    w = _Walk(state, who, paths, labels, short=short)
     for name, v in zip(program.globals, state[0], strict=True):
         w.leaf(name, v)
     count: dict[str, int] = {}
     for th in state[2]:
         for frame in th:
             for v in frame[2:]:
-                if type(v) is Ref and v.i not in paths:
+                # A list of plain values names no object: the locals show it by their own names.
+                if type(v) is Ref and v.i not in paths and not (state[1][v.i][0].is_list and plain(state[1][v.i])):
                     cls = state[1][v.i][0].name
                     count[cls] = count.get(cls, 0) + 1
                     labels[v.i] = f"{cls}#{count[cls]}"
@@ -158,19 +251,20 @@ def state_names(program: Program, state: State, who: Callable[[Any], str] = show
     return Names(paths, labels, w.out)
 
 
-def frame_view(program: Program, state: State, t: int, names: Names, who: Callable[[Any], str] = show
-               ) -> dict[str, str]:
+def frame_view(program: Program, state: State, t: int, names: Names, who: Callable[[Any], str] = show,
+               short: int | None = None) -> dict[str, str]:
     """The locals of thread ``t``'s current frame, each an object named by ``names`` (``a = <Account#2>``,
-    its fields being in the heap under that name), a list whole (``xs = [1, 2]``)."""
+    its fields being in the heap under that name), a list the heap has whole (``xs = [1, 2]``), a list
+    only this local reaches by its elements (``short`` as for ``state_names``)."""
     th = state[2][t] if t < len(state[2]) else ()
     if not th:
         return {}
     frame = th[-1]
-    w = _Walk(state, who, dict(names.paths), names.labels)
+    w = _Walk(state, who, dict(names.paths), names.labels, short=short)
     for name, v in zip(frame[0].locals, frame[2:], strict=False):
         if not name.startswith("$") and v is not None and v is not UNBOUND:
             w.leaf(name, v)
     return w.out
 
 
-__all__ = ["Names", "frame_view", "state_names", "view"]
+__all__ = ["CHUNK", "Names", "frame_view", "list_changes", "plain", "state_names", "view"]

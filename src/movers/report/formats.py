@@ -65,7 +65,8 @@ def to_sarif(result: Result, model: str) -> dict[str, Any]:
         results.append(r)
     invocation: dict[str, Any] = {"executionSuccessful": result.verdict != "error"}
     if result.verdict == "error":
-        invocation["toolExecutionNotifications"] = [{"level": "error", "message": {"text": printable(result.error or "", True)}}]
+        invocation["toolExecutionNotifications"] = [{"level": "error",
+                                                     "message": {"text": printable(result.error or "", True)}}]
     if result.verdict == "incomplete":
         invocation["properties"] = {"incomplete": result.limit}
     invocation["properties"] = {**invocation.get("properties", {}), "verdict": result.verdict,

@@ -16,8 +16,9 @@ import re
 # C0 controls but newline, DEL, C1 controls; the bidirectional marks, embeddings, overrides and isolates; the
 # line and paragraph separators (they end a line in some terminals and viewers); lone surrogates (no encoding
 # can write them).
-_UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_NL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_OTHERS = "\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_UNSAFE = re.compile(f"[\x00-\x09\x0b-\x1f{_OTHERS}]")
+_UNSAFE_NL = re.compile(f"[\x00-\x1f{_OTHERS}]")
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 # What XML 1.0 cannot hold at all, not even as a character reference: the C0 controls but tab, newline and
 # carriage return, lone surrogates, U+FFFE and U+FFFF.

@@ -20,6 +20,7 @@ CHARS = 120
 # ``<…>`` (``<Account#1>``, ``<an int of about 1,000 digits>``), a bracket, a comma.
 _TOKEN = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|<[^<>]*>|[\[\]()]|,""")
 _ELEMENT = re.compile(r"^(.*)\[(\d+)\](.*)$", re.DOTALL)
+_NESTED = re.compile(r"""['"\[\]()<>]""")
 
 
 def short_value(text: str) -> str:
@@ -39,6 +40,16 @@ def short_value(text: str) -> str:
 def _elements_cut(text: str, closing: str) -> str | None:
     """A list's or tuple's text cut after its first elements, or None when it is not one (or its first
     element alone is too long)."""
+    body = text.removesuffix(" (unchanged)")
+    if body.endswith(closing) and not _NESTED.search(body, 1, len(body) - 1):
+        # Elements with no quotes, brackets or <…> (numbers, None, True): every comma is between two, and
+        # only the first few need finding.
+        commas: list[int] = []
+        at = 0
+        while len(commas) <= ITEMS and (at := body.find(",", at + 1, len(body) - 1)) != -1:
+            commas.append(at)
+        count = body.count(",", 1, len(body) - 1) + (body[body.rfind(",") + 1:-1].strip() != "")
+        return _cut_at(text, commas, count, len(body), closing)
     depth = 0
     commas: list[int] = []  # where each top-level element ends
     end = -1
@@ -55,8 +66,16 @@ def _elements_cut(text: str, closing: str) -> str | None:
             commas.append(m.start())
     if end == -1 or not commas:
         return None
+    count = len(commas) + (text[commas[-1] + 1:end - 1].strip() != "")  # ``(x,)`` has one element
+    return _cut_at(text, commas, count, end, closing)
+
+
+def _cut_at(text: str, commas: list[int], count: int, end: int, closing: str) -> str | None:
+    """``text`` cut after its first elements, given where its first top-level commas are, how many elements
+    it has and where it ends."""
+    if not commas:
+        return None
     rest = text[end:]  # `` (unchanged)`` after a global's value
-    count = len(commas) + (0 if text[commas[-1] + 1:end - 1].strip() == "" else 1)  # ``(x,)`` has one
     keep = 0
     while keep < min(ITEMS, len(commas)) and commas[keep] <= CHARS:
         keep += 1

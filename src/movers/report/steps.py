@@ -14,7 +14,7 @@ from movers.ir.program import Program
 from movers.report.result import Result, Violation
 from movers.report.safe import printable
 from movers.report.shorten import entries_text
-from movers.report.trace import describe_state, replay_full
+from movers.report.trace import describe_state, thread_labels
 
 # In the state of a step that did not complete (the failed assertion, the step that broke a declaration):
 # that state is the one before it, which this key says.
@@ -40,7 +40,7 @@ def step_states(ts: Any, steps: list[tuple[int, tuple[int, ...]]], short: int | 
         return []
     out: list[dict[str, Any]] = []
     try:
-        names = replay_full(ts, steps).names  # threads named as the trace names them
+        names = thread_labels(ts, steps)  # threads named as the trace names them
     except Exception:  # noqa: BLE001  (a trail that does not fit: the states below say where)
         names = None
     try:

@@ -22,7 +22,6 @@ from movers.report.result import TraceStep, Violation
 from movers.semantics.state import State
 from movers.semantics.view import Names, _value, frame_view, list_changes, state_names, view
 
-
 # The name of an element of a list: ``b[3]``, ``buf.items[0]`` (the list's name, then the index).
 _ELEMENT = re.compile(r"^(.*)\[(\d+)\]$")
 
@@ -160,9 +159,9 @@ def _started_as(frames: tuple) -> str:
     return code.owner.name if code.owner is not None and code.name.endswith(".run") else code.name
 
 
-def replay_full(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> Replay:
-    """Replay ``steps`` from the initial state (see ``Replay``)."""
-    program = ts.program
+def _execute(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> tuple[list, Any, dict[int, str]]:
+    """Execute ``steps`` from the initial state: each (state before, thread, choices, outcome), the state
+    where they end (before a step that failed), and each thread's name."""
     state = ts.initial()
     given = getattr(ts, "initial_names", None) or {}
     base = {t: given.get(t) or _started_as(th) for t, th in enumerate(state[2])}
@@ -177,7 +176,18 @@ def replay_full(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> Replay:
             base[k] = named.get(k) or _started_as(o.state[2][k])
         state = o.state
     # Names are known once every thread has started: a name shared by several threads keeps its numbers.
-    names = _labels(base)
+    return runs, state, _labels(base)
+
+
+def thread_labels(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> dict[int, str]:
+    """Each thread of the run of ``steps``, named as ``replay_full`` names it."""
+    return _execute(ts, steps)[2]
+
+
+def replay_full(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> Replay:
+    """Replay ``steps`` from the initial state (see ``Replay``)."""
+    program = ts.program
+    runs, state, names = _execute(ts, steps)
 
     def who(v: Any) -> str:
         return names.get(v, show(v)) if type(v) is int else show(v)

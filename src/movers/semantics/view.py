@@ -68,7 +68,7 @@ def _list_text(obj: tuple) -> str:
     if hit is not None and hit[0] is obj:
         return hit[1]
     text = "[" + ", ".join(map(show, obj[2:])) + "]"
-    if len(_TEXTS) >= 8:
+    if len(_TEXTS) >= 32:
         _TEXTS.clear()
     _TEXTS[id(obj)] = (obj, text)
     return text
@@ -94,7 +94,7 @@ def list_changes(path: str, before: tuple | None, after: tuple) -> tuple[dict[st
     if before is after:
         return {}, False
     old = before[2:]
-    out = {f"{path}[{k}]": show(y) for k, (x, y) in enumerate(zip(old, items)) if not _same(x, y)}
+    out = {f"{path}[{k}]": show(y) for k, (x, y) in enumerate(zip(old, items, strict=False)) if not _same(x, y)}
     for k in range(len(old), len(items)):
         out[f"{path}[{k}]"] = show(items[k])
     return out, len(items) < len(old)

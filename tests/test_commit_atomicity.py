@@ -272,8 +272,11 @@ def test_reduction_and_auto(name: str) -> None:
     assert r.verdict == by_reduction, (name, r.violations)
     if r.verdict == "violation":
         assert r.violations[0].kind == "atomicity"
-        assert "not reducible (R* N? L*)" in r.violations[0].message
-        assert "sound but incomplete" in r.violations[0].message
+        if name == "spin":  # its serial run never ends: said before the second read breaks the pattern
+            assert "does not end when its thread runs alone" in r.violations[0].message
+        else:
+            assert "not reducible (R* N? L*)" in r.violations[0].message
+            assert "sound but incomplete" in r.violations[0].message
     a = movers.check(source=MODELS[name], atomicity="auto")
     assert a.verdict == by_auto == movers.check(source=MODELS[name], atomicity="commit").verdict
     assert any("proved atomic by reduction" in n or "checked by commit-atomicity" in n for n in a.notes)

@@ -9,6 +9,16 @@ outside every block, else ``(block, stage, line, what)`` with stage ``R`` (befor
 first left mover) or ``L`` (after it; ``line`` and ``what`` say which step turned it). A right mover or a
 second non-mover in stage L breaks the pattern: the block is not proved atomic.
 
+**A committed block must end when its thread runs alone** (docs/atomicity.md, "Blocks that do not end"):
+from every state where a thread is in stage L, its steps alone must leave the block on every path, without
+coming back to a state or blocking. That is Flanagan & Qadeer's condition C (papers/004, section 4: "the
+left-mover part of each transaction terminates"), without which Lipton's reduction proves nothing: the
+other threads' steps cannot be moved past an L part that never ends. It is also what ``--atomicity
+commit`` asks of the serial run that starts at the same step (the default commit point is the block's
+first non-mover or left mover), so the two modes agree on such blocks. The run alone is a real execution,
+so an error on it is the search's to find; ``assume()`` cuts it as everywhere. A state whose run alone
+ends is remembered (``_ends``), so each such state is run once.
+
 This is sound (a reducible block is atomic: its steps can be moved together) but incomplete: a block that
 is atomic for a subtler reason (a commit point that is not a mover boundary) is not proved;
 ``--atomicity commit`` decides it. Phases follow the same conventions as ``commit.py``: a block's first
@@ -20,13 +30,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from movers.instrument.commit import left_blocks, outermost_block
+from movers.instrument.commit import SERIAL_LIMIT, left_blocks, outermost_block
 from movers.instrument.ghost import GhostSystem
 from movers.instrument.phases import LEFT, NON, RIGHT, classify_step
 from movers.reduce.classify import Classification
 from movers.semantics.system import Outcome
 
 R, L = "R", "L"
+CACHE_LIMIT = 200_000
 INCOMPLETE = ("--atomicity reduction is sound but incomplete: the block may still be atomic; "
               "--atomicity commit decides it")
 
@@ -51,9 +62,11 @@ class ReducibleSystem(GhostSystem):
         classification.lock_state_matters = True
         self.report = report
         self.broken: dict[int, str] = {}
+        self._ends: set[tuple[int, tuple]] = set()  # (thread, program state): its run alone leaves its block
 
     def reset(self) -> None:
         self.broken.clear()
+        self._ends.clear()
 
     def ghost(self, threads: int) -> tuple:
         return ((None,) * threads,)
@@ -87,18 +100,76 @@ class ReducibleSystem(GhostSystem):
             if o.state is None:
                 continue
             s_t = None if left_blocks(o) else new_st
-            if bad is not None:
+            why = bad
+            if why is None and s_t is not None and s_t[1] == L and (self.report or s_t[0] not in self.broken):
+                why = self._unending(s_t, o.state, t)
+            if why is not None:
                 if self.report:
-                    o.violation = ("atomicity", bad)
+                    o.violation = ("atomicity", why)
                     o.state = None
                     continue
-                self.broken.setdefault(st[0], bad)  # type: ignore[index]
+                self.broken.setdefault((s_t or st)[0], why)  # type: ignore[index]
             new = stages[:t] + (s_t,) + stages[t + 1:]
             started = len(o.state[2]) - len(stages)
             if started > 0:
                 new = new + (None,) * started
             o.state = (o.state[0], o.state[1], o.state[2], new)
         return outs
+
+    def _unending(self, st: tuple, sigma: tuple, t: int) -> str | None:
+        """Why thread t's block (its stage ``st``, in L) does not end when the thread runs alone from
+        ``sigma``, or None when it does (module docstring, "A committed block must end")."""
+        stuck = self.ends_alone(sigma, t)
+        if stuck is None:
+            return None
+        block = self.program.atomic_blocks[st[0]]
+        why = (f"the atomic block at line {block.line} does not end when its thread runs alone after {st[3]}: "
+               f"{stuck}; a block must end when it runs alone from its commit point (docs/atomicity.md, "
+               "\"Blocks that do not end\")")
+        if block.has_commit:
+            why += ("; --atomicity reduction does not read commit() markers: --atomicity commit checks the block "
+                    "from its marked commit point")
+        return why
+
+    def ends_alone(self, sigma: tuple, t: int) -> str | None:
+        """Does thread t, inside a block at ``sigma`` (the program state), leave it on every path of its
+        steps alone? None if so, else how it does not: it comes back to a state, it blocks, or it runs more
+        than ``SERIAL_LIMIT`` steps (``commit.CommitSystem._serial`` asks the same of the serial run)."""
+        ends = self._ends
+        if (t, sigma) in ends:
+            return None
+        inner, program = self.inner, self.program
+        # Depth-first over the run's branches: a state met again on the branch is a run that never ends.
+        stack: list[tuple[bool, tuple, int]] = [(False, sigma, 0)]
+        on_branch: set[tuple] = set()
+        seen: set[tuple] = set()
+        while stack:
+            leaving, r, n = stack.pop()
+            if leaving:
+                on_branch.discard(r)
+                continue
+            if r in on_branch:
+                return "it comes back to a state it was in, so it never ends"
+            if r in seen or (t, r) in ends:
+                continue
+            seen.add(r)
+            if not inner.enabled(r, t):
+                node = inner.next_node(r, t)
+                return f"it blocks at line {node.line} ('{node.source}'), where only another thread could let it go on"
+            if n >= SERIAL_LIMIT:
+                return f"it runs more than {SERIAL_LIMIT:,} steps"
+            on_branch.add(r)
+            stack.append((True, r, n))
+            for s in inner.execute(r, t, True):
+                if s.state is None or left_blocks(s) or not s.state[2][t]:
+                    continue  # an error (the search's to report), assume(), or the block is over
+                if outermost_block(program, s.state[2][t]) is None:
+                    continue
+                stack.append((False, s.state[:3], n + 1))
+        if len(ends) + len(seen) > CACHE_LIMIT:
+            ends.clear()
+        ends.update((t, r) for r in seen)
+        return None
 
 
 __all__ = ["ReducibleSystem", "INCOMPLETE", "describe"]

@@ -272,11 +272,8 @@ def test_reduction_and_auto(name: str) -> None:
     assert r.verdict == by_reduction, (name, r.violations)
     if r.verdict == "violation":
         assert r.violations[0].kind == "atomicity"
-        if name == "spin":  # its serial run never ends: said before the second read breaks the pattern
-            assert "does not end when its thread runs alone" in r.violations[0].message
-        else:
-            assert "not reducible (R* N? L*)" in r.violations[0].message
-            assert "sound but incomplete" in r.violations[0].message
+        assert "not reducible (R* N? L*)" in r.violations[0].message
+        assert "sound but incomplete" in r.violations[0].message
     a = movers.check(source=MODELS[name], atomicity="auto")
     assert a.verdict == by_auto == movers.check(source=MODELS[name], atomicity="commit").verdict
     assert any("proved atomic by reduction" in n or "checked by commit-atomicity" in n for n in a.notes)
@@ -709,10 +706,14 @@ def test_a_block_that_does_not_end_alone_is_a_violation_in_every_mode(name: str,
         assert r.verdict == "violation", (mode, r.verdict, r.violations)
         v = r.violations[0]
         assert v.kind == "atomicity", (mode, v.kind, v.message)
-        assert "does not end" in v.message or "blocks on the shadow store" in v.message, (mode, v.message)
-    if name != "wait":  # Event.wait: the second non-mover
-        msg = movers.check(source=UNENDING[name], atomicity="reduction").violations[0].message
-        assert "does not end when its thread runs alone after the non-mover at line" in msg, msg
+        if mode == "reduction" and name in ("spin", "wait"):
+            # The spin's second read, or the wait on the Event, is a second non-mover: not reducible; or, while
+            # flag is still taken for a's own (no other thread has touched it yet), the spin does not end alone.
+            assert "not reducible (R* N? L*)" in v.message or "does not end when its thread" in v.message, v.message
+        elif mode == "reduction":
+            assert "does not end when its thread runs alone after the non-mover at line 6" in v.message, v.message
+        else:
+            assert "does not end" in v.message or "blocks on the shadow store" in v.message, (mode, v.message)
 
 
 def test_auto_does_not_prove_a_reducible_block_that_does_not_end() -> None:
@@ -835,7 +836,12 @@ def test_random_unending_models_the_three_modes_agree(text: str) -> None:
         assert commit.verdict == "ok", commit.violations
     elif "does not end when its thread runs alone" in reduction.violations[0].message:
         assert _outcome(commit) == ("violation", "atomicity"), commit.violations
-    for mode, base in (("reduction", reduction), ("auto", auto)):  # optimistic runs every step of every thread
-        opt = movers.check(source=text, atomicity=mode, reduction="optimistic", **limit)
-        if opt.verdict != "incomplete":
-            assert _outcome(opt) == _outcome(base), (mode, opt.violations, base.violations)
+    # Under optimistic too (which may prove fewer blocks: it counts a blocked guard's reads as accesses).
+    auto = movers.check(source=text, atomicity="auto", reduction="optimistic", **limit)
+    reduction = movers.check(source=text, atomicity="reduction", reduction="optimistic", **limit)
+    if auto.verdict != "incomplete":
+        assert _outcome(auto) == _outcome(commit), (auto.notes, auto.violations, commit.violations)
+    if reduction.verdict == "ok":
+        assert commit.verdict == "ok", commit.violations
+    elif reduction.verdict == "violation" and "does not end when its thread" in reduction.violations[0].message:
+        assert _outcome(commit) == ("violation", "atomicity"), commit.violations

@@ -16,8 +16,11 @@ left-mover part of each transaction terminates"), without which Lipton's reducti
 other threads' steps cannot be moved past an L part that never ends. It is also what ``--atomicity
 commit`` asks of the serial run that starts at the same step (the default commit point is the block's
 first non-mover or left mover), so the two modes agree on such blocks. The run alone is a real execution,
-so an error on it is the search's to find; ``assume()`` cuts it as everywhere. A state whose run alone
-ends is remembered (``_ends``), so each such state is run once.
+so an error on it is the search's to find; ``assume()`` cuts it as everywhere; and so is a step that
+breaks the pattern (a right mover or a second non-mover: the block is not proved, and its run alone is no
+longer its serial run, which a busy-waiting acquire shows: alone on the normal store it spins while
+another thread holds the lock, serially it takes the lock at once). A state whose run alone ends (or
+breaks the pattern) is remembered (``_ends``), so each such state is run once.
 
 This is sound (a reducible block is atomic: its steps can be moved together) but incomplete: a block that
 is atomic for a subtler reason (a commit point that is not a mover boundary) is not proved;
@@ -32,7 +35,7 @@ from typing import Any
 
 from movers.instrument.commit import SERIAL_LIMIT, left_blocks, outermost_block
 from movers.instrument.ghost import GhostSystem
-from movers.instrument.phases import LEFT, NON, RIGHT, classify_step
+from movers.instrument.phases import LEFT, LEFT_KINDS, NON, NON_KINDS, RIGHT, RIGHT_KINDS, classify_step
 from movers.reduce.classify import Classification
 from movers.semantics.system import Outcome
 
@@ -131,6 +134,18 @@ class ReducibleSystem(GhostSystem):
                     "from its marked commit point")
         return why
 
+    def _breaks_blocked(self, sigma: tuple, t: int) -> bool:
+        """Would thread t's blocked step break the pattern once another thread lets it go on (a right mover,
+        or a non-mover: what its kind says, and the data its guard reads)? Then the search meets it there,
+        or the thread stays blocked, which the search reports as a deadlock when nobody else can move."""
+        node = self.inner.next_node(sigma, t)
+        if node.kind in RIGHT_KINDS or node.kind in NON_KINDS:
+            return True
+        if self.cls.lock_state_observed and node.kind in LEFT_KINDS:
+            return True
+        nonmover, bad = self.cls.check_access(self.inner, sigma, t, self.inner.guard_reads(sigma, t), [])
+        return nonmover or bad is not None
+
     def ends_alone(self, sigma: tuple, t: int) -> str | None:
         """Does thread t, inside a block at ``sigma`` (the program state), leave it on every path of its
         steps alone? None if so, else how it does not: it comes back to a state, it blocks, or it runs more
@@ -154,13 +169,18 @@ class ReducibleSystem(GhostSystem):
                 continue
             seen.add(r)
             if not inner.enabled(r, t):
+                if self._breaks_blocked(r, t):
+                    continue
                 node = inner.next_node(r, t)
                 return f"it blocks at line {node.line} ('{node.source}'), where only another thread could let it go on"
             if n >= SERIAL_LIMIT:
                 return f"it runs more than {SERIAL_LIMIT:,} steps"
+            steps = inner.execute(r, t, True)
+            if classify_step(self.cls, inner, r, t, inner.next_node(r, t), steps) in (RIGHT, NON):
+                continue  # the pattern breaks here: the search meets this step and says so
             on_branch.add(r)
             stack.append((True, r, n))
-            for s in inner.execute(r, t, True):
+            for s in steps:
                 if s.state is None or left_blocks(s) or not s.state[2][t]:
                     continue  # an error (the search's to report), assume(), or the block is over
                 if outermost_block(program, s.state[2][t]) is None:

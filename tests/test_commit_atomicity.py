@@ -716,6 +716,13 @@ def test_a_block_that_does_not_end_alone_is_a_violation_in_every_mode(name: str,
             assert "does not end" in v.message or "blocks on the shadow store" in v.message, (mode, v.message)
 
 
+@pytest.mark.parametrize("reduction", ["transactions", "dwyer-da"])
+def test_a_block_that_does_not_end_alone_under_commit_and_the_other_reductions(reduction: str) -> None:
+    for name in sorted(UNENDING):
+        r = movers.check(source=UNENDING[name], atomicity="commit", reduction=reduction)
+        assert _outcome(r) == ("violation", "atomicity"), (name, r.violations)
+
+
 def test_auto_does_not_prove_a_reducible_block_that_does_not_end() -> None:
     r = movers.check(source=UNENDING["local_loop"], atomicity="auto")
     assert any("not proved by reduction" in n and "does not end when its thread runs alone" in n

@@ -19,8 +19,15 @@ first non-mover or left mover), so the two modes agree on such blocks. The run a
 so an error on it is the search's to find; ``assume()`` cuts it as everywhere; and so is a step that
 breaks the pattern (a right mover or a second non-mover: the block is not proved, and its run alone is no
 longer its serial run, which a busy-waiting acquire shows: alone on the normal store it spins while
-another thread holds the lock, serially it takes the lock at once). A state whose run alone ends (or
-breaks the pattern) is remembered (``_ends``), so each such state is run once.
+another thread holds the lock, serially it takes the lock at once).
+
+Checked once per entry into stage L, from the state after the step that turned it: until the pattern
+breaks, the thread's steps there touch only data it has exclusive access to (and release locks), which no
+other thread's step can change, so its run alone from that state covers every way it goes on in any
+interleaving; where another thread's step does matter, the thread's next step is a non-mover and the
+search reports the broken pattern. For the same reason the run alone depends on the thread's stack, the
+globals and the heap, not on where the other threads are: runs that end are remembered by those
+(``_ends``), so a part of a block is run once whatever the other threads are doing.
 
 This is sound (a reducible block is atomic: its steps can be moved together) but incomplete: a block that
 is atomic for a subtler reason (a commit point that is not a mover boundary) is not proved;
@@ -65,7 +72,8 @@ class ReducibleSystem(GhostSystem):
         classification.lock_state_matters = True
         self.report = report
         self.broken: dict[int, str] = {}
-        self._ends: set[tuple[int, tuple]] = set()  # (thread, program state): its run alone leaves its block
+        # (thread, its stack, globals, heap) whose run alone leaves its block (module docstring)
+        self._ends: set[tuple[int, tuple, tuple, tuple]] = set()
 
     def reset(self) -> None:
         self.broken.clear()
@@ -104,7 +112,8 @@ class ReducibleSystem(GhostSystem):
                 continue
             s_t = None if left_blocks(o) else new_st
             why = bad
-            if why is None and s_t is not None and s_t[1] == L and (self.report or s_t[0] not in self.broken):
+            if (why is None and s_t is not None and s_t[1] == L and st[1] == R
+                    and (self.report or s_t[0] not in self.broken)):
                 why = self._unending(s_t, o.state, t)
             if why is not None:
                 if self.report:
@@ -151,7 +160,7 @@ class ReducibleSystem(GhostSystem):
         steps alone? None if so, else how it does not: it comes back to a state, it blocks, or it runs more
         than ``SERIAL_LIMIT`` steps (``commit.CommitSystem._serial`` asks the same of the serial run)."""
         ends = self._ends
-        if (t, sigma) in ends:
+        if (t, sigma[2][t], sigma[0], sigma[1]) in ends:
             return None
         inner, program = self.inner, self.program
         # Depth-first over the run's branches: a state met again on the branch is a run that never ends.
@@ -165,7 +174,7 @@ class ReducibleSystem(GhostSystem):
                 continue
             if r in on_branch:
                 return "it comes back to a state it was in, so it never ends"
-            if r in seen or (t, r) in ends:
+            if r in seen or (t, r[2][t], r[0], r[1]) in ends:
                 continue
             seen.add(r)
             if not inner.enabled(r, t):
@@ -188,7 +197,7 @@ class ReducibleSystem(GhostSystem):
                 stack.append((False, s.state[:3], n + 1))
         if len(ends) + len(seen) > CACHE_LIMIT:
             ends.clear()
-        ends.update((t, r) for r in seen)
+        ends.update((t, r[2][t], r[0], r[1]) for r in seen)
         return None
 
 

@@ -617,3 +617,238 @@ Thread(target=w1).start()
     for reduction in ("none", "optimistic"):
         r = movers.check(source=text, atomicity="auto", reduction=reduction)
         assert r.verdict == movers.check(source=text, atomicity="commit").verdict == "ok", (reduction, r.violations)
+
+
+# -- blocks that do not end (issue 21; docs/atomicity.md, "Blocks that do not end") ----------------------------------
+# One rule for the three modes: a block must end when its thread runs alone from its commit point. commit runs
+# the block serially there; reduction runs the thread alone from every state after its non-mover (condition C of
+# papers/004); auto proves only blocks that pass, and commit decides the others.
+
+UNENDING = {
+    # x = 1 on data another thread writes without a lock (the commit point), then an endless thread-local loop.
+    "local_loop": """\
+from movers.lang import *
+x = 0
+def a():
+    global x
+    with atomic():
+        x = 1
+        k = 0
+        while True:
+            k = (k + 1) % 2
+def b():
+    global x
+    x = 2
+Thread(target=a).start()
+Thread(target=b).start()
+""",
+    # The same, with commit() marking the write as the commit point.
+    "marked_loop": """\
+from movers.lang import *
+x = 0
+def a():
+    global x
+    with atomic():
+        x = 1
+        commit()
+        k = 0
+        while True:
+            k = (k + 1) % 2
+def b():
+    global x
+    x = 2
+Thread(target=a).start()
+Thread(target=b).start()
+""",
+    # A spin that only another thread can end: alone, it spins for ever.
+    "spin": """\
+from movers.lang import *
+x = 0
+flag = False
+def a():
+    global x
+    with atomic():
+        x = 1
+        while not flag:
+            pass
+def b():
+    global x, flag
+    x = 2
+    flag = True
+Thread(target=a).start()
+Thread(target=b).start()
+""",
+    # A wait that only another thread can end, after the commit point.
+    "wait": """\
+from movers.lang import *
+x = 0
+e = Event()
+def a():
+    global x
+    with atomic():
+        x = 1
+        e.wait()
+def b():
+    global x
+    x = 2
+    e.set()
+Thread(target=a).start()
+Thread(target=b).start()
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNENDING))
+@pytest.mark.parametrize("reduction", ["none", "optimistic"])
+def test_a_block_that_does_not_end_alone_is_a_violation_in_every_mode(name: str, reduction: str) -> None:
+    for mode in ("commit", "reduction", "auto"):
+        r = movers.check(source=UNENDING[name], atomicity=mode, reduction=reduction)
+        assert r.verdict == "violation", (mode, r.verdict, r.violations)
+        v = r.violations[0]
+        assert v.kind == "atomicity", (mode, v.kind, v.message)
+        if mode == "reduction" and name in ("spin", "wait"):
+            # The spin's second read, or the wait on the Event, is a second non-mover: not reducible; or, while
+            # flag is still taken for a's own (no other thread has touched it yet), the spin does not end alone.
+            assert "not reducible (R* N? L*)" in v.message or "does not end when its thread" in v.message, v.message
+        elif mode == "reduction":
+            assert "does not end when its thread runs alone after the non-mover at line 6" in v.message, v.message
+        else:
+            assert "does not end" in v.message or "blocks on the shadow store" in v.message, (mode, v.message)
+
+
+@pytest.mark.parametrize("reduction", ["transactions", "dwyer-da"])
+def test_a_block_that_does_not_end_alone_under_commit_and_the_other_reductions(reduction: str) -> None:
+    for name in sorted(UNENDING):
+        r = movers.check(source=UNENDING[name], atomicity="commit", reduction=reduction)
+        assert _outcome(r) == ("violation", "atomicity"), (name, r.violations)
+
+
+def test_auto_does_not_prove_a_reducible_block_that_does_not_end() -> None:
+    r = movers.check(source=UNENDING["local_loop"], atomicity="auto")
+    assert any("not proved by reduction" in n and "does not end when its thread runs alone" in n
+               for n in r.notes), r.notes
+    assert "serial run of thread a's atomic block does not end" in r.violations[0].message
+
+
+def test_a_block_that_loops_before_it_commits_is_not_a_violation() -> None:
+    # Only right movers before the commit point (a thread-local loop): no serial run starts, nothing to end.
+    # Lipton's reduction moves them after every other thread's steps: the block starts last and runs for ever.
+    text = UNENDING["local_loop"].replace("        x = 1\n", "")
+    for mode in ("commit", "reduction", "auto"):
+        assert movers.check(source=text, atomicity=mode).verdict == "ok", mode
+    # A block whose run alone ends after its commit point: ok in every mode.
+    text = UNENDING["local_loop"].replace("        while True:\n", "        for _ in range(3):\n")
+    for mode in ("commit", "reduction", "auto"):
+        assert movers.check(source=text, atomicity=mode).verdict == "ok", mode
+
+
+# --atomicity reduction does not read commit() markers (docs/atomicity.md): it proves this block atomic by its
+# own commit point (the write of x, its non-mover), while the marked commit point, after it, lets thread b read
+# x = 1 before the block commits: commit and auto reject the block as the model marks it.
+MARKED_LATE = """\
+from movers.lang import *
+x = 0
+y = 0
+def a():
+    global x
+    with atomic():
+        x = 1
+        commit()
+        k = 1
+def b():
+    global y
+    y = x
+Thread(target=a).start()
+Thread(target=b).start()
+"""
+
+
+def test_reduction_ignores_commit_markers() -> None:
+    assert movers.check(source=MARKED_LATE, atomicity="reduction").verdict == "ok"
+    for mode in ("commit", "auto"):
+        r = movers.check(source=MARKED_LATE, atomicity=mode)
+        assert r.verdict == "violation" and r.violations[0].kind == "atomicity", mode
+        assert "y is 1 in the interleaved run but 0 in the serial one" in r.violations[0].message
+    # Without the marker the three agree: the block commits at its write.
+    unmarked = MARKED_LATE.replace("        commit()\n", "")
+    for mode in ("commit", "reduction", "auto"):
+        assert movers.check(source=unmarked, atomicity=mode).verdict == "ok", mode
+    # The other way round: an endless loop before the marked commit point. commit never starts the block's
+    # serial run (no state with no thread inside a block comes again); reduction, from the write, finds that
+    # the block does not end, and says that it did not read the marker.
+    looping = MARKED_LATE.replace("        k = 1\n", "").replace(
+        "        commit()\n", "        k = 0\n        while True:\n            k = (k + 1) % 2\n        commit()\n")
+    assert movers.check(source=looping, atomicity="commit").verdict == "ok"
+    assert movers.check(source=looping, atomicity="auto").verdict == "ok"
+    r = movers.check(source=looping, atomicity="reduction")
+    assert r.verdict == "violation" and "does not read commit() markers" in r.violations[0].message
+
+
+ENDING_OPS = [  # reducible operations mostly, so that reduction proves many blocks
+    "while True:\n    k = (k + 1) % 2",
+    "x = 1\nwhile True:\n    k = (k + 1) % 2",
+    "while y == 0:\n    k = (k + 1) % 2",
+    "wait_until(x == 1)",
+    "x = 1",
+    "y = 1",
+    "k = 1",
+    "for _ in range(2):\n    k = (k + 1) % 2",
+    "with m:\n    x = (x + 1) % 3",
+    "t = x\nx = (t + 2) % 3",
+    "with m:\n    c = choose(range(2))\n    y = c",
+]
+
+
+@st.composite
+def unending_atomic_models(draw: Any) -> str:
+    """Like ``atomic_models``, with operations that may not end alone: endless thread-local loops, spins and
+    waits that only another thread can end."""
+    lines = ["from movers.lang import *", "x = 0", "y = 0", "m = Lock()"]
+    n = draw(st.integers(2, 3))
+    for k in range(n):
+        lines += [f"def w{k}():", "    global x, y", "    k = 0"]
+        for _ in range(draw(st.integers(1, 3))):
+            op = draw(st.sampled_from(ENDING_OPS))
+            pad = "    "
+            for _d in range(draw(st.sampled_from([0, 1, 1]))):
+                lines.append(pad + "with atomic():")
+                pad += "    "
+            lines += [pad + b for b in op.split("\n")]
+    if not any("atomic" in ln for ln in lines):
+        lines.insert(lines.index("    k = 0") + 1, "    with atomic():\n        k = 2")
+    lines += [f"Thread(target=w{k}).start()" for k in range(n)]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(unending_atomic_models())
+def test_random_unending_models_the_three_modes_agree(text: str) -> None:
+    """Where each mode gives a verdict they agree: auto is commit; reduction's "ok" is commit's; a block that
+    reduction finds does not end alone is a violation for commit (no commit() markers here)."""
+    note(text)
+    limit = dict(max_states=20_000, time_limit=20)
+    commit = movers.check(source=text, atomicity="commit", **limit)
+    auto = movers.check(source=text, atomicity="auto", **limit)
+    reduction = movers.check(source=text, atomicity="reduction", **limit)
+    if "incomplete" in (commit.verdict, auto.verdict, reduction.verdict):
+        return
+    plain = movers.check(source=text, **limit)
+    if plain.verdict == "incomplete":
+        return
+    if plain.verdict == "violation":  # several kinds of violation: which one comes first may differ
+        assert commit.verdict == auto.verdict == reduction.verdict == "violation"
+        return
+    assert _outcome(auto) == _outcome(commit), (auto.notes, auto.violations, commit.violations)
+    if reduction.verdict == "ok":
+        assert commit.verdict == "ok", commit.violations
+    elif "does not end when its thread runs alone" in reduction.violations[0].message:
+        assert _outcome(commit) == ("violation", "atomicity"), commit.violations
+    # Under optimistic too (which may prove fewer blocks: it counts a blocked guard's reads as accesses).
+    auto = movers.check(source=text, atomicity="auto", reduction="optimistic", **limit)
+    reduction = movers.check(source=text, atomicity="reduction", reduction="optimistic", **limit)
+    if auto.verdict != "incomplete":
+        assert _outcome(auto) == _outcome(commit), (auto.notes, auto.violations, commit.violations)
+    if reduction.verdict == "ok":
+        assert commit.verdict == "ok", commit.violations
+    elif reduction.verdict == "violation" and "does not end when its thread" in reduction.violations[0].message:
+        assert _outcome(commit) == ("violation", "atomicity"), commit.violations

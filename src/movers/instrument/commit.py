@@ -68,7 +68,9 @@ result depends on a choice as wrong.)
 **Reported, never dropped**: a serial run on ρ that blocks (a lock another thread holds there, a ``wait``),
 fails (an assertion or a runtime error in the block when run alone), or does not end (more than
 ``SERIAL_LIMIT`` steps) is an ``atomicity`` violation: the paper assumes it cannot happen, and dropping the
-path would answer "atomic" wrongly.
+path would answer "atomic" wrongly. It is the rule the three ``--atomicity`` modes share: a block must end
+when its thread runs alone from its commit point (``reducible.py`` checks it on the left-mover part;
+docs/atomicity.md, "Blocks that do not end").
 
 **Under a reduction** (``optimistic``, the ``dwyer-*`` strategies): a step that changes a phase or the
 shadow store, or stops a thread in a proved block, is never invisible (``quiet``); under ``transactions``

@@ -23,14 +23,13 @@ from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, u
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
 from movers.lang.runtime_ops import (
     _BOXED,
-    _IN_OPS,
     BINOPS,
-    CMPOPS,
     MAX_SEQUENCE,
     _append,
-    _as_tuple,
     _check_ref,
+    _comparison,
     _element_index,
+    _eq,
     _int_like,
     _list_items,
     _make_in,
@@ -256,36 +255,49 @@ class ExpressionCompiler(FunctionCore):
     def e_Compare(self, e: ast.Compare) -> Fn:
         left = self._expr(e.left)
         rights = [self._expr(c) for c in e.comparators]
-        ops: list[Callable[[Any, Any], bool]] = []
-        for o in e.ops:
+        ops: list[Callable[[Ctx, Any, Any], bool]] = []
+        operands = [e.left, *e.comparators]
+        for k, o in enumerate(e.ops):
+            a, b = self.value(operands[k]), self.value(operands[k + 1])
             if isinstance(o, (ast.In, ast.NotIn)):
                 self.facts.elements_read = True  # `v in a` reads every element of a list
-                self.facts.uses.append(self.value(e.comparators[len(ops)]))
-                neg = isinstance(o, ast.NotIn)
-                ops.append(_make_in(neg))
+                self.facts.uses.append(b)
+                self.compares(a, frozenset({("element", b)}))  # v against each element
+                ops.append(_make_in(isinstance(o, ast.NotIn)))
             else:
-                ops.append(CMPOPS[type(o)])
-        needs_ctx = any(isinstance(o, (ast.In, ast.NotIn)) for o in e.ops)
-        if len(ops) == 1 and not needs_ctx:
+                if not isinstance(o, (ast.Is, ast.IsNot)):
+                    self.compares(a, b)
+                ops.append(_comparison(type(o)))
+        if len(ops) == 1:
             op, r = ops[0], rights[0]
             if isinstance(e.ops[0], ast.Eq):
-                return lambda ctx: left(ctx) == r(ctx)
-            if isinstance(e.ops[0], ast.Lt):
-                return lambda ctx: left(ctx) < r(ctx)
-            return lambda ctx: op(left(ctx), r(ctx))
+                def eq(ctx: Ctx) -> bool:
+                    a, b = left(ctx), r(ctx)
+                    ta, tb = type(a), type(b)
+                    if ta is Ref or ta is tuple or tb is Ref or tb is tuple:
+                        return _eq(ctx, a, b)
+                    return a == b  # type: ignore[no-any-return]
+
+                return eq
+            return lambda ctx: op(ctx, left(ctx), r(ctx))
 
         def run(ctx: Ctx) -> bool:
             a = left(ctx)
             for op, r in zip(ops, rights, strict=True):
                 b = r(ctx)
-                if op in _IN_OPS:
-                    b = _as_tuple(ctx, b)
-                if not op(a, b):
+                if not op(ctx, a, b):
                     return False
                 a = b
             return True
 
         return run
+
+    def compares(self, a: AV, b: AV) -> None:
+        """Record that the node compares values of ``a`` and ``b`` (``==``, ``<``, ``in``, ``min``…). When both
+        may be lists, it may compare their contents, reading their elements and those of the lists inside
+        them (``runtime_ops._eq``): ``compiler.resolve_comparisons`` decides that once every flow is known."""
+        if a and b and self.mc.has_lists:
+            self.facts.compared.append((a, b))
 
     def e_Subscript(self, e: ast.Subscript) -> Fn:
         if isinstance(e.slice, ast.Slice):

@@ -14,15 +14,20 @@ from movers.ir.program import BARRIER, CONDITION, EVENT, LOCK, RLOCK, SEMAPHORE,
 from movers.semantics.state import State
 
 
-def _value(state: State, v: Any) -> str:
+def _value(state: State, v: Any, inside: frozenset[int] = frozenset()) -> str:
+    """``v`` as Python's ``repr`` shows it; ``inside``: the lists being shown around it (a list that holds
+    itself shows as ``[...]`` there, as in Python)."""
     if type(v) is Ref:
         obj = state[1][v.i]
         if obj[0].is_list:
-            return "[" + ", ".join(_value(state, x) for x in obj[2:]) + "]"
+            if v.i in inside:
+                return "[...]"
+            inner = inside | {v.i}
+            return "[" + ", ".join(_value(state, x, inner) for x in obj[2:]) + "]"
         return f"<{obj[0].name}>"
     if type(v) is tuple:
-        inner = ", ".join(_value(state, x) for x in v)
-        return f"({inner},)" if len(v) == 1 else f"({inner})"
+        items = ", ".join(_value(state, x, inside) for x in v)
+        return f"({items},)" if len(v) == 1 else f"({items})"
     return show(v)
 
 

@@ -14,6 +14,7 @@ unpacking.
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +30,6 @@ from movers.lang.runtime_ops import (
     _check_ref,
     _comparison,
     _element_index,
-    _eq,
     _int_like,
     _list_items,
     _make_in,
@@ -270,15 +270,32 @@ class ExpressionCompiler(FunctionCore):
                 ops.append(_comparison(type(o)))
         if len(ops) == 1:
             op, r = ops[0], rights[0]
+            # Two ints, the common case, compare in line; anything else as ``runtime_ops`` says.
             if isinstance(e.ops[0], ast.Eq):
                 def eq(ctx: Ctx) -> bool:
                     a, b = left(ctx), r(ctx)
-                    ta, tb = type(a), type(b)
-                    if ta is Ref or ta is tuple or tb is Ref or tb is tuple:
-                        return _eq(ctx, a, b)
-                    return a == b  # type: ignore[no-any-return]
+                    if type(a) is int and type(b) is int:
+                        return a == b
+                    return op(ctx, a, b)
 
                 return eq
+            if isinstance(e.ops[0], ast.Lt):
+                def lt(ctx: Ctx) -> bool:
+                    a, b = left(ctx), r(ctx)
+                    if type(a) is int and type(b) is int:
+                        return a < b
+                    return op(ctx, a, b)
+
+                return lt
+            py = _INT_COMPARISONS.get(type(e.ops[0]))
+            if py is not None:
+                def compare(ctx: Ctx) -> bool:
+                    a, b = left(ctx), r(ctx)
+                    if type(a) is int and type(b) is int:
+                        return py(a, b)
+                    return op(ctx, a, b)
+
+                return compare
             return lambda ctx: op(ctx, left(ctx), r(ctx))
 
         def run(ctx: Ctx) -> bool:
@@ -624,6 +641,10 @@ class ExpressionCompiler(FunctionCore):
             return store_tuple
         raise self.mc.error(t, "unsupported assignment target")
 
+
+_INT_COMPARISONS: dict[type, Callable[[int, int], bool]] = {
+    ast.NotEq: operator.ne, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+}
 
 # Methods of Python's threading objects and lists that movers does not have, with what to write instead.
 UNKNOWN_METHODS = {

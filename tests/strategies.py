@@ -83,7 +83,7 @@ GLOBAL_NAMES = ("x", "y", "z")
 LOCK_NAMES = ("m0", "m1")
 ARRAY_NAME = "a"
 
-__all__ = ["K", "models", "single_kind_models", "value_models"]
+__all__ = ["K", "list_models", "models", "single_kind_models", "value_models"]
 
 
 @dataclass
@@ -510,6 +510,112 @@ def value_models(draw: DrawFn, asserts: bool = True) -> str:
         body: list[str] = []
         while fn.budget > 0:
             body += _value_statement(draw, fn, 0, asserts)
+        decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
+        lines += ["", f"def worker_{k}():", *_indent(decl + body)]
+    lines.append("")
+    lines += [f"Thread(target=worker_{k}).start()" for k in range(n_threads)]
+    return "\n".join(lines) + "\n"
+
+
+# -- list models: lists compared by their contents, nested in lists and tuples, aliased ----------------------
+
+LISTS = ("p", "q")  # global lists of two ints (0 or 1), rebound to new lists or to each other (aliases)
+
+
+def _list_value(draw: DrawFn) -> str:
+    """A list of two ints: a global one, the one inside ``r``, or a new one."""
+    kind = draw(st.integers(0, 3))
+    if kind == 0:
+        return f"[{draw(st.integers(0, 1))}, {draw(st.integers(0, 1))}]"
+    if kind == 1:
+        return "r[0]"
+    return draw(st.sampled_from(LISTS))
+
+
+def _list_cond(draw: DrawFn) -> str:
+    """A total condition (never a runtime error) over the lists' contents and identities."""
+    a, b = _list_value(draw), _list_value(draw)
+    kind = draw(st.integers(0, 9))
+    if kind == 0:
+        return f"{a} {draw(st.sampled_from(['<', '<=', '>', '>=']))} {b}"
+    if kind == 1:
+        container = draw(st.sampled_from(["r", f"[{b}, [1, 1]]", f"({b},)"]))
+        return f"{a} {draw(st.sampled_from(['in', 'not in']))} {container}"
+    if kind == 2:
+        return f"({a}, {draw(st.integers(0, 1))}) == s"
+    if kind == 3:
+        return f"[{a}] != [{b}]"
+    if kind == 4:
+        return f"{draw(st.sampled_from(['max', 'min']))}({a}, {b}) == {_list_value(draw)}"
+    if kind == 5:
+        return f"{draw(st.sampled_from(['max', 'min']))}([{a}, {b}]) is {a}"
+    if kind == 6:
+        return f"{draw(st.sampled_from(LISTS))} is {b}"
+    if kind == 7:
+        return f"{a}[{draw(st.integers(0, 1))}] == {draw(st.sampled_from(['0', '1', 'True', 'False']))}"
+    return f"{a} {draw(st.sampled_from(['==', '!=']))} {b}"
+
+
+def _list_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
+    fn.budget -= 1
+    kind = draw(st.integers(0, 9))
+    if kind <= 1:
+        return [f"assert {_list_cond(draw)}"]
+    if kind == 2 and depth == 0 and fn.budget >= 1:
+        cond = _list_cond(draw)
+        then = _list_statement(draw, fn, depth + 1)
+        orelse = _list_statement(draw, fn, depth + 1)
+        return [f"if {cond}:", *_indent(then), "else:", *_indent(orelse)]
+    if kind == 3 and depth == 0 and fn.budget >= 1:
+        return ["with m:", *_indent(_list_statement(draw, fn, depth + 1))]
+    if kind == 4:
+        target = draw(st.sampled_from(LISTS))
+        fn.assigned_globals.add(target)
+        return [f"{target} = {_list_value(draw)}"]  # a new list, or an alias
+    if kind == 5:
+        return [f"r[0] = {_list_value(draw)}"]
+    if kind == 6:
+        return [f"t{draw(st.integers(0, 1))} = {_list_cond(draw)}"]
+    i = draw(st.integers(0, 1))
+    value = draw(st.sampled_from(["0", "1", "True", f"1 - {_list_value(draw)}[{1 - i}]"]))
+    return [f"{_list_value(draw)}[{i}] = {value}"]
+
+
+@st.composite
+def list_models(draw: DrawFn, max_threads: int = 3) -> str:
+    """A model whose threads write, rebind, alias and compare lists (``==``, ``!=``, ``<``…, ``in``,
+    ``min``/``max``, ``is``), nested in a list and a tuple; every step is total (no runtime error), so the
+    only possible violation is a failed ``assert``::
+
+        p = [0, 1]
+        q = [0, 1]
+        r = [q, 0]
+        s = (p, 1)
+        m = Lock()
+
+        def worker_0():
+            global q
+            q = p
+            assert [p] != [[0, 1]]
+
+        def worker_1():
+            r[0][1] = 1 - p[0]
+            if max(p, q) == [1, 1]:
+                t0 = p < r[0]
+            else:
+                assert (q, 1) == s
+    """
+    lines = ["from movers.lang import *", ""]
+    lines += [f"{g} = [{draw(st.integers(0, 1))}, {draw(st.integers(0, 1))}]" for g in LISTS]
+    lines.append(f"r = [{draw(st.sampled_from(LISTS))}, 0]")
+    lines.append(f"s = ({draw(st.sampled_from(LISTS))}, 1)")
+    lines.append("m = Lock()")
+    n_threads = draw(st.integers(2, max_threads))
+    for k in range(n_threads):
+        fn = _Fn(params=[], budget=draw(st.integers(2, 4 if n_threads == 2 else 3)))
+        body: list[str] = []
+        while fn.budget > 0:
+            body += _list_statement(draw, fn, 0)
         decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
         lines += ["", f"def worker_{k}():", *_indent(decl + body)]
     lines.append("")

@@ -237,6 +237,9 @@ class Node:
     # may copy references (flows), and the abstract values of the objects it may access (uses).
     flows: tuple[tuple[Any, ...], ...] = ()
     uses: tuple[frozenset[Any], ...] = ()
+    # Pairs of abstract values it compares that may both be lists (``lang/function.Facts.compared``); the
+    # compiler turns those that may be into reads of elements (``elements_read``, ``uses``).
+    compared: tuple[tuple[frozenset[Any], frozenset[Any]], ...] = ()
     # The step as a generated Python function (``lang/codegen.py``), for the searches that need no Effects.
     fast: Callable[[tuple, tuple, list, int], tuple[tuple, tuple, int]] | None = None
     fast_tracked: Callable[..., tuple[tuple, tuple, int]] | None = None  # the same, recording its Effect

@@ -18,7 +18,7 @@ from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Func, Ref
 from movers.lang.function import NO_VALUE, Fn, FunctionCore
-from movers.lang.runtime_ops import _as_tuple, _count, _length, _truth
+from movers.lang.runtime_ops import _as_tuple, _count, _extremum, _length, _truth
 from movers.lang.syntax import _is_call_to
 
 
@@ -65,21 +65,27 @@ class BuiltinCompiler(FunctionCore):
         return lambda ctx: _truth(ctx, a(ctx))
 
     def b_min(self, e: ast.Call) -> Fn:
-        return self._extremum(e, "min", min)
+        return self._extremum(e, "min", "<", min)
 
     def b_max(self, e: ast.Call) -> Fn:
-        return self._extremum(e, "max", max)
+        return self._extremum(e, "max", ">", max)
 
-    def _extremum(self, e: ast.Call, name: str, pick: Callable[[Any], Any]) -> Fn:
-        """``min(a, b, …)``, or, as in Python, ``min(seq)`` of a list's or tuple's elements."""
+    def _extremum(self, e: ast.Call, name: str, op: str, pick: Callable[[Any], Any]) -> Fn:
+        """``min(a, b, …)``, or, as in Python, ``min(seq)`` of a list's or tuple's elements; lists among them
+        compare by their contents (``runtime_ops._extremum``)."""
         parts = self._args(e, 1, 8, name)
         self.note(e, *(self.value(a) for a in e.args))
         if len(parts) > 1:
-            return lambda ctx: pick([p(ctx) for p in parts])
+            every = NO_VALUE.union(*(self.value(a) for a in e.args))
+            self.compares(every, every)
+            return lambda ctx: _extremum(ctx, [p(ctx) for p in parts], op, pick)
         (seq,) = parts
         self.facts.elements_read = True
         self.facts.uses.append(self.value(e.args[0]))
-        self.note(e, self.value(e.args[0]), frozenset({("element", self.value(e.args[0]))}))
+        element = frozenset({("element", self.value(e.args[0]))})
+        self.note(e, self.value(e.args[0]), element)
+        items = self.value(e.args[0]) | element  # a tuple's items, or a list's elements
+        self.compares(items, items)
 
         def run(ctx: Ctx) -> Any:
             items = _as_tuple(ctx, seq(ctx))
@@ -87,7 +93,7 @@ class BuiltinCompiler(FunctionCore):
                 raise ModelError(f"{name}() of {show(items)}: one argument must be a list or a tuple")
             if not items:
                 raise ModelError(f"{name}() of an empty sequence")
-            return pick(items)
+            return _extremum(ctx, items, op, pick)
 
         return run
 

@@ -82,7 +82,7 @@ class ModuleCompiler:
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
-        self.lists_grow = self.uses_events = self.uses_barriers = False
+        self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = False
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
@@ -126,6 +126,8 @@ class ModuleCompiler:
         # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
         self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "pop") for n in calls)
+        # Whether the model has lists at all: only then may a comparison read elements (``compares``).
+        self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
         # Whether a `.wait()` may meet an Event or a Barrier: only then does it get their branches (a guard,
         # a second blocking step), so that models without them compile exactly as before.
         called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
@@ -211,6 +213,7 @@ class ModuleCompiler:
         )
         for _, code in self.invariants:
             self._check_pure(program, code)
+        resolve_comparisons(program)
         return program
 
     def _check_pure(self, program: Program, invariant: Code) -> None:
@@ -440,6 +443,30 @@ class ModuleCompiler:
 class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExpressionCompiler, BuiltinCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
+
+
+def resolve_comparisons(program: Program) -> None:
+    """Turn the comparisons that may compare two lists (``Node.compared``) into what they read: every
+    element of those lists and of the lists inside them (``runtime_ops._eq`` compares contents), for the
+    reductions' static facts (``elements_read``) and the escape analysis (``uses``). Which values may be
+    lists is the escape analysis's points-to sets (``reduce/static_escape.py``), solved only for models that
+    compare possible references at all: ``x == y`` over ints then reads no element, as before."""
+    codes = [program.init, *program.codes()]
+    if not any(n.compared for code in codes for n in code.nodes):
+        return
+    from movers.reduce.static_escape import points_to  # only when needed: it loads every reduction
+
+    sites = points_to(program)
+
+    def lists(code: Code, av: frozenset[Any]) -> bool:
+        return any(site[3] == "list" for site in sites(code, av))
+
+    for code in codes:
+        for n in code.nodes:
+            for a, b in n.compared:
+                if lists(code, a) and lists(code, b):
+                    n.elements_read = True
+                    n.uses = (*n.uses, frozenset({("reach", a)}), frozenset({("reach", b)}))
 
 
 def compile_model(source: str, filename: str = "<model>") -> Program:

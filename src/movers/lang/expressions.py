@@ -14,6 +14,7 @@ unpacking.
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -23,13 +24,11 @@ from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, u
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
 from movers.lang.runtime_ops import (
     _BOXED,
-    _IN_OPS,
     BINOPS,
-    CMPOPS,
     MAX_SEQUENCE,
     _append,
-    _as_tuple,
     _check_ref,
+    _comparison,
     _element_index,
     _int_like,
     _list_items,
@@ -256,36 +255,66 @@ class ExpressionCompiler(FunctionCore):
     def e_Compare(self, e: ast.Compare) -> Fn:
         left = self._expr(e.left)
         rights = [self._expr(c) for c in e.comparators]
-        ops: list[Callable[[Any, Any], bool]] = []
-        for o in e.ops:
+        ops: list[Callable[[Ctx, Any, Any], bool]] = []
+        operands = [e.left, *e.comparators]
+        for k, o in enumerate(e.ops):
+            a, b = self.value(operands[k]), self.value(operands[k + 1])
             if isinstance(o, (ast.In, ast.NotIn)):
                 self.facts.elements_read = True  # `v in a` reads every element of a list
-                self.facts.uses.append(self.value(e.comparators[len(ops)]))
-                neg = isinstance(o, ast.NotIn)
-                ops.append(_make_in(neg))
+                self.facts.uses.append(b)
+                self.compares(a, frozenset({("element", b)}))  # v against each element
+                ops.append(_make_in(isinstance(o, ast.NotIn)))
             else:
-                ops.append(CMPOPS[type(o)])
-        needs_ctx = any(isinstance(o, (ast.In, ast.NotIn)) for o in e.ops)
-        if len(ops) == 1 and not needs_ctx:
+                if not isinstance(o, (ast.Is, ast.IsNot)):
+                    self.compares(a, b)
+                ops.append(_comparison(type(o)))
+        if len(ops) == 1:
             op, r = ops[0], rights[0]
+            # Two ints, the common case, compare in line; anything else as ``runtime_ops`` says.
             if isinstance(e.ops[0], ast.Eq):
-                return lambda ctx: left(ctx) == r(ctx)
+                def eq(ctx: Ctx) -> bool:
+                    a, b = left(ctx), r(ctx)
+                    if type(a) is int and type(b) is int:
+                        return a == b
+                    return op(ctx, a, b)
+
+                return eq
             if isinstance(e.ops[0], ast.Lt):
-                return lambda ctx: left(ctx) < r(ctx)
-            return lambda ctx: op(left(ctx), r(ctx))
+                def lt(ctx: Ctx) -> bool:
+                    a, b = left(ctx), r(ctx)
+                    if type(a) is int and type(b) is int:
+                        return a < b
+                    return op(ctx, a, b)
+
+                return lt
+            py = _INT_COMPARISONS.get(type(e.ops[0]))
+            if py is not None:
+                def compare(ctx: Ctx) -> bool:
+                    a, b = left(ctx), r(ctx)
+                    if type(a) is int and type(b) is int:
+                        return py(a, b)
+                    return op(ctx, a, b)
+
+                return compare
+            return lambda ctx: op(ctx, left(ctx), r(ctx))
 
         def run(ctx: Ctx) -> bool:
             a = left(ctx)
             for op, r in zip(ops, rights, strict=True):
                 b = r(ctx)
-                if op in _IN_OPS:
-                    b = _as_tuple(ctx, b)
-                if not op(a, b):
+                if not op(ctx, a, b):
                     return False
                 a = b
             return True
 
         return run
+
+    def compares(self, a: AV, b: AV) -> None:
+        """Record that the node compares values of ``a`` and ``b`` (``==``, ``<``, ``in``, ``min``…). When both
+        may be lists, it may compare their contents, reading their elements and those of the lists inside
+        them (``runtime_ops._eq``): ``compiler.resolve_comparisons`` decides that once every flow is known."""
+        if a and b and self.mc.has_lists:
+            self.facts.compared.append((a, b))
 
     def e_Subscript(self, e: ast.Subscript) -> Fn:
         if isinstance(e.slice, ast.Slice):
@@ -612,6 +641,10 @@ class ExpressionCompiler(FunctionCore):
             return store_tuple
         raise self.mc.error(t, "unsupported assignment target")
 
+
+_INT_COMPARISONS: dict[type, Callable[[int, int], bool]] = {
+    ast.NotEq: operator.ne, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+}
 
 # Methods of Python's threading objects and lists that movers does not have, with what to write instead.
 UNKNOWN_METHODS = {

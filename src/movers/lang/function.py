@@ -50,8 +50,9 @@ class Label:
 # terms. ("local", slot) and ("global", name): what a variable holds; ("new", site): an object allocated at
 # ``site`` = (code name, line, column, class name); ("field", av, name) and ("element", av): what a field or an
 # element of an object of ``av`` holds; ("return", code): what ``code`` returns; ("method_return", av, name):
-# what method ``name`` returns, called on an object of ``av``. Tuples are not objects: a tuple's value is the
-# union of its items'. A value that holds no reference (an int) is the empty set.
+# what method ``name`` returns, called on an object of ``av``; ("reach", av): the objects of ``av`` and,
+# transitively, those their elements hold (what comparing lists by content reads). Tuples are not objects: a
+# tuple's value is the union of its items'. A value that holds no reference (an int) is the empty set.
 AV = frozenset
 NO_VALUE: frozenset[Any] = frozenset()
 
@@ -62,7 +63,7 @@ class Facts:
     executes (a second walk over AST shapes once missed ``v in a`` and ``x, y = a``)."""
 
     __slots__ = ("reads", "writes", "fields_read", "fields_written", "elements_read", "elements_written",
-                 "callees", "allocates", "chooses", "flows", "uses")
+                 "callees", "allocates", "chooses", "flows", "uses", "compared")
 
     def __init__(self) -> None:
         self.reads: set[str] = set()
@@ -82,6 +83,10 @@ class Facts:
         # ("thread", av, code, av_args): ``Thread(target=code, args=…)``; ("start", av): ``start()``.
         self.flows: list[tuple[Any, ...]] = []
         self.uses: list[AV] = []
+        # Pairs of abstract values the node compares (``==``, ``<``, ``in``, ``min``…) that may both be
+        # references: whether that reads lists' elements is decided once the module is compiled
+        # (``compiler.resolve_comparisons``).
+        self.compared: list[tuple[AV, AV]] = []
 
     def info(self) -> dict[str, Any]:
         """The ``Node`` fields these facts fill."""
@@ -97,6 +102,7 @@ class Facts:
             "chooses": self.chooses,
             "flows": tuple(self.flows),
             "uses": tuple(self.uses),
+            "compared": tuple(self.compared),
         }
 
 

@@ -2,8 +2,9 @@
 
 They check values (a reference where an object is needed, list indices, fields), apply the bounded arithmetic
 (``MAX_INT_BITS``, ``MAX_SEQUENCE``), read lists and tuples element by element (recording each read), and start
-and join threads. The operators of expressions are here too (``BINOPS``, ``CMPOPS``, ``_make_in``). They are
-on the hot path: keep them small.
+and join threads. The operators of expressions are here too (``BINOPS``; the comparisons ``_eq``, ``_order``
+and ``_make_in``, which compare lists by their contents, as CPython does). They are on the hot path: keep
+them small.
 
 Not to be confused with ``lang/runtime.py``, the shim that runs a model under plain CPython threads.
 """
@@ -157,29 +158,163 @@ BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.BitOr: lambda a, b: a | b,
     ast.BitXor: lambda a, b: a ^ b,
 }
-CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
-    ast.Eq: lambda a, b: a == b,
-    ast.NotEq: lambda a, b: a != b,
-    ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b,
-    ast.Gt: lambda a, b: a > b,
-    ast.GtE: lambda a, b: a >= b,
-    ast.Is: _is,
-    ast.IsNot: lambda a, b: not _is(a, b),
+# -- comparisons, as CPython makes them -------------------------------------------------------------------------
+#
+# A list is a reference to a heap object, but Python compares lists by their contents: `==` element by
+# element, `<` lexicographically, recursively through lists inside tuples inside lists. These functions do
+# that through the heap, recording a read of every element (and length) they look at, in CPython's order
+# (``list_richcompare``: for `==` the lengths first, then the elements up to the first that differs). Objects
+# of model classes and threading objects have no ``__eq__`` (the compiler refuses special methods): they
+# compare by identity, and have no order. Ints, booleans and None are Python's own (`1 == True`). Values
+# without references (no ``Ref``, no tuple) take Python's operator at once: the common case stays cheap.
+
+# Deeper than this, CPython would have run out of stack (a list that contains itself, compared with another).
+MAX_COMPARE_DEPTH = 200
+
+
+def _type_name(ctx: Ctx, v: Any) -> str:
+    """The name CPython gives ``type(v)`` for a model value."""
+    if type(v) is Ref:
+        return ctx.heap[v.i][0].name
+    return "NoneType" if v is None else type(v).__name__
+
+
+def _deep(v: Any) -> bool:
+    t = type(v)
+    return t is Ref or t is tuple
+
+
+def _elements(ctx: Ctx, r: Ref) -> tuple | None:
+    """The heap object of list ``r`` with its length recorded as read; None when ``r`` is no list."""
+    o = ctx.heap[r.i]
+    if not o[0].is_list:
+        return None
+    _read_length(ctx, r, o)
+    return o
+
+
+def _eq(ctx: Ctx, a: Any, b: Any, depth: int = 0) -> bool:
+    """Python's ``a == b``."""
+    if a is b:
+        return True  # PyObject_RichCompareBool's identity shortcut; a list equals itself whatever it holds
+    ta, tb = type(a), type(b)
+    if ta is not Ref and ta is not tuple and tb is not Ref and tb is not tuple:
+        return bool(a == b)
+    if depth > MAX_COMPARE_DEPTH:
+        raise ModelError("maximum recursion depth exceeded in comparison")
+    if ta is tuple:
+        if tb is not tuple or len(a) != len(b):
+            return False
+        for x, y in zip(a, b, strict=True):
+            if not _eq(ctx, x, y, depth + 1):
+                return False
+        return True
+    if ta is not Ref or tb is not Ref:
+        return False
+    oa = _elements(ctx, a)
+    ob = _elements(ctx, b) if oa is not None else None
+    if oa is None or ob is None:
+        return False  # an object is equal to itself only
+    if len(oa) != len(ob):
+        return False
+    track = ctx.track
+    for k in range(2, len(oa)):
+        if track:
+            ctx.reads.append((a, k))
+            ctx.reads.append((b, k))
+        x, y = oa[k], ob[k]
+        if x is not y and not _eq(ctx, unbox(x), unbox(y), depth + 1):
+            return False
+    return True
+
+
+def _ne(ctx: Ctx, a: Any, b: Any) -> bool:
+    return not _eq(ctx, a, b)
+
+
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
 }
 
 
-_IN_OPS: set[Any] = set()
+def _order(ctx: Ctx, a: Any, b: Any, op: str, depth: int = 0) -> bool:
+    """Python's ``a < b`` (``op`` one of ``< <= > >=``): sequences of one kind lexicographically, by their
+    first items that are not equal, else by their lengths; anything else is Python's own, or its TypeError."""
+    cmp = _ORDER[op]
+    ta, tb = type(a), type(b)
+    if ta is not Ref and ta is not tuple and tb is not Ref and tb is not tuple:
+        return cmp(a, b)
+    if depth > MAX_COMPARE_DEPTH:
+        raise ModelError("maximum recursion depth exceeded in comparison")
+    if ta is tuple and tb is tuple:
+        xs: Any = a
+        ys: Any = b
+        refs = None
+    else:
+        oa = _elements(ctx, a) if ta is Ref else None
+        ob = _elements(ctx, b) if tb is Ref and oa is not None else None
+        if oa is None or ob is None:
+            raise ModelError(f"'{op}' not supported between instances of '{_type_name(ctx, a)}' and "
+                             f"'{_type_name(ctx, b)}'")
+        xs, ys = oa[2:], ob[2:]
+        refs = (a, b)
+    n = min(len(xs), len(ys))
+    for k in range(n):
+        if refs is not None:
+            if ctx.track:
+                ctx.reads.append((refs[0], k + 2))
+                ctx.reads.append((refs[1], k + 2))
+            x, y = unbox(xs[k]), unbox(ys[k])
+        else:
+            x, y = xs[k], ys[k]
+        if not _eq(ctx, x, y, depth + 1):
+            return _order(ctx, x, y, op, depth + 1)
+    return cmp(len(xs), len(ys))
 
 
-def _make_in(neg: bool) -> Callable[[Any, Any], bool]:
-    def op(a: Any, b: Any) -> bool:
-        if type(b) is not tuple:
-            raise ModelError(f"'in' needs a tuple or a list, got {show(b)}")
-        return (a not in b) if neg else (a in b)
+def _comparison(op: type) -> Callable[[Ctx, Any, Any], bool]:
+    """The comparison ``op`` (an ``ast.cmpop`` type) as ``f(ctx, a, b)``."""
+    if op is ast.Eq:
+        return _eq
+    if op is ast.NotEq:
+        return _ne
+    if op is ast.Is:
+        return lambda ctx, a, b: _is(a, b)
+    if op is ast.IsNot:
+        return lambda ctx, a, b: not _is(a, b)
+    symbol = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}[op]
+    return lambda ctx, a, b: _order(ctx, a, b, symbol)
 
-    _IN_OPS.add(op)
-    return op
+
+def _contains(ctx: Ctx, b: Any, a: Any) -> bool:
+    """Python's ``a in b`` for a tuple or a list ``b``: some item is ``a`` or equals it."""
+    items = _as_tuple(ctx, b)
+    if type(items) is not tuple:
+        raise ModelError(f"'in' needs a tuple or a list, got {show(b)}")
+    if not _deep(a):
+        for x in items:
+            if not _deep(x) and x == a:
+                return True
+        return False
+    return any(_eq(ctx, x, a) for x in items)
+
+
+def _make_in(neg: bool) -> Callable[[Ctx, Any, Any], bool]:
+    if neg:
+        return lambda ctx, a, b: not _contains(ctx, b, a)
+    return lambda ctx, a, b: _contains(ctx, b, a)
+
+
+def _extremum(ctx: Ctx, items: list[Any] | tuple, op: str, pick: Callable[[Any], Any]) -> Any:
+    """``min`` (op ``<``) or ``max`` (op ``>``) of ``items`` as Python's builtins choose: the first item that
+    no later one beats."""
+    if not any(_deep(x) for x in items):
+        return pick(items)
+    best = items[0]
+    for x in items[1:]:
+        if _order(ctx, x, best, op):
+            best = x
+    return best
 
 
 # The types of state values that a load must unbox (see ``program.Bool``).

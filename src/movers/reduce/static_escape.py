@@ -67,7 +67,7 @@ state (section 8: (SDA) skips the heap scan for these steps).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,6 +185,16 @@ def _eval(pts: dict[tuple[Any, ...], set[Site]], program: Program, code: Code, a
         elif kind == "element":
             for s in _eval(pts, program, code, term[1]):
                 out |= pts.get(("field", s, ELEMENTS), set())
+        elif kind == "reach":
+            # What a comparison of lists reads: the lists and, through their elements, every list inside.
+            seen: set[Site] = set()
+            work = list(_eval(pts, program, code, term[1]))
+            while work:
+                s = work.pop()
+                if s not in seen:
+                    seen.add(s)
+                    work.extend(pts.get(("field", s, ELEMENTS), ()))
+            out |= seen
         elif kind == "return":
             out |= pts.get(("return", term[1]), set())
         elif kind == "method_return":
@@ -351,4 +361,12 @@ def analyse(program: Program) -> StaticLocality:
     return StaticLocality(program, solver.pts, _escaping(solver), solver.sites, _constants(program))
 
 
-__all__ = ["analyse", "StaticLocality", "Site", "site_text", "NEVER_LOCAL"]
+def points_to(program: Program) -> Callable[[Code, frozenset[Any]], set[Site]]:
+    """The points-to half of the analysis alone: the sites an abstract value of a code may denote (the
+    compiler asks it which comparisons may compare lists, ``lang/compiler.resolve_comparisons``)."""
+    solver = _Solver(program)
+    solver.solve()
+    return lambda code, av: _eval(solver.pts, program, code, av)
+
+
+__all__ = ["analyse", "points_to", "StaticLocality", "Site", "site_text", "NEVER_LOCAL"]

@@ -15,20 +15,24 @@ from movers.ir.program import BARRIER, CONDITION, EVENT, LOCK, RLOCK, SEMAPHORE,
 from movers.semantics.state import State
 
 
-def _value(state: State, v: Any, labels: dict[int, str] | None = None) -> str:
-    """A value as one string: a list or tuple whole, another object as ``<Class>`` (``<Account#2>`` when
-    ``labels``, an object's name for a whole state, names it)."""
+def _value(state: State, v: Any, labels: dict[int, str] | None = None, inside: frozenset[int] = frozenset()) -> str:
+    """``v`` as Python's ``repr`` shows it: a list or tuple whole, another object as ``<Class>``
+    (``<Account#2>`` when ``labels``, an object's name for a whole state, names it); ``inside``: the lists
+    being shown around it (a list that holds itself shows as ``[...]`` there, as in Python)."""
     if type(v) is Ref:
         obj = state[1][v.i]
         if obj[0].is_list:
+            if v.i in inside:
+                return "[...]"
             if len(obj) > CHUNK and plain(obj):
                 return _list_text(obj)
-            return "[" + ", ".join(_value(state, x, labels) for x in obj[2:]) + "]"
+            inner = inside | {v.i}
+            return "[" + ", ".join(_value(state, x, labels, inner) for x in obj[2:]) + "]"
         label = labels.get(v.i) if labels else None
         return f"<{label or obj[0].name}>"
     if type(v) is tuple:
-        inner = ", ".join(_value(state, x, labels) for x in v)
-        return f"({inner},)" if len(v) == 1 else f"({inner})"
+        items = ", ".join(_value(state, x, labels, inside) for x in v)
+        return f"({items},)" if len(v) == 1 else f"({items})"
     return show(v)
 
 

@@ -154,6 +154,52 @@ def test_a_violation_deep_in_a_large_space_keeps_its_trace(tmp_path: Path) -> No
     _replays(model, many)
 
 
+# A violation past the processes' token phase (parallel.TOKEN_PHASE expansions), where they search at once:
+# the reader must run before the setter's one step, which the sequential search tries only after the whole
+# subtree of the setter's step first (6,852 states).
+LATE = """
+from movers.lang import *
+
+m = Lock()
+count = 0
+x = 0
+
+
+def setter():
+    global x
+    x = 1
+
+
+def reader():
+    assert x == 1, "read before the write"
+
+
+def worker():
+    global count
+    for i in range(4):
+        with m:
+            count += 1
+
+
+Thread(target=setter).start()
+for k in range(3):
+    Thread(target=worker).start()
+Thread(target=reader).start()
+"""
+
+
+def test_a_violation_past_the_token_phase_costs_about_the_sequential_work(tmp_path: Path) -> None:
+    from movers.search.parallel import TOKEN_PHASE
+
+    model = tmp_path / "late.py"
+    model.write_text(LATE.lstrip())
+    one = movers.check(model)
+    assert one.stats.states > 1.5 * TOKEN_PHASE
+    many = movers.check(model, workers=2, time_limit=300)
+    _comparable(one, many)
+    _replays(model, many)
+
+
 def test_hash_compaction_reports_its_store_as_the_sequential_search() -> None:
     from rich.console import Console
 

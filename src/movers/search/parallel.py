@@ -9,19 +9,23 @@ exact store the states and transitions are the sequential search's, whatever the
 unpickling, docs/scaling.md), so the owner is a hash of the first two threads' stacks rather than of the
 whole state: only their steps can move a state to another process, and the other threads' steps stay home.
 
-**In about the sequential order.** A violation the sequential depth-first search finds after a few states
-must not cost the processes thousands. Each process searches depth-first as the sequential search does
-(a stack of iterators, the first successor first, a state stored when it is reached), and every state
-carries its *place* in the sequential order: the positions, among each state's successors, on the path
-that reached it, compared as strings. A state another process sends goes into the receiver's stack at its
-place, so the work the sequential search would do first is done first, wherever it was found. Three
-things keep the processes close to each other: a state for a process that has nothing to do is sent at
-once; early in the search, batches are sent and the inbox is read after every expansion (later, a batch
-waits for at most a 1,024th of the expansions made, or until it is full, and the inbox is read every 64
-expansions); and no process makes more than a quarter more expansions, plus 16, than another that has
-work (twice as many after the first 65,536), so that a process the machine runs less is waited for (an
-idle process counts as keeping pace). On Dwyer et al.'s bug twins the processes store 1-10 times the
-sequential search's states.
+**In the sequential order.** A violation the sequential depth-first search finds after a few states must
+not cost the processes thousands. Each process searches depth-first as the sequential search does (a stack
+of iterators, the first successor first, a state stored when it is reached), and every state carries its
+*place* in the sequential order: the positions, among each state's successors, on the path that reached
+it, compared as strings.
+
+- *The token phase* (the first ``TOKEN_PHASE`` expansions): only the process holding the token searches.
+  When it reaches a state another process owns, it sends the state with the token, and its owner goes
+  down into it as the sequential search would; a holder whose first work comes after another process's
+  (the token carries each one's first place) hands the token over. The order is then exactly the
+  sequential one, whatever the machine does: the same states, up to the same violation.
+- *Then* every process searches at once: a state another process sends goes into the receiver's stack at
+  its place, so the work the sequential search would do first is done first wherever it was found; a
+  state for a process that has nothing to do is sent at once; batches wait for at most a 1,024th of the
+  expansions made (or until full), the inbox is read every 1 to 64 expansions likewise; and no process
+  makes more than a quarter more expansions, plus 16, than another that has work (twice as many after the
+  first 65,536), so that a process the machine runs less is waited for (idle, a process keeps pace).
 
 **When it ends.** A shared counter C holds the number of busy processes plus the number of states in
 flight. A process adds a batch's size to C before it sends the batch, adds one when it wakes up with work,
@@ -70,6 +74,8 @@ BATCH = 512  # states per message
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 NEVER = 1 << 62
 # Expansions of the token phase (module docstring): the processes search one at a time, in the sequential order.
+# Each state that crosses to another process then costs a message and a wake-up (about 0.1 ms): a few tenths
+# of a second in all, against seconds to hours for a search that needs the processes.
 TOKEN_PHASE = 4096
 SYNC_SHIFT = 10
 # References are interned objects whose hash is their address: made before the fork, they hash alike in every

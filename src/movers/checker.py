@@ -449,7 +449,7 @@ class Checker:
         result = self._result(ts, red.name, out)
         result.stats.peak_memory_mb = round(peak_memory_mb(), 1)
         result.stats.seconds = round(time.perf_counter() - start, 4)
-        result.store = {"kind": self.store}
+        result.store = getattr(out, "store", {"kind": self.store})
         split = " / ".join(f"{k:,}" for k in getattr(out, "split", []))
         result.notes = [f"searched by {self.workers} processes (--workers; states stored by each: {split}); max "
                         "depth is not measured there"]

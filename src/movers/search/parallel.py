@@ -9,16 +9,40 @@ exact store the states and transitions are the sequential search's, whatever the
 unpickling, docs/scaling.md), so the owner is a hash of the first two threads' stacks rather than of the
 whole state: only their steps can move a state to another process, and the other threads' steps stay home.
 
+**In the sequential order.** A violation the sequential depth-first search finds after a few states must
+not cost the processes thousands. Each process searches depth-first as the sequential search does (a stack
+of iterators, the first successor first, a state stored when it is reached), and every state carries its
+*place* in the sequential order: the positions, among each state's successors, on the path that reached
+it, compared as strings.
+
+- *The token phase* (the first ``TOKEN_PHASE`` expansions): only the process holding the token searches.
+  When it reaches a state another process owns, it sends the state with the token, and its owner goes
+  down into it as the sequential search would; a holder whose first work comes after another process's
+  (the token carries each one's first place) hands the token over. The order is then exactly the
+  sequential one, whatever the machine does: the same states, up to the same violation.
+- *Then* every process searches at once: a state another process sends goes into the receiver's stack at
+  its place, so the work the sequential search would do first is done first wherever it was found; a
+  state for a process that has nothing to do is sent at once; batches wait for at most a 1,024th of the
+  expansions made (or until full), the inbox is read every 1 to 64 expansions likewise; and no process
+  makes more than a quarter more expansions, plus 16, than another that has work (twice as many after the
+  first 65,536), so that a process the machine runs less is waited for (idle, a process keeps pace).
+
 **When it ends.** A shared counter C holds the number of busy processes plus the number of states in
 flight. A process adds a batch's size to C before it sends the batch, adds one when it wakes up with work,
 subtracts a batch's size once its states are on its stack, and subtracts one when its stack is empty and
 everything it had to send is sent. C is zero exactly when no process has work and nothing is in flight.
 
-**Violations and limits.** The first violation a process finds (a failed step, a state property, a
-deadlock) stops every process; its counterexample is the path from the initial state to that state, found
-again by a sequential depth-first search that stops there, then replayed as always. The parent owns the
-time limit, ``--max-memory`` (the processes' resident memory added up), Ctrl-C and the progress line;
-``--max-states`` is a shared count of stored states that no process passes.
+**Violations and their paths.** The first violation a process finds (a failed step, a state property, a
+deadlock) stops every process, and is reported whatever the limits say after it. Each process keeps, per
+state it stored, its parent's global number (owner and index) and its position among the parent's
+successors: 12 bytes a state, as TLC keeps a parent fingerprint per state. After the stop the processes
+stay to follow those pointers back from the reported state, each as far as its own states go (``_serve``);
+the parent then makes the states of that path again from the initial state, one expansion per step
+(``_rebuild``), and the trace is replayed as always.
+
+**Limits.** The parent owns the time limit, ``--max-memory`` (the processes' resident memory added up),
+Ctrl-C and the progress line; ``--max-states`` is a shared count of stored states that no process passes.
+A process dies with the parent, whatever signal killed it (``_die_with_parent``).
 
 The processes are forked from the checker once the program is compiled and its initial state built, so
 they share its code objects: those travel between processes as numbers (``_static``).
@@ -33,7 +57,9 @@ import os
 import pickle
 import queue
 import signal
+import sys
 import time
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -41,10 +67,17 @@ from movers.ir.program import ClassInfo, Code, Func, ref
 from movers.report.result import Stats
 from movers.search.explore import Found, Outcome
 from movers.search.fingerprints import make_store
-from movers.search.limits import poll
+from movers.search.limits import LimitReached, poll, settle
 from movers.semantics.state import State
 
 BATCH = 512  # states per message
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+NEVER = 1 << 62
+# Expansions of the token phase (module docstring): the processes search one at a time, in the sequential order.
+# Each state that crosses to another process then costs a message and a wake-up (about 0.1 ms): a few tenths
+# of a second in all, against seconds to hours for a search that needs the processes.
+TOKEN_PHASE = 4096
+SYNC_SHIFT = 10
 # References are interned objects whose hash is their address: made before the fork, they hash alike in every
 # process, which ``owner`` needs. A heap larger than this is refused.
 MAX_HEAP = 1 << 14
@@ -94,21 +127,97 @@ def owner(s: State, n: int) -> int:
     return hash(threads[:2]) % n
 
 
+def _expander(ts: Any) -> Callable[[State], list[Any]]:
+    """A state's successors in the order the search takes them, as the sequential plain search has them: bare
+    states from the system's own generated code where it runs every step of the state, else one entry per
+    outcome of ``steps``: the state, the Outcome itself for a failed step, None where an assume pruned it.
+    (An instrumentation's ``successors`` would be its inner system's, which skips what it adds: its steps
+    then.) The workers and the rebuilding of a counterexample must take them alike (``_rebuild``)."""
+    steps = ts.steps
+    fast = ts.successors if getattr(type(ts), "successors", None) is not None else None
+
+    def by_steps(s: State) -> list[Any]:
+        return [o if o.violation is not None else o.state for o in steps(s)]
+
+    if fast is None:
+        return by_steps
+
+    def expand(s: State) -> list[Any]:
+        both = fast(s)
+        return both[0] if both is not None else by_steps(s)
+
+    return expand
+
+
+_PLACES = [i.to_bytes(2, "big") for i in range(1024)]
+
+
+def _place(i: int) -> bytes:
+    """The successor's position, as a part of its place in the sequential order: fixed-width, so that places
+    compare as the sequential depth-first search takes them (a position past 65,535 counts as that)."""
+    return _PLACES[i] if i < 1024 else min(i, 0xFFFF).to_bytes(2, "big")
+
+
+def _pending(entry: list[Any]) -> bytes:
+    """The place of the next state a stack entry leads to: its own, before it is expanded; then its next
+    successor's."""
+    return entry[4] if entry[2] is None else entry[4] + _place(entry[3])
+
+
+def _pace_limit(other: int) -> int:
+    """How many expansions a process may have made while another that has work has made ``other``: a quarter
+    more, plus 64, in the first 65,536 (where the sequential search's order matters most: module docstring);
+    twice as many after, where the shares of the processes may differ more than that."""
+    return 16 + (other + (other >> 2) if other < 1 << 16 else 2 * other)
+
+
+def _die_with_parent(ppid: int) -> None:
+    """A worker never outlives the checker, whatever killed it (SIGKILL included): on Linux the kernel sends
+    the worker SIGKILL when its parent dies (PR_SET_PDEATHSIG); elsewhere the worker's loops watch
+    ``os.getppid()``. The worker's stdout is /dev/null: the report is the parent's, and a worker must never
+    keep a reader of the parent's output from seeing its end."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1)
+    os.close(fd)
+    if os.getppid() != ppid:  # the parent died before the request above
+        os._exit(0)
+
+
 def _worker(w: int, n: int, ts: Any, kind: str, inboxes: list[Any], status: Any, busy: Any, stored: Any,
-            max_states: int | None, stop: Any) -> None:
+            hungry: Any, pace: Any, max_states: int | None, stop: Any, ppid: int) -> None:
+    _die_with_parent(ppid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C does
     gc.disable()  # as in the sequential search: states are acyclic, and the collector would rescan them
     store = make_store(kind)
     visited, key = store.keys, store.key
-    stack: list[State] = []
-    out: list[list[State]] = [[] for _ in range(n)]
+    # Per state stored here, by its index: its parent's global number (-1: the initial state) and its position
+    # among the parent's successors (``_expander``): the counterexample's path (module docstring). A state's
+    # global number is index * n + w.
+    parent_of = array("q")
+    position = array("I")
+    # A stack entry is [state, its global number, its successors (None: not expanded yet), next index, its
+    # place in the sequential order]. The stack is kept in that order, the first on top (``enter``).
+    stack: list[list[Any]] = []
+    out: list[list[tuple[State, int, int, bytes]]] = [[] for _ in range(n)]
     inbox = inboxes[w]
-    steps, deadlock = ts.steps, ts.deadlock
-    # Bare successors from the system's own generated code; an instrumentation's (properties, disciplines)
-    # would be its inner system's, which skips what it adds: then its steps.
-    successors = ts.successors if getattr(type(ts), "successors", None) is not None else (lambda s: None)
+    expand, deadlock = _expander(ts), ts.deadlock
     check_state = None if getattr(ts.check_state, "checks_nothing", False) else ts.check_state
-    transitions = expanded = reported = 0
+    since = [NEVER] * n  # when (in expansions) each batch got its first state
+    requests: list[Any] = []
+    # The token phase (module docstring): only the holder of the token searches; ``places`` has each process's
+    # first work in the sequential order (None: none), ``count`` the expansions made so far by all.
+    holder = free = False
+    places: list[bytes | None] = [None] * n
+    count = 0
+    # ``clock``: the expansions made, counting the time spent idle as keeping pace (``ahead``).
+    transitions = expanded = reported = next_sync = clock = 0
     working = False
 
     def add(delta: int) -> int:
@@ -121,120 +230,293 @@ def _worker(w: int, n: int, ts: Any, kind: str, inboxes: list[Any], status: Any,
         if batch:
             add(len(batch))
             inboxes[o].put(encode(batch))
+            hungry[o] = 0  # it has work coming: keep pace with it (``ahead``) until it has done it
             out[o] = []
+            since[o] = NEVER
 
-    def admit(s: State) -> bool:
-        """Store ``s`` if it is new and push it; past --max-states (a count all processes share), stop and
-        say False. (The answer saves asking the shared ``stop`` event, a lock, per state.)"""
+    def admit(s: State, parent: int, pos: int) -> int:
+        """Store ``s`` if it is new: its global number, or -1 if it was stored already; past --max-states (a
+        count all processes share), stop and say -2. (The answer saves asking the shared ``stop`` event, a
+        lock, per state.)"""
         k = key(s)
         n0 = len(visited)
         visited.add(k)
         if len(visited) == n0:
-            return True
+            return -1
         if max_states is not None:
             with stored.get_lock():
                 if sum(stored) >= max_states:
                     visited.discard(k)
                     status.put(("max-states",))
                     stop.set()
-                    return False
+                    return -2
                 stored[w] += 1
-        stack.append(s)
+        parent_of.append(parent)
+        position.append(pos)
+        return (len(parent_of) - 1) * n + w
+
+    def enter(entry: list[Any]) -> None:
+        """Put a state another process sent where the sequential order puts it among this one's work."""
+        place = entry[4]
+        top = len(stack)
+        if not top or place < _pending(stack[-1]):
+            stack.append(entry)
+            return
+        lo = 0
+        while lo < top:
+            mid = (lo + top) // 2
+            if _pending(stack[mid]) > place:
+                lo = mid + 1
+            else:
+                top = mid
+        stack.insert(lo, entry)
+
+    def take(data: bytes) -> bool:
+        batch = decode(data)
+        for s, parent, pos, place in batch:
+            number = admit(s, parent, pos)
+            if number == -2:
+                return False
+            if number >= 0:
+                enter([s, number, None, 0, place])
+        add(-len(batch))
         return True
 
-    def take(data: bytes) -> None:
-        states = decode(data)
-        for s in states:
-            if not admit(s):
-                return
-        add(-len(states))
+    def receive(msg: Any) -> bool:
+        """Take a message: a batch of states, the token (with a state or none), the end of the token phase, or
+        the parent's request for a path come before this process saw the stop. False past --max-states."""
+        nonlocal holder, free, places, count, clock
+        if type(msg) is bytes:
+            return take(msg)
+        if msg[0] == "token":
+            _, places, count, data = msg
+            holder = True
+            return take(data) if data is not None else True
+        if msg[0] == "free":
+            free = True
+            clock = max(clock, msg[1])  # the expansions of the token phase, all processes' together
+            pace[w] = clock
+            return True
+        requests.append(msg)
+        return True
 
-    def report(kind_: str, message: str, state: State, step: Any) -> None:
-        status.put(("violation", kind_, message, encode([state]), step))
+    def hand_over(mine: bytes | None, to: int = -1, data: bytes | None = None) -> bool:
+        """Token phase: give the token to the process with the first work in the sequential order, ``mine``
+        being this process's first, or to ``to`` with the state sent (``data``), which is then the first;
+        False if this process keeps it."""
+        nonlocal holder
+        if data is None:
+            first = mine
+            for o in range(n):
+                p = places[o]
+                if o != w and p is not None and (first is None or p < first):
+                    to, first = o, p
+            if to < 0:
+                return False
+        else:
+            add(1)
+        places[w] = mine
+        inboxes[to].put(("token", places, count, data))
+        holder = False
+        return True
+
+    def ahead(mine: int) -> bool:
+        for o in range(n):
+            if o != w and not hungry[o] and mine > _pace_limit(pace[o]):
+                return True
+        return False
+
+    def report(kind_: str, message: str, state: State, number: int, step: Any) -> None:
+        status.put(("violation", kind_, message, encode([state]), number, step))
         stop.set()
 
     try:
         # The shared ``stop`` event is a lock to ask: it is asked when idle and every 64 expansions, not per state.
         while True:
-            if not stack:
+            if not stack or not (free or holder):  # nothing to do, or waiting for the token
                 if stop.is_set():
                     break
-                for o in range(n):
-                    send(o)
-                if working:
-                    working = False
-                    if add(-1) == 0:
-                        status.put(("done",))
+                if not stack:
+                    if holder and hand_over(None):
+                        continue
+                    for o in range(n):
+                        send(o)
+                    if working:
+                        working = False
+                        if add(-1) == 0:
+                            status.put(("done",))
+                    hungry[w] = 1
+                    # Idle, it keeps pace with the others: once it has work, it is compared from where they are.
+                    clock = max(clock, *pace)
+                    pace[w] = clock
                 try:
-                    data = inbox.get(timeout=0.05)
+                    msg = inbox.get(timeout=0.05)
                 except queue.Empty:
+                    if os.getppid() != ppid:
+                        os._exit(0)
                     continue
-                working = True
-                add(1)
-                take(data)
+                hungry[w] = 0
+                if not working:
+                    working = True
+                    add(1)
+                if not receive(msg):
+                    break
                 continue
-            s = stack.pop()
-            if check_state is not None:
-                v = check_state(s)
-                if v is not None:
-                    report(v[0], v[1], s, None)
-                    break
-            both = successors(s)
-            if both is not None:
-                succ = both[0]
-            else:
-                succ = []
-                outs = steps(s)
-                transitions += len(outs) - len([o for o in outs if o.state is not None and o.violation is None])
-                for o in outs:
-                    if o.violation is not None:
-                        report(o.violation[0], o.violation[1], s, (o.thread, o.choices))
+            entry = stack[-1]
+            s, number, succ, i, place = entry
+            if holder and hand_over(_pending(entry)):  # another process has earlier work
+                continue
+            if succ is None:  # first time on top: expand it
+                if check_state is not None:
+                    v = check_state(s)
+                    if v is not None:
+                        report(v[0], v[1], s, number, None)
                         break
-                    if o.state is not None:
-                        succ.append(o.state)
-                if stop.is_set():
-                    break
-            if not succ:
-                dead = deadlock(s)
-                if dead:
-                    report("deadlock", dead, s, None)
-                    break
-            transitions += len(succ)
+                succ = expand(s)
+                if not succ:
+                    stack.pop()
+                    dead = deadlock(s)
+                    if dead:
+                        report("deadlock", dead, s, number, None)
+                        break
+                    continue
+                entry[2] = succ
+                expanded += 1
+                clock += 1
+                if holder:
+                    count += 1
+                    if count >= TOKEN_PHASE:
+                        for o in range(n):
+                            if o != w:
+                                inboxes[o].put(("free", count))
+                        holder, free = False, True
+                        clock = max(clock, count)
+                if max_states is None and len(visited) - reported >= 1024:  # for the progress line
+                    reported = stored[w] = len(visited)
+                if expanded >= next_sync:
+                    # Early on, after every expansion: the sequential order is kept closest where a violation
+                    # takes few states to find; later every 64 (asking costs a lock). A batch is sent once it
+                    # waited for more than a 1,024th of the expansions made, or is full: a violation costs about
+                    # that much more work than sequentially per crossing of its path (module docstring).
+                    next_sync = expanded + min(64, 1 + (expanded >> SYNC_SHIFT))
+                    if stop.is_set() or os.getppid() != ppid:
+                        break
+                    old = expanded - max(1, expanded >> SYNC_SHIFT)
+                    for o in range(n):
+                        if since[o] <= old:
+                            send(o)
+                    # Take what arrived meanwhile, so that senders' batches do not pile up.
+                    try:
+                        while True:
+                            if not receive(inbox.get_nowait()):
+                                break
+                    except queue.Empty:
+                        pass
+                    pace[w] = clock
+                    # Never far ahead of a process that has work (module docstring): wait for it, taking
+                    # what it sends.
+                    while free and ahead(clock):
+                        if stop.is_set() or os.getppid() != ppid:
+                            break
+                        try:
+                            receive(inbox.get(timeout=0.002))
+                        except queue.Empty:
+                            pass
+                    continue
             home = s[2][:2]
-            for s2 in succ:
+            two = len(home) == 2
+            n_succ = len(succ)
+            halt = pushed = False
+            while i < n_succ:
+                s2 = succ[i]
+                i += 1
+                transitions += 1
+                if type(s2) is not tuple:
+                    if s2 is None:  # an assume pruned the step
+                        continue
+                    # A failed step, reported where the sequential search meets it: after the subtrees of the
+                    # successors before it.
+                    report(s2.violation[0], s2.violation[1], s, number, (s2.thread, s2.choices))
+                    halt = True
+                    break
                 if len(s2[1]) >= MAX_HEAP:
                     status.put(("error", f"--workers: a heap of more than {MAX_HEAP:,} objects"))
                     stop.set()
+                    halt = True
                     break
                 h = s2[2]
                 # A step of a thread after the first two leaves them as they are: the state stays home.
-                o = w if len(home) == 2 and h[0] is home[0] and h[1] is home[1] else owner(s2, n)
+                o = w if two and h[0] is home[0] and h[1] is home[1] else owner(s2, n)
                 if o == w:
-                    if not admit(s2):
+                    number2 = admit(s2, number, i - 1)
+                    if number2 >= 0:  # new: go down into it, as the sequential search does
+                        stack.append([s2, number2, None, 0, place + _place(i - 1)])
+                        pushed = True
                         break
+                    if number2 == -2:
+                        halt = True
+                        break
+                elif holder:
+                    # The sequential search goes down into it now: so does its owner, with the token. (If it was
+                    # stored already, the owner gives the token back at once.)
+                    entry[3] = i
+                    hand_over(place + _place(i), o, encode([(s2, number, i - 1, place + _place(i - 1))]))
+                    pushed = True
+                    break
                 else:
                     batch = out[o]
-                    batch.append(s2)
-                    if len(batch) >= BATCH:
+                    if not batch:
+                        since[o] = expanded
+                    batch.append((s2, number, i - 1, place + _place(i - 1)))
+                    # An idle owner gets the state at once: the sequential search would go down into it now.
+                    if len(batch) >= BATCH or hungry[o]:
                         send(o)
-            expanded += 1
-            if max_states is None and len(visited) - reported >= 1024:  # for the progress line
-                reported = stored[w] = len(visited)
-            if expanded % 64 == 0:  # take what arrived meanwhile, so that senders' batches do not pile up
-                if stop.is_set():
-                    break
-                try:
-                    while True:
-                        take(inbox.get_nowait())
-                except queue.Empty:
-                    pass
+            if halt:
+                break
+            if pushed:
+                entry[3] = i
+            else:
+                stack.pop()
     except BaseException as e:  # noqa: BLE001  (a bug in a worker must reach the parent, never hang it)
         status.put(("error", f"internal error in worker {w} (a bug in movers): {type(e).__name__}: {e}"))
         stop.set()
-    finally:
-        if max_states is None:
-            stored[w] = len(visited)
-        status.put(("stats", w, transitions))
+    if max_states is None:
+        stored[w] = len(visited)
+    report_ = getattr(store, "report", None)
+    status.put(("stats", w, transitions, report_() if report_ is not None else {"kind": kind}))
+    _serve(w, n, inboxes, status, parent_of, position, ppid, requests)
+
+
+def _serve(w: int, n: int, inboxes: list[Any], status: Any, parent_of: Any, position: Any, ppid: int,
+           requests: list[Any]) -> None:
+    """After the search: answer the parent's requests for the path to a state (``_chain``) until it says
+    "quit". Each request follows the parent pointers stored here, sends the positions met on the way to the
+    parent process and passes the request on to the owner of the next state up (module docstring)."""
+    inbox = inboxes[w]
+    while True:
+        try:
+            msg = requests.pop(0) if requests else inbox.get(timeout=0.1)
+        except queue.Empty:
+            if os.getppid() != ppid:
+                break
+            continue
+        if type(msg) is bytes or msg[0] in ("token", "free"):  # sent before the stop
+            continue
+        if msg[0] == "quit":
+            break
+        _, number, hop = msg
+        segment = []
+        while number >= 0 and number % n == w:
+            i = number // n
+            number = parent_of[i]
+            if number >= 0:
+                segment.append(position[i])
+        status.put(("segment", hop, segment, number))
+        if number >= 0:
+            inboxes[number % n].put(("trace", number, hop + 1))
+    # What the parent needs is delivered (it asked for nothing more): do not wait at exit for a reader.
+    for q in inboxes:
+        q.cancel_join_thread()
 
 
 def parallel_search(ts: Any, workers: int, limits: Any, progress: Callable[[Stats], None] | None = None,
@@ -252,92 +534,124 @@ def parallel_search(ts: Any, workers: int, limits: Any, progress: Callable[[Stat
     status = ctx.Queue()
     busy = ctx.Value("q", 1)  # the initial state, in flight
     stored = ctx.Array("q", workers)
+    # Read and written without a lock: each process's "my stack is empty" and its expansions so far.
+    hungry = ctx.Array("b", workers, lock=False)
+    pace = ctx.Array("q", workers, lock=False)
     stop = ctx.Event()
-    procs = [ctx.Process(target=_worker, args=(w, workers, ts, store, inboxes, status, busy, stored,
-                                                limits.max_states, stop), daemon=True)
+    procs = [ctx.Process(target=_worker, args=(w, workers, ts, store, inboxes, status, busy, stored, hungry,
+                                                pace, limits.max_states, stop, os.getpid()), daemon=True)
              for w in range(workers)]
     for p in procs:
         p.start()
-    inboxes[owner(init, workers)].put(encode([init]))
-    found: Found | None = None
+    inboxes[owner(init, workers)].put(("token", [None] * workers, 0, encode([(init, -1, 0, b"")])))  # type: ignore[list-item]
+    violation: tuple[Any, ...] | None = None
     limit: str | None = None
     error: str | None = None
     transitions = 0
-    reported = 0
+    reports: list[dict[str, Any]] = []
     last = time.perf_counter()
     try:
-        while True:
-            try:
-                msg = status.get(timeout=0.05)
-            except queue.Empty:
-                msg = None
-            if msg is not None:
-                if msg[0] == "done":
+        try:
+            while True:
+                try:
+                    msg = status.get(timeout=0.05)
+                except queue.Empty:
+                    msg = None
+                if msg is not None:
+                    if msg[0] == "done":
+                        break
+                    if msg[0] == "violation":
+                        violation = msg
+                        break
+                    if msg[0] == "max-states":
+                        limit = "max-states"
+                        break
+                    if msg[0] == "error":
+                        error = msg[1]
+                        break
+                    if msg[0] == "stats":  # a worker ended early (after a stop)
+                        transitions += msg[2]
+                        reports.append(msg[3])
+                poll()  # the time limit, --max-memory and Ctrl-C of the parent's budget
+                dead = [p for p in procs if not p.is_alive()]
+                if dead:  # killed from outside (the out-of-memory killer): the others would wait for it forever
+                    error = (f"--workers: process {procs.index(dead[0])} ended during the search (exit code "
+                             f"{dead[0].exitcode})")
                     break
-                if msg[0] == "violation":
-                    _, kind, message, data, step = msg
-                    found = Found(kind, message, [step] if step is not None else [], decode(data)[0])
-                    break
-                if msg[0] == "max-states":
-                    limit = "max-states"
-                    break
-                if msg[0] == "error":
-                    error = msg[1]
-                    break
-                if msg[0] == "stats":  # a worker ended early (after a stop)
-                    transitions += msg[2]
-                    reported += 1
-            poll()  # the time limit, --max-memory and Ctrl-C of the parent's budget
-            _memory_check(procs, limits)
-            now = time.perf_counter()
-            if progress is not None and now - last >= 0.5:
-                last = now
-                stats.states, stats.seconds = sum(stored), now - start
-                progress(stats)
-    except BaseException as e:
-        from movers.search.limits import LimitReached
-
-        if isinstance(e, LimitReached):
+                _memory_check(procs, limits)
+                now = time.perf_counter()
+                if progress is not None and now - last >= 0.5:
+                    last = now
+                    stats.states, stats.seconds = sum(stored), now - start
+                    progress(stats)
+        except LimitReached as e:
             limit = e.why
-        elif isinstance(e, KeyboardInterrupt):
+        except KeyboardInterrupt:
             limit = "interrupted"
-        elif isinstance(e, MemoryError):
+        except MemoryError:
             limit = "memory"
-        else:
-            raise
-    finally:
+        # The search is over: what it found is reported whatever the limits say now (a violation is never
+        # turned into "incomplete" while its path is rebuilt).
+        settle()
         stop.set()
-        deadline = time.perf_counter() + 5
-        while reported < workers and time.perf_counter() < deadline:
+        deadline = time.perf_counter() + 30
+        while len(reports) < workers and time.perf_counter() < deadline:
             try:
                 msg = status.get(timeout=0.05)
             except queue.Empty:
+                if not all(p.is_alive() for p in procs):
+                    break
                 continue
             if msg[0] == "stats":
                 transitions += msg[2]
-                reported += 1
+                reports.append(msg[3])
+            elif msg[0] == "violation" and violation is None:  # found as a limit stopped the search: kept
+                violation = msg
+            elif msg[0] == "error" and error is None:
+                error = msg[1]
+        if error is not None:
+            raise RuntimeError(error)
+        found: Found | None = None
+        if violation is not None:
+            _, kind, message, data, number, step = violation
+            state = decode(data)[0]
+            steps = _rebuild(ts, _chain(number, workers, inboxes, status, procs), state)
+            # A failed step is reported after the path to the state it starts from; a deadlock or a state
+            # property shows in the state itself (as the sequential search reports them).
+            found = Found(kind, message, steps + [step], None) if step is not None else Found(kind, message, steps,
+                                                                                              state)
+    finally:
+        stop.set()
+        for q in inboxes:
+            q.put(("quit",))
         for p in procs:
             p.join(timeout=1)
             if p.is_alive():
                 p.kill()
+                p.join(timeout=1)
         for q in (*inboxes, status):
             q.cancel_join_thread()
-    if error is not None:
-        raise RuntimeError(error)
     stats.states = sum(stored)
     stats.transitions = stats.moves = transitions
     stats.seconds = time.perf_counter() - start
-    split = list(stored)
-    if found is not None:
-        # A failed step is reported after the path to the state it starts from; a deadlock or a state property
-        # shows in the state itself (as the sequential search reports them).
-        failed_step = bool(found.steps)
-        found.steps = path_to(ts, found.state) + found.steps  # type: ignore[arg-type]
-        if failed_step:
-            found.state = None
     out = Outcome(found, stats, limit)
-    out.split = split  # type: ignore[attr-defined]  # the states each process stored, for the note
+    out.split = list(stored)  # type: ignore[attr-defined]  # the states each process stored, for the note
+    out.store = _store_report(store, reports, out.split)  # type: ignore[attr-defined]
     return out
+
+
+def _store_report(kind: str, reports: list[dict[str, Any]], split: list[int]) -> dict[str, Any]:
+    """The result's ``store`` field, as the sequential search gives it, from the processes' own stores. A
+    fingerprint collision can only hide a state from its owner, within one process's store: the probability
+    that one did is the sum over the processes (each n_w(n_w - 1)/2^65), below that of one store of them all."""
+    if not reports:
+        return {"kind": kind}
+    merged = dict(reports[0])
+    if "collision_probability" in merged:
+        merged["collision_probability"] = (sum(r["collision_probability"] for r in reports)
+                                           if len(reports) == len(split)
+                                           else sum(k * (k - 1) for k in split) / 2.0**65)
+    return merged
 
 
 def _memory_check(procs: list[Any], limits: Any) -> None:
@@ -356,29 +670,45 @@ def _memory_check(procs: list[Any], limits: Any) -> None:
         raise MemoryError
 
 
-def path_to(ts: Any, target: State) -> list[Any]:
-    """The steps of a path from the initial state to ``target``: a sequential depth-first search that stops
-    there (the counterexample of a violation a worker found)."""
-    init = ts.initial()
-    if init == target:
-        return []
-    seen = {init}
-    stack: list[tuple[State, list[Any], int, Any]] = [(init, ts.steps(init), 0, None)]
-    while stack:
-        s, outs, i, step = stack[-1]
-        if i >= len(outs):
-            stack.pop()
+def _chain(number: int, n: int, inboxes: list[Any], status: Any, procs: list[Any]) -> list[int]:
+    """The positions, among each state's successors, on the path from the initial state to the state numbered
+    ``number``: the workers' parent pointers, followed back from that state (``_serve``)."""
+    inboxes[number % n].put(("trace", number, 0))
+    segments: dict[int, list[int]] = {}
+    last: int | None = None
+    while last is None or len(segments) <= last:
+        try:
+            msg = status.get(timeout=0.5)
+        except queue.Empty:
+            if not all(p.is_alive() for p in procs):
+                raise RuntimeError("--workers: a process ended before the counterexample was rebuilt") from None
             continue
-        stack[-1] = (s, outs, i + 1, step)
-        o = outs[i]
-        n = o.state
-        if n is None or o.violation is not None or n in seen:
+        if msg[0] != "segment":  # what the workers said as they stopped
             continue
-        if n == target:
-            return [e[3] for e in stack[1:]] + [(o.thread, o.choices)]
-        seen.add(n)
-        stack.append((n, ts.steps(n), 0, (o.thread, o.choices)))
-    raise RuntimeError("--workers: the state a worker reported is not reachable (a bug in movers)")
+        _, hop, segment, up = msg
+        segments[hop] = segment
+        if up < 0:
+            last = hop
+    positions = [p for hop in range(last + 1) for p in segments[hop]]
+    positions.reverse()
+    return positions
 
 
-__all__ = ["decode", "encode", "owner", "parallel_search", "path_to"]
+def _rebuild(ts: Any, positions: list[int], target: State) -> list[Any]:
+    """The steps of the path that takes, from each state, the successor at the given position: the states are
+    made again from the initial state (one expansion per step, as TLC rebuilds a trace from its fingerprints),
+    and each step is the first in thread order that leads to the next state (an equally real run)."""
+    expand, steps = _expander(ts), ts.steps
+    s = ts.initial()
+    out: list[Any] = []
+    for p in positions:
+        nxt = expand(s)[p]
+        o = next(o for o in steps(s) if o.violation is None and o.state == nxt)
+        out.extend(o.steps)
+        s = nxt
+    if s != target:
+        raise RuntimeError("--workers: the path rebuilt does not reach the state a process reported (a bug in movers)")
+    return out
+
+
+__all__ = ["decode", "encode", "owner", "parallel_search"]

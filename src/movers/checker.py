@@ -32,9 +32,8 @@ from movers.reduce.transactions import second_condition_violations
 from movers.report.result import Result, Stats, Violation
 from movers.report.trace import violation
 from movers.search.explore import Limits, Search, thaw
-from movers.search.fingerprints import BITS_RANGE, STORE_FIELDS, STORES, bits_problem, lossy_verdict, store_report
-from movers.search.limits import (LimitReached, current, default_max_memory_mb, enforce, poll, problems, rss_mb,
-                                  settle, stop_reason)
+from movers.search.fingerprints import BITS_RANGE, STORE_FIELDS, STORES, lossy_verdict, memory_problem, store_report
+from movers.search.limits import LimitReached, current, enforce, poll, problems, settle, stop_reason
 from movers.semantics.system import InitError, TransitionSystem
 
 SEARCHES = ("dfs", "bfs")
@@ -515,9 +514,7 @@ class Checker:
             if type(self.bits) is not int or not (BITS_RANGE[0] <= self.bits <= BITS_RANGE[1]):
                 return (f"--bits {self.bits}: the bit array has 2^bits bits; give {BITS_RANGE[0]} to {BITS_RANGE[1]} "
                         f"({2 ** BITS_RANGE[1] // 8 // 2**20:,} MB at most)")
-            mem = self.limits.max_memory
-            return bits_problem(self.bits, mem if mem is not None else default_max_memory_mb(), rss_mb(),
-                                default=mem is None)
+            return memory_problem(self.bits, self.limits.max_memory)
         return None
 
     def _atomicity_problem(self) -> str | None:

@@ -439,13 +439,11 @@ def _check(args: argparse.Namespace) -> int:
 def _bits_problem(bits: int, max_memory: float | None) -> str | None:
     """A bit array larger than the memory limit is a command-line error, said before anything is allocated
     (the checker refuses it too, for the Python API)."""
-    from movers.search.fingerprints import BITS_RANGE, bits_problem
-    from movers.search.limits import default_max_memory_mb, rss_mb
+    from movers.search.fingerprints import BITS_RANGE, memory_problem
 
     if not BITS_RANGE[0] <= bits <= BITS_RANGE[1]:
         return None  # the checker's message, with the range
-    mem = max_memory if max_memory is not None else default_max_memory_mb()
-    return bits_problem(bits, mem, rss_mb(), default=max_memory is None)
+    return memory_problem(bits, max_memory)
 
 
 def _add_step_states(r: Result, model: str) -> None:

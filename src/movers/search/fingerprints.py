@@ -275,6 +275,14 @@ def bits_problem(bits: int, max_memory_mb: float | None, used_mb: float = 0.0, d
     return f"--bits {bits}: the bit array alone takes {_mb(array_mb(bits))}, more than {limit}; {advice}"
 
 
+def memory_problem(bits: int, max_memory_mb: float | None) -> str | None:
+    """``bits_problem`` under --max-memory as given (None: the default ceiling), beside this process now."""
+    from movers.search.limits import default_max_memory_mb, rss_mb
+
+    mem = max_memory_mb if max_memory_mb is not None else default_max_memory_mb()
+    return bits_problem(bits, mem, rss_mb(), default=max_memory_mb is None)
+
+
 def _mb(mb: float) -> str:
     return f"{mb:,.0f} MB" if mb >= 1 else f"{mb * 1024:,.4g} KB"
 
@@ -287,4 +295,4 @@ def make_store(kind: str = "exact", bits: int = 26) -> StateStore:
 
 __all__ = ["BITS_RANGE", "MAX_OMISSION", "STORES", "STORE_FIELDS", "BitSet", "CompactStore", "FingerprintSet",
            "array_mb", "bits_problem", "collision_probability", "expected_coverage", "fingerprint", "lossy_verdict",
-           "make_store", "omission", "store_report"]
+           "make_store", "memory_problem", "omission", "store_report"]

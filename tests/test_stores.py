@@ -4,15 +4,35 @@ they may have missed."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 from conftest import EXAMPLES
+from rich.console import Console
 
 import movers
+from movers import checker
 from movers.cli import main
-from movers.search.fingerprints import BitSet, FingerprintSet, expected_coverage, fingerprint
+from movers.report.html import render_result
+from movers.report.text import LIMIT_TEXT, _percent, _probability, print_result, store_line
+from movers.search import fingerprints
+from movers.search.fingerprints import (
+    MAX_OMISSION,
+    STORE_FIELDS,
+    BitSet,
+    FingerprintSet,
+    bits_problem,
+    collision_probability,
+    expected_coverage,
+    fingerprint,
+    lossy_verdict,
+    store_report,
+)
+from movers.search.limits import LimitReached, rss_mb
 
 SMALL = sorted(p for p in EXAMPLES.glob("*.py") if "counter_bench" not in p.name)
 
@@ -58,6 +78,7 @@ def test_a_tiny_bit_array_misses_states_and_says_so() -> None:
     assert r.store["expected_coverage"] < 0.9 and r.store["hash_factor"] < 2
     big = movers.check(path, store="bitstate", bits=24)
     assert big.stats.states == exact.stats.states and big.store["expected_coverage"] > 0.999
+    assert (r.verdict, r.limit) == ("incomplete", "coverage") and big.verdict == "ok"
 
 
 def test_max_states_holds_with_lossy_stores() -> None:
@@ -127,3 +148,237 @@ def test_fingerprints_do_not_depend_on_the_process() -> None:
     code = "from movers.search.fingerprints import fingerprint; print(fingerprint((0, 1, 2, 3)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert int(out) == fingerprint((0, 1, 2, 3))
+
+
+# Two threads take two locks in opposite orders after counting, a third counts alongside: a deadlock the exact
+# search finds among about 2,400 states, and a 2^10-bit array hides (it stores about 560, 80% coverage).
+HIDDEN_DEADLOCK = """\
+from movers.lang import *
+
+N = 12
+
+a = Lock()
+b = Lock()
+
+
+def left():
+    i = 0
+    while i < N:
+        i += 1
+    with a:
+        with b:
+            pass
+
+
+def right():
+    j = 0
+    while j < N:
+        j += 1
+    with b:
+        with a:
+            pass
+
+
+def idle():
+    k = 0
+    while k < N:
+        k += 1
+
+
+Thread(target=left).start()
+Thread(target=right).start()
+Thread(target=idle).start()
+"""
+
+SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "result.schema.json").read_text())
+
+
+def test_a_bitstate_search_that_misses_a_deadlock_is_incomplete_and_never_verified(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "hidden_deadlock.py"
+    model.write_text(HIDDEN_DEADLOCK)
+    exact = movers.check(model)
+    assert exact.verdict == "violation" and exact.violations[0].kind == "deadlock"
+    assert main(["check", str(model), "--store", "bitstate", "--bits", "10", "--quiet"]) == 3
+    out = capsys.readouterr().out
+    head = out.splitlines()[0]
+    assert "verified" not in out and "any interleaving" not in out
+    assert head.startswith("incomplete: no violation found in ") and "expected coverage" in head
+    assert "below 99.9%" in head and "--bits" in head
+    assert main(["check", str(model), "--store", "bitstate", "--bits", "10", "--json"]) == 3
+    d = json.loads(capsys.readouterr().out)
+    jsonschema.validate(d, SCHEMA)
+    assert (d["verdict"], d["limit"]) == ("incomplete", "coverage")
+    assert d["stats"]["states"] < exact.stats.states and d["store"]["expected_coverage"] < 0.999
+    # Enough bits find the deadlock.
+    assert main(["check", str(model), "--store", "bitstate", "--bits", "20", "--quiet"]) == 1
+
+
+def test_a_lossy_search_with_enough_coverage_exits_0_with_honest_words(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(EXAMPLES / "dining_philosophers_ordered.py")
+    n = movers.check(path).stats.states
+    assert main(["check", path, "--store", "bitstate", "--bits", "24", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "verified" not in out and "any interleaving" not in out
+    assert out.startswith(f"no violation found in {n:,} states (bitstate, expected coverage 99.9")
+    assert main(["check", path, "--store", "hashcompact", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "verified" not in out and "any interleaving" not in out
+    assert out.startswith(f"no violation found in {n:,} states (hash compaction, probability of a missed state "
+                          "at most ")
+    assert main(["check", path, "--store", "hashcompact", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "ok" and "limit" not in d
+    assert d["store"] == {"kind": "hashcompact", "fingerprint_bits": 64,
+                          "collision_probability": n * (n - 1) / 2.0**65}
+    # The exact store still proves.
+    assert main(["check", path, "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith("verified: no violation in any interleaving")
+
+
+def test_the_threshold_of_a_lossy_ok() -> None:
+    assert MAX_OMISSION == 1e-3
+    hc = {"kind": "hashcompact", "fingerprint_bits": 64}
+    assert lossy_verdict("ok", {**hc, "collision_probability": 1e-3}) == ("ok", None)
+    assert lossy_verdict("ok", {**hc, "collision_probability": 2e-3}) == ("incomplete", "coverage")
+    bs = {"kind": "bitstate", "bits": 20, "hashes": 3, "hash_factor": 10.0}
+    assert lossy_verdict("ok", {**bs, "expected_coverage": 0.9995}) == ("ok", None)
+    assert lossy_verdict("ok", {**bs, "expected_coverage": 0.9985}) == ("incomplete", "coverage")
+    # A violation found is real whatever the coverage; another limit keeps its reason.
+    assert lossy_verdict("violation", {**bs, "expected_coverage": 0.1}) == ("violation", None)
+    assert lossy_verdict("incomplete", {**bs, "expected_coverage": 0.1}) == ("incomplete", None)
+    assert lossy_verdict("ok", {"kind": "exact"}) == ("ok", None)
+    # A report that says nothing is not a proof.
+    assert lossy_verdict("ok", {"kind": "bitstate"}) == ("incomplete", "coverage")
+    # The estimates: the birthday bound (capped at 1) and the coverage at about 19 bits per state.
+    assert collision_probability(10**6) == 10**6 * (10**6 - 1) / 2.0**65 and collision_probability(10**10) == 1
+    assert expected_coverage((1 << 20) // 15, 1 << 20, 3) < 0.999 < expected_coverage((1 << 20) // 20, 1 << 20, 3)
+
+
+def test_the_words_of_a_hash_compaction_that_may_have_missed_a_state() -> None:
+    # Past about 190 million states the birthday bound exceeds 0.1%: too many to run, so the report is given.
+    n = 200_000_000
+    r = movers.Result("ok", "none", movers.Stats(states=n), store=store_report("hashcompact", n))
+    r.verdict, r.limit = lossy_verdict(r.verdict, r.store)
+    assert (r.verdict, r.limit, r.exit_code) == ("incomplete", "coverage", 3)
+    buf = io.StringIO()
+    print_result(r, Console(file=buf, width=200, color_system=None))
+    head = buf.getvalue().splitlines()[0]
+    assert head.startswith("incomplete: no violation found in 200,000,000 states, but the probability that hash "
+                           "compaction missed a state is up to 1.1e-03, above 0.1%")
+    assert "no violation found in 200,000,000 states" in render_result(r)
+
+
+def test_printed_coverages_round_down_and_probabilities_up() -> None:
+    assert _percent(0.99899) == "99.89%" and _percent(0.5) == "50%" and _percent(1.0) == "100%"
+    assert _probability(4.14e-14) == "4.2e-14" and _probability(9.96e-5) == "1.0e-04" and _probability(0.0) == "0"
+    assert _probability(1e-3) == "1.0e-03"
+
+
+def test_a_bit_array_larger_than_the_memory_limit_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(EXAMPLES / "peterson.py")
+    assert main(["check", path, "--store", "bitstate", "--bits", "34", "--max-memory", "200"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err.strip()
+    assert err.startswith("movers: error: --bits 34: the bit array alone takes 2,048 MB, more than --max-memory "
+                          "200 MB; the largest --bits that fits")
+    fits = int(re.search(r"fits.* is (\d+) \(", err).group(1))  # beside what the test process uses already
+    assert 4 <= fits <= 30
+    assert main(["check", path, "--store", "bitstate", "--bits", "34", "--max-memory", "200", "--json"]) == 2
+    assert "movers: error: --bits 34" in capsys.readouterr().err
+    # The API too, with a limit above what this (test) process uses already, so that compiling stays within it.
+    mem = round(rss_mb()) + 300
+    r = movers.check(path, store="bitstate", bits=34, max_memory=mem)
+    assert r.verdict == "error" and r.error.startswith(
+        f"--bits 34: the bit array alone takes 2,048 MB, more than --max-memory {mem:,} MB"), r.error
+    # Exactly: the largest array within the limit, or beside what the process uses.
+    assert bits_problem(30, 200) is None and bits_problem(34, None) is None
+    assert bits_problem(34, 200).endswith("the largest --bits that fits is 30 (128 MB)")  # type: ignore[union-attr]
+    assert bits_problem(31, 200, used_mb=100).endswith(  # type: ignore[union-attr]
+        "the largest --bits that fits beside the 100 MB the process uses already is 29 (64 MB)")
+    assert "75% of the memory available" in bits_problem(34, 1000, default=True)  # type: ignore[operator]
+    assert bits_problem(20, 1e-6).endswith("not even --bits 4 fits")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("store,where", [("bitstate", "BitSet"), ("hashcompact", "FingerprintSet")])
+@pytest.mark.parametrize("stop", [LimitReached("memory"), LimitReached("time-limit"), MemoryError()],
+                         ids=["memory", "time-limit", "MemoryError"])
+def test_a_limit_hit_while_the_store_is_set_up_is_an_incomplete_run(
+        store: str, where: str, stop: BaseException, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # A limit reached while the bit array (or the fingerprint table) is allocated, as --bits 34 could: the
+    # report of the stopped check, text or JSON, is whole (it once failed with KeyError: 'bits', exit 4).
+    def allocate(*args: object, **kw: object) -> None:
+        raise stop
+
+    monkeypatch.setattr(fingerprints, where, allocate)
+    path = str(EXAMPLES / "peterson.py")
+    why = getattr(stop, "why", "memory")
+    assert main(["check", path, "--store", store, "--bits", "12", "--quiet"]) == 3
+    captured = capsys.readouterr()
+    assert "internal error" not in captured.err
+    assert captured.out.startswith("incomplete: " + LIMIT_TEXT[why])
+    assert main(["check", path, "--store", store, "--bits", "12", "--json"]) == 3
+    d = json.loads(capsys.readouterr().out)
+    jsonschema.validate(d, SCHEMA)
+    assert d["limit"] == why and d["store"] == store_report(store, 0, 12)
+
+
+def test_a_limit_hit_before_the_search_still_names_the_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    def load(*args: object, **kw: object) -> None:
+        raise LimitReached("time-limit")
+
+    monkeypatch.setattr(checker, "load", load)
+    r = movers.check(EXAMPLES / "peterson.py", store="bitstate", bits=12)
+    assert (r.verdict, r.limit) == ("incomplete", "time-limit")
+    assert r.store == store_report("bitstate", 0, 12)
+    jsonschema.validate(r.to_json(), SCHEMA)
+
+
+@pytest.mark.parametrize("args", [[], ["--store", "hashcompact"], ["--store", "bitstate", "--bits", "12"],
+                                  ["--store", "bitstate", "--bits", "22"], ["--store", "hashcompact", "--workers", "2"],
+                                  ["--store", "hashcompact", "--max-states", "7"]],
+                         ids=["exact", "hashcompact", "bitstate-12", "bitstate-22", "hashcompact-workers",
+                              "hashcompact-max-states"])
+def test_the_store_fields_of_each_kind_in_json_and_text(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(EXAMPLES / "dining_philosophers_ordered.py")
+    code = main(["check", path, *args, "--json"])
+    d = json.loads(capsys.readouterr().out)
+    jsonschema.validate(d, SCHEMA)
+    kind = d["store"]["kind"]
+    assert kind == (args[1] if args else "exact")
+    assert set(d["store"]) == {"kind", *STORE_FIELDS[kind]}
+    assert code == {"ok": 0, "incomplete": 3}[d["verdict"]]
+    if kind == "hashcompact":
+        n = d["stats"]["states"]
+        assert d["store"]["fingerprint_bits"] == 64
+        whole = n * (n - 1) / 2.0**65
+        if "--workers" in args:
+            # Each process's store can only hide its own states: the sum over the processes' stores, at most
+            # the bound for one store of all n states.
+            assert 0 < d["store"]["collision_probability"] <= whole
+        else:
+            assert d["store"]["collision_probability"] == whole
+    if kind == "bitstate":
+        bits, n = d["store"]["bits"], d["stats"]["states"]
+        assert bits == int(args[3]) and d["store"]["hashes"] == 3
+        assert d["store"]["hash_factor"] == round(2**bits / n, 1)
+        assert d["store"]["expected_coverage"] == expected_coverage(n, 2**bits, 3)
+        assert (d["verdict"] == "ok") == (d["store"]["expected_coverage"] >= 0.999)
+    # The schema holds each kind to its fields.
+    for field in STORE_FIELDS[kind]:
+        broken = dict(d, store={k: v for k, v in d["store"].items() if k != field})
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, SCHEMA)
+    # The text report of the same run prints them (the parallel search's once failed with a KeyError).
+    assert main(["check", path, *args, "--quiet"]) == code
+    out = capsys.readouterr().out
+    assert ("verified" in out) == (kind == "exact" and code == 0)
+    if kind != "exact":
+        assert "store: " in out and "?" not in out.split("store: ")[1].splitlines()[0]
+
+
+def test_the_text_report_of_a_store_without_its_fields_does_not_fail() -> None:
+    assert "2^? bits" in store_line({"kind": "bitstate"})
+    assert "at most ?" in store_line({"kind": "hashcompact"})

@@ -32,7 +32,7 @@ from movers.reduce.transactions import second_condition_violations
 from movers.report.result import Result, Stats, Violation
 from movers.report.trace import violation
 from movers.search.explore import Limits, Search, thaw
-from movers.search.fingerprints import BITS_RANGE, STORES
+from movers.search.fingerprints import BITS_RANGE, STORE_FIELDS, STORES, lossy_verdict, memory_problem, store_report
 from movers.search.limits import LimitReached, current, enforce, poll, problems, settle, stop_reason
 from movers.semantics.system import InitError, TransitionSystem
 
@@ -312,7 +312,21 @@ class Checker:
                 outer.paused = paused
             thaw()
         result.search = self.search
+        if self.store != "exact" and result.verdict != "error":
+            self._lossy(result)
         return result
+
+    def _lossy(self, result: Result) -> None:
+        """A lossy store's report, whole, and the verdict it allows: a search that may have missed more than
+        MAX_OMISSION proves nothing (``incomplete``, reason ``coverage``). A report that lacks its kind's fields
+        (a search stopped before its store existed, the parallel search) gets them from the states counted:
+        for stores split among processes that overstates what was missed, never understates it."""
+        store = result.store
+        if store.get("kind") != self.store or any(f not in store for f in STORE_FIELDS.get(self.store, ())):
+            result.store = store_report(self.store, result.stats.states, self.bits)
+        verdict, limit = lossy_verdict(result.verdict, result.store)
+        if verdict != result.verdict:
+            result.verdict, result.limit = verdict, limit
 
     def _stopped(self, why: str) -> Result:
         search = getattr(self, "last_search", None)
@@ -496,9 +510,11 @@ class Checker:
         if getattr(REDUCTIONS.get(self.reduction), "incremental", False):
             return (f"--store {self.store}: not with --reduction {self.reduction}, whose passes re-expand every "
                     "stored state (it needs the states themselves)")
-        if self.store == "bitstate" and not (BITS_RANGE[0] <= self.bits <= BITS_RANGE[1]):
-            return (f"--bits {self.bits}: the bit array has 2^bits bits; give {BITS_RANGE[0]} to {BITS_RANGE[1]} "
-                    f"({2 ** BITS_RANGE[1] // 8 // 2**20:,} MB at most)")
+        if self.store == "bitstate":
+            if type(self.bits) is not int or not (BITS_RANGE[0] <= self.bits <= BITS_RANGE[1]):
+                return (f"--bits {self.bits}: the bit array has 2^bits bits; give {BITS_RANGE[0]} to {BITS_RANGE[1]} "
+                        f"({2 ** BITS_RANGE[1] // 8 // 2**20:,} MB at most)")
+            return memory_problem(self.bits, self.limits.max_memory)
         return None
 
     def _atomicity_problem(self) -> str | None:
@@ -642,7 +658,10 @@ def check(
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
         # Stopped while reading, compiling or setting up: no search has run, so the statistics are empty.
         st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(), 1))
-        return Result("incomplete", name, st, limit=stop_reason(e), model=where)
+        result = Result("incomplete", name, st, limit=stop_reason(e), model=where)
+        if store in STORES and type(bits) is int and BITS_RANGE[0] <= bits <= BITS_RANGE[1]:
+            result.store = store_report(store, 0, bits)  # what the search would have used
+        return result
 
 
 def arguments_problem(

@@ -59,9 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--store", choices=("exact", "hashcompact", "bitstate"), default="exact",
                    help="the visited store: exact (default); hashcompact (64-bit fingerprints, as TLC and SPIN's "
                         "-DHC: a collision may hide a state, its probability is printed); bitstate (SPIN's "
-                        "supertrace: a bit array of 2^BITS bits, 3 hashes, the expected coverage printed)")
+                        "supertrace: a bit array of 2^BITS bits, 3 hashes, the expected coverage printed). A lossy "
+                        "search that finds nothing exits 0 only if it may have missed at most 0.1%%, else 3")
     c.add_argument("--bits", type=int, default=26, metavar="BITS",
-                   help="--store bitstate: the bit array has 2^BITS bits (SPIN's -w; default 26, 8 MB)")
+                   help="--store bitstate: the bit array has 2^BITS bits (SPIN's -w; default 26, 8 MB; refused if "
+                        "larger than --max-memory)")
     c.add_argument("--symmetry", choices=("threads", "off"), default="off",
                    help="threads: remember states up to a renaming of the threads, where the model cannot observe "
                         "thread numbers (no tid(), no .owner, no declared predicates; otherwise a note says why "
@@ -400,6 +402,10 @@ def _check(args: argparse.Namespace) -> int:
 
     if args.reduction not in REDUCTIONS:
         return _bad(f"unknown reduction '{args.reduction}' (known: {', '.join(REDUCTIONS)})")
+    if args.store == "bitstate":
+        problem = _bits_problem(args.bits, args.max_memory)
+        if problem:
+            return _bad(problem)
     show = not args.quiet and not args.json and _stdout_isatty()
     stop: Callable[[], None] = lambda: None  # noqa: E731
     progress = None
@@ -432,6 +438,16 @@ def _check(args: argparse.Namespace) -> int:
         # Only the HTML page wants them: it shows long lists shortened, so they are not spelt out.
         _add_step_states(r, args.model, short=not (args.full_state and args.json))
     return _report(r, args)
+
+
+def _bits_problem(bits: int, max_memory: float | None) -> str | None:
+    """A bit array larger than the memory limit is a command-line error, said before anything is allocated
+    (the checker refuses it too, for the Python API)."""
+    from movers.search.fingerprints import BITS_RANGE, memory_problem
+
+    if not BITS_RANGE[0] <= bits <= BITS_RANGE[1]:
+        return None  # the checker's message, with the range
+    return memory_problem(bits, max_memory)
 
 
 def _add_step_states(r: Result, model: str, short: bool = False) -> None:

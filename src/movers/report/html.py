@@ -22,10 +22,9 @@ from typing import Any
 from movers.report.result import Result, TraceStep, Violation
 from movers.report.shorten import entries_text, short_entries
 from movers.report.steps import thread_names
-from movers.report.text import LIMIT_TEXT, store_line
+from movers.report.text import headline, store_line
 
-HEADLINE = {"ok": "verified: no violation in any interleaving", "violation": "violation found",
-            "error": "error: the model could not be checked"}
+HEADLINE = {"error": "error: the model could not be checked"}
 HELD_BY = re.compile(r"\s*\(held by ([^)]+)\)")
 
 CSS = """
@@ -208,8 +207,7 @@ def _page(title: str, header: str, body: str, data: dict[str, Any], panel: bool)
 
 def _summary(result: Result, model: str) -> str:
     s = result.stats
-    head = result.headline or HEADLINE.get(result.verdict) or (
-        "incomplete: " + LIMIT_TEXT.get(result.limit or "", "search stopped early"))
+    head = result.headline or HEADLINE.get(result.verdict) or headline(result)
     rows = [("model", model or result.model), ("reduction", result.reduction), ("search", result.search)]
     if result.verdict != "error":
         rate = f"{s.states_per_second:,.0f}" if s.seconds > 0 else "-"

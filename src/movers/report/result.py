@@ -116,7 +116,8 @@ class Result:
     stats: Stats = field(default_factory=Stats)
     violations: list[Violation] = field(default_factory=list)
     error: str | None = None
-    # Why a search is incomplete: "max-states", "time-limit", "max-depth", "memory" or "interrupted".
+    # Why a search is incomplete: "max-states", "time-limit", "max-depth", "memory", "interrupted", or
+    # "coverage" (a lossy store that may have missed more than MAX_OMISSION, search/fingerprints.py).
     limit: str | None = None
     model: str = ""
     # Remarks for users: classification refinements and restarts, warnings about preserved properties.
@@ -126,7 +127,8 @@ class Result:
     # Inferred protecting locks: location -> locks (optimistic, transactions).
     locks: dict[str, str] = field(default_factory=dict)
     # The visited store (``--store``): {"kind": "exact"}, or a lossy store with what it may have missed
-    # (hashcompact: collision_probability; bitstate: bits, hashes, hash_factor, expected_coverage).
+    # (hashcompact: fingerprint_bits, collision_probability; bitstate: bits, hashes, hash_factor,
+    # expected_coverage: fingerprints.STORE_FIELDS).
     store: dict[str, Any] = field(default_factory=lambda: {"kind": "exact"})
     # Thread symmetry as applied: "threads" or "off" (off also when asked for but not sound for the model).
     symmetry: str = "off"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -9,6 +11,7 @@ from rich.text import Text
 from movers.report.result import Result
 from movers.report.safe import printable
 from movers.report.shorten import entries_text, short_entries
+from movers.search.fingerprints import MAX_OMISSION
 
 VERDICT_STYLE = {"ok": "bold green", "violation": "bold red", "incomplete": "bold yellow", "error": "bold red"}
 LIMIT_TEXT = {
@@ -17,6 +20,7 @@ LIMIT_TEXT = {
     "max-depth": "the depth limit (--max-depth) cut some paths",
     "memory": "the memory limit (--max-memory) was reached",
     "interrupted": "interrupted",
+    "coverage": "the lossy store (--store) may have missed too many states",
 }
 
 
@@ -41,16 +45,70 @@ def stats_line(result: Result) -> str:
 
 
 def store_line(store: dict) -> str:
-    """What a lossy visited store may have missed (nothing for the exact store)."""
+    """What a lossy visited store may have missed (nothing for the exact store). Missing fields print as "?",
+    never as a crash: the report of a search stopped early is still a report."""
     kind = store.get("kind", "exact")
     if kind == "hashcompact":
-        return ("store: hash compaction, 64-bit fingerprints; probability that a collision hid a state: "
-                f"about {store['collision_probability']:.1e}")
+        return (f"store: hash compaction, {store.get('fingerprint_bits', 64)}-bit fingerprints; probability that a "
+                f"collision hid a state: at most {_probability(store.get('collision_probability'))}")
     if kind == "bitstate":
-        return (f"store: bitstate, 2^{store['bits']} bits, {store['hashes']} hashes, hash factor "
-                f"{store['hash_factor']:,}; expected coverage {100 * store['expected_coverage']:.4g}% (a "
-                "verdict ok covers only the states reached: more bits, --bits, reach more)")
+        factor = store.get("hash_factor")
+        return (f"store: bitstate, 2^{store.get('bits', '?')} bits, {store.get('hashes', '?')} hashes, hash factor "
+                f"{'?' if factor is None else f'{factor:,}'}; expected coverage "
+                f"{_percent(store.get('expected_coverage'))} (of the states met; more --bits reach more)")
     return ""
+
+
+def _percent(coverage: float | None) -> str:
+    """A coverage as a percentage, rounded down (99.899% is not 99.9%, the threshold of an ``ok``)."""
+    if coverage is None:
+        return "?%"
+    return f"{math.floor(coverage * 10_000) / 100:g}%"
+
+
+def _probability(p: float | None) -> str:
+    """A probability in two digits, rounded up (it is printed as a bound)."""
+    if p is None:
+        return "?"
+    if p <= 0:
+        return "0"
+    if p >= 1:
+        return "1"
+    e = math.floor(math.log10(p))
+    m = math.ceil(round(p / 10.0**e * 10, 9)) / 10
+    if m >= 10:
+        m, e = 1.0, e + 1
+    return f"{m:.1f}e{e:+03d}"
+
+
+def headline(result: Result) -> str:
+    """The verdict's line. A lossy store never gives "verified": it found no violation in the states it
+    stored, and says how many and how much it may have missed."""
+    if result.headline:
+        return result.headline
+    store, n = result.store, _count(result.stats.states, "state")
+    kind = store.get("kind", "exact")
+    if result.verdict == "ok":
+        if kind == "hashcompact":
+            return (f"no violation found in {n} (hash compaction, probability of a missed state at most "
+                    f"{_probability(store.get('collision_probability'))})")
+        if kind == "bitstate":
+            return f"no violation found in {n} (bitstate, expected coverage {_percent(store.get('expected_coverage'))})"
+        return "verified: no violation in any interleaving"
+    if result.verdict == "incomplete" and result.limit == "coverage":
+        threshold = f"{100 * MAX_OMISSION:g}%"
+        if kind == "hashcompact":
+            return (f"incomplete: no violation found in {n}, but the probability that hash compaction missed a "
+                    f"state is up to {_probability(store.get('collision_probability'))}, above {threshold} "
+                    "(--store exact misses none)")
+        return (f"incomplete: no violation found in {n}, but the bitstate store's expected coverage is "
+                f"{_percent(store.get('expected_coverage'))}, below {100 - 100 * MAX_OMISSION:g}% (more --bits "
+                "reach more)")
+    if result.verdict == "incomplete":
+        return "incomplete: " + LIMIT_TEXT.get(result.limit or "", "search stopped early")
+    if result.verdict == "error":
+        return f"error: {result.error}"
+    return "violation found"
 
 
 def print_result(
@@ -60,13 +118,7 @@ def print_result(
     if result.verdict == "error":
         console.print(Text(f"error: {printable(result.error or '', True)}", style="red"), soft_wrap=True)
         return
-    head = {
-        "ok": "verified: no violation in any interleaving",
-        "violation": "violation found",
-        "incomplete": "incomplete: " + LIMIT_TEXT.get(result.limit or "", "search stopped early"),
-    }[result.verdict]
-    if result.headline:
-        head = result.headline
+    head = headline(result)
     console.print(Text(printable(head, True), style=VERDICT_STYLE[result.verdict])
                   + Text(f"  ({result.reduction} reduction)"))
     console.print(stats_line(result), soft_wrap=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from movers.reduce.base import Move, Reduction
 from movers.report.result import Stats
-from movers.search.fingerprints import make_store
+from movers.search.fingerprints import make_store, store_report
 from movers.search.limits import Budget, LimitReached, default_max_memory_mb, enforce, poll
 from movers.search.store import StateStore
 from movers.semantics.state import State
@@ -121,9 +121,10 @@ class Search:
         return len(self.found_all) >= self.max_violations
 
     def store_report(self) -> dict[str, Any]:
-        """Which visited store the search used and, for a lossy one, how much it may have missed."""
+        """Which visited store the search used and, for a lossy one, how much it may have missed (with every
+        field of its kind even when the search stopped before its store existed)."""
         report = getattr(self._store, "report", None)
-        return report() if report is not None else {"kind": self.store_kind}
+        return report() if report is not None else store_report(self.store_kind, 0, self.bits)
 
     def _tick(self, stored: int) -> None:
         now = time.perf_counter()

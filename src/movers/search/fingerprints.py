@@ -2,16 +2,24 @@
 
 ``--store hashcompact`` keeps a 64-bit *fingerprint* per state instead of the state (TLC's fingerprint set;
 SPIN's ``-DHC`` hash compaction): two states with the same fingerprint are taken for one, so a collision
-can hide a state and everything only it leads to. With n states stored the chance that any collision
-happened is about n(n-1)/2^65 (the birthday bound over uniform 64-bit values), which the result prints:
-about 10^-9 for a million states.
+can hide a state and everything only it leads to. Up to the first collision the search is the exact one, and
+while j states are stored a new state collides with probability j/2^64 (fingerprints taken as uniform), so
+the chance that any state was missed is at most the sum over the states stored, n(n-1)/2^65 (the birthday
+bound), which the result prints: about 10^-9 for a million states.
 
-``--store bitstate`` is SPIN's supertrace (Holzmann's bitstate hashing): a bit array of 2^b bits
+``--store bitstate`` is SPIN's supertrace (Holzmann's bitstate hashing): a bit array of m = 2^b bits
 (``--bits b``, SPIN's ``-w``) and k = 3 bit positions per state; a state counts as visited when all its
 bits are set. Nothing but the array is kept, whatever the number of states; a state whose bits were all set
 by others is skipped. The result prints the *hash factor* m/n (bits per state) and the expected coverage,
-the fraction of states the search is expected to have reached: each state inserted when i are stored is
-missed with probability (1 - e^(-k·i/m))^k (a Bloom filter's false-positive rate), averaged over the run.
+the fraction of the states met that the search is expected to have stored: a new state met while i are
+stored is taken for a visited one with probability (1 - e^(-k·i/m))^k (a Bloom filter's false-positive
+rate), and the expected coverage is one minus that averaged over i = 0..n-1. (States reachable only through
+a skipped one are not counted: SPIN's estimate, as this one, is first-order.)
+
+A lossy search never proves anything: its verdict ``ok`` says "no violation found in n states" with the
+coverage, and only when the store may have missed at most ``MAX_OMISSION`` (0.1%: the collision probability
+for hashcompact, one minus the expected coverage for bitstate); otherwise the result is ``incomplete`` with
+the reason ``coverage`` (``lossy_verdict``).
 
 Both stores are deterministic: a fingerprint is computed from the numbers of the state's interned parts
 (``store.py``'s numbering, which depends only on the order of discovery: the globals, each heap object,
@@ -33,10 +41,16 @@ from bitarray import bitarray
 from movers.search.store import StateStore
 from movers.semantics.state import State
 
+STORES = ("exact", "hashcompact", "bitstate")
+BITS_RANGE = (4, 34)  # --bits: 16 bits to 2 GB of bits
 MASK = (1 << 64) - 1
 # Fibonacci hashing: a multiplier that spreads a fingerprint's bits over the table index.
 GOLDEN = 0x9E3779B97F4A7C15
 BITSTATE_HASHES = 3
+FINGERPRINT_BITS = 64
+# A lossy search is reported ``ok`` only when it may have missed at most this much (docs/cli.md): the
+# probability that hash compaction missed a state, or the expected fraction of states bitstate missed.
+MAX_OMISSION = 1e-3
 
 
 def fingerprint(key: tuple[int, ...]) -> int:
@@ -174,12 +188,14 @@ class CompactStore(StateStore):
         """What the store was and how much it may have missed (the result's ``store`` field)."""
         n = len(self.keys)
         if self.kind == "hashcompact":
-            p = n * (n - 1) / 2.0**65
-            return {"kind": "hashcompact", "fingerprint_bits": 64, "collision_probability": p}
+            return store_report("hashcompact", n)
         ks: BitSet = self.keys  # type: ignore[assignment]
-        m = 1 << ks.bits
-        return {"kind": "bitstate", "bits": ks.bits, "hashes": ks.hashes, "hash_factor": round(m / max(n, 1), 1),
-                "expected_coverage": expected_coverage(n, m, ks.hashes)}
+        return store_report("bitstate", n, ks.bits, ks.hashes)
+
+
+def collision_probability(n: int, fingerprint_bits: int = FINGERPRINT_BITS) -> float:
+    """An upper bound on the chance that hash compaction missed a state among n stored: n(n-1)/2^(b+1)."""
+    return min(1.0, n * (n - 1) / 2.0 ** (fingerprint_bits + 1))
 
 
 def expected_coverage(n: int, m: int, k: int) -> float:
@@ -195,15 +211,88 @@ def expected_coverage(n: int, m: int, k: int) -> float:
     return max(0.0, 1.0 - missed / slices)
 
 
+# The fields of the result's ``store`` for each kind (docs/cli.md, docs/result.schema.json).
+STORE_FIELDS = {"exact": (), "hashcompact": ("fingerprint_bits", "collision_probability"),
+                "bitstate": ("bits", "hashes", "hash_factor", "expected_coverage")}
+
+
+def store_report(kind: str, n: int, bits: int = 26, hashes: int = BITSTATE_HASHES) -> dict[str, Any]:
+    """The result's ``store`` field for a store of ``kind`` holding n states: computed from the numbers alone,
+    so that a search stopped before its store existed (a limit hit while the bit array was allocated) still
+    says what it was asked to use."""
+    if kind == "hashcompact":
+        return {"kind": kind, "fingerprint_bits": FINGERPRINT_BITS, "collision_probability": collision_probability(n)}
+    if kind == "bitstate":
+        m = 1 << bits
+        return {"kind": kind, "bits": bits, "hashes": hashes, "hash_factor": round(m / max(n, 1), 1),
+                "expected_coverage": expected_coverage(n, m, hashes)}
+    return {"kind": kind}
+
+
+def omission(store: dict[str, Any]) -> float:
+    """How much a store may have missed: the probability of a missed state (hashcompact), the expected
+    fraction of states missed (bitstate), 0 for the exact store; 1 when the report says nothing."""
+    kind = store.get("kind", "exact")
+    if kind == "hashcompact":
+        return float(store.get("collision_probability", 1.0))
+    if kind == "bitstate":
+        return 1.0 - float(store.get("expected_coverage", 0.0))
+    return 0.0 if kind == "exact" else 1.0
+
+
+def lossy_verdict(verdict: str, store: dict[str, Any]) -> tuple[str, str | None]:
+    """The verdict and limit of a search that found nothing with ``store``: ``ok`` only when the store missed
+    at most ``MAX_OMISSION``; otherwise ``incomplete`` for the reason ``coverage``. Other verdicts stand (a
+    violation found is real, its trace a run of the model)."""
+    if verdict == "ok" and omission(store) > MAX_OMISSION:
+        return "incomplete", "coverage"
+    return verdict, None
+
+
+def array_mb(bits: int) -> float:
+    """The size of a bit array of 2^bits bits, in MB (2^20 bytes, as --max-memory counts)."""
+    return 2.0**bits / 2**23
+
+
+def bits_problem(bits: int, max_memory_mb: float | None, used_mb: float = 0.0, default: bool = False) -> str | None:
+    """Why ``--bits`` cannot be used under the memory limit, or None: the bit array alone must fit in it,
+    since it is allocated whole before the first state. The message names the largest --bits whose array fits
+    beside the ``used_mb`` the process uses already (or, if none does, in the limit alone)."""
+    if max_memory_mb is None or array_mb(bits) <= max_memory_mb:
+        return None
+    room = max_memory_mb - used_mb
+    if room < array_mb(BITS_RANGE[0]):
+        room, beside = max_memory_mb, ""
+    else:
+        beside = f" beside the {used_mb:,.0f} MB the process uses already" if used_mb > 0 else ""
+    fits = math.floor(math.log2(room * 2**23))
+    limit = (f"the default memory limit ({max_memory_mb:,.0f} MB, 75% of the memory available; --max-memory "
+             "sets it)" if default else f"--max-memory {max_memory_mb:,g} MB")
+    if fits < BITS_RANGE[0]:
+        advice = f"not even --bits {BITS_RANGE[0]} fits"
+    else:
+        advice = f"the largest --bits that fits{beside} is {fits} ({_mb(array_mb(fits))})"
+    return f"--bits {bits}: the bit array alone takes {_mb(array_mb(bits))}, more than {limit}; {advice}"
+
+
+def memory_problem(bits: int, max_memory_mb: float | None) -> str | None:
+    """``bits_problem`` under --max-memory as given (None: the default ceiling), beside this process now."""
+    from movers.search.limits import default_max_memory_mb, rss_mb
+
+    mem = max_memory_mb if max_memory_mb is not None else default_max_memory_mb()
+    return bits_problem(bits, mem, rss_mb(), default=max_memory_mb is None)
+
+
+def _mb(mb: float) -> str:
+    return f"{mb:,.0f} MB" if mb >= 1 else f"{mb * 1024:,.4g} KB"
+
+
 def make_store(kind: str = "exact", bits: int = 26) -> StateStore:
     """The visited store ``--store`` names."""
     if kind == "exact":
         return StateStore()
     return CompactStore(kind, bits)
 
-
-STORES = ("exact", "hashcompact", "bitstate")
-BITS_RANGE = (4, 34)  # --bits: 16 bits to 2 GB of bits
-
-__all__ = ["BITS_RANGE", "STORES", "BitSet", "CompactStore", "FingerprintSet", "expected_coverage", "fingerprint",
-           "make_store"]
+__all__ = ["BITS_RANGE", "MAX_OMISSION", "STORES", "STORE_FIELDS", "BitSet", "CompactStore", "FingerprintSet",
+           "array_mb", "bits_problem", "collision_probability", "expected_coverage", "fingerprint", "lossy_verdict",
+           "make_store", "memory_problem", "omission", "store_report"]

@@ -17,7 +17,7 @@ unexpected or do not replay, a lossy store reported as a proof (exit 0 below 99.
 processes left running.
 
 - In CI: ``tests/fuzz/test_fuzz.py`` runs ``CI_COUNT`` (100) inputs of a fixed seed, well under a minute.
-- By hand (a few thousand inputs, about 3 inputs a second on two cores)::
+- By hand (a few thousand inputs, 2-3 inputs a second on two cores)::
 
       PYTHONPATH=src python -m tests.fuzz --seed S --count 3000 --jobs 2 --out /tmp/fuzz [--minimize DIR]
 

@@ -279,3 +279,27 @@ def test_compare_shows_rows_as_they_finish_and_marks_ratios_to_incomplete_rows(t
     assert main(["compare", str(bad), "--json"]) == 2
     rows = json.loads(capsys.readouterr().out)
     assert isinstance(rows, list) and rows[0]["verdict"] == "error" and "bad.py:1" in rows[0]["error"]
+
+
+@pytest.mark.parametrize("words, fmt", [(["check", "m.py", "--json"], "json"),
+                                        (["check", "m.py", "--format", "json"], "json"),
+                                        (["check", "m.py", "--format=sarif"], "sarif"),
+                                        (["check", "m.py", "--format", "junit"], "junit"), (["check", "m.py"], "text")])
+def test_a_stop_before_the_command_line_is_parsed_reports_in_the_format_asked_for(
+        words: list[str], fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # Ctrl-C while movers starts up once printed text under --format json or sarif (found by the fuzz campaign).
+    import xml.etree.ElementTree as ET
+
+    from movers.cli import _early_format, _stopped_early
+
+    assert _early_format(words) == fmt
+    assert _stopped_early("interrupted", _early_format(words), None) == 3
+    out = capsys.readouterr().out
+    if fmt == "json":
+        assert json.loads(out)["limit"] == "interrupted"
+    elif fmt == "sarif":
+        assert json.loads(out)["version"] == "2.1.0"
+    elif fmt == "junit":
+        assert ET.fromstring(out).find("testcase/skipped") is not None
+    else:
+        assert out.startswith("incomplete: interrupted")

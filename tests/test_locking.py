@@ -471,6 +471,21 @@ def test_figure_6_ld_wins_over_wsldom() -> None:
                       "dwyer-ld+wsldom": 34}
 
 
+def test_figure_6_as_published_is_a_known_weakness() -> None:
+    """A known weakness, pinned so that a fix shows (docs/reductions.md, "Known weaknesses"): Figure 6 as the
+    paper writes it, the Sync and the LDlock in main's locals and handed to the Processes' constructor.
+    LD does not recognise a lock reached only through fields (it names locks by "own lock" or "constant
+    global"), and every locking strategy stores more states than dwyer-da alone, whose independence needs
+    no rule on the references a step removes."""
+    path = EXAMPLES / "dwyer_ld_figure6.py"
+    results = {n: movers.check(path, reduction=n) for n in ("none", "dwyer-da", "dwyer-sda", *NAMES)}
+    assert all(r.verdict == "ok" for r in results.values())
+    states = {n: r.stats.states for n, r in results.items()}
+    assert states == {"none": 38, "dwyer-da": 5, "dwyer-sda": 5, "dwyer-wsl": 16, "dwyer-wsldom": 16,
+                      "dwyer-ld": 16, "dwyer-ld+wsldom": 16}
+    assert any("LDlock is no longer guessed lock-protected" in n for n in results["dwyer-ld"].notes)
+
+
 # -- soundness details ---------------------------------------------------------------------------------------------
 
 

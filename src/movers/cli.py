@@ -295,14 +295,14 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code. Never raises, except SystemExit for argparse's usage
     errors (code 2) and --help."""
     words = sys.argv[1:] if argv is None else argv
-    json_out = "--json" in words
+    json_out: bool | str = _early_format(words)
     compare = bool(words) and words[0] == "compare"
     reduction: str | None = None
     try:
         args = _parser().parse_args(argv)
         if getattr(args, "format", "text") == "json":
             args.json = True
-        json_out = args.json
+        json_out = "json" if args.json else getattr(args, "format", "text")
         compare = args.command == "compare"
         reduction = getattr(args, "reduction", None)
         if args.model == "":
@@ -358,15 +358,40 @@ def _envelope() -> dict:
             "tool": {"name": "movers", "version": __version__}, "schema": 1}
 
 
-def _stopped_early(why: str, json_out: bool, reduction: str | None, compare: bool = False) -> int:
+def _early_format(words: list[str]) -> str:
+    """The report format the command line asks for, read from its words (for a stop before they are parsed):
+    ``json`` for ``--json`` or ``--format json``, ``sarif`` or ``junit``, else ``text``."""
+    if "--json" in words:
+        return "json"
+    fmt = "text"
+    for i, w in enumerate(words):
+        value = words[i + 1] if w == "--format" and i + 1 < len(words) else w[9:] if w.startswith("--format=") else ""
+        if value in ("json", "sarif", "junit"):
+            fmt = value
+    return fmt
+
+
+def _stopped_early(why: str, fmt: bool | str, reduction: str | None, compare: bool = False) -> int:
     """Stopped outside a check (while starting up, say): the report of an incomplete run with no statistics,
+    in the format asked for (``fmt``: ``json``, ``sarif``, ``junit`` or ``text``; True means ``json``),
     written without the modules that may not be imported yet (for ``compare``, a table of that one row)."""
     import json
 
-    if json_out:
+    fmt = "json" if fmt is True else "text" if fmt is False else fmt
+    if fmt == "json" or (compare and fmt != "text"):
         row = {"verdict": "incomplete", "reduction": reduction, "stats": ZERO_STATS, "violations": [],
                "error": None, "limit": why, **_envelope()}
         _write(json.dumps([dict(row, ratio=None)] if compare else row) + "\n")
+    elif fmt == "sarif":
+        run = {"tool": {"driver": {"name": "movers", "rules": []}}, "results": [],
+               "invocations": [{"executionSuccessful": False, "toolExecutionNotifications": [
+                   {"level": "warning", "message": {"text": f"incomplete: {why}"}}]}]}
+        _write(json.dumps({"version": "2.1.0", "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+                           "runs": [run]}) + "\n")
+    elif fmt == "junit":
+        _write('<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="movers" tests="1" failures="0" errors="0" '
+               f'skipped="1" time="0.000"><testcase classname="movers.check" name="{reduction or "none"}" '
+               f'time="0.000"><skipped message="incomplete: {why}" /></testcase></testsuite>\n')
     else:
         reason = {"memory": "the memory limit (--max-memory) was reached",
                   "time-limit": "the time limit (--time-limit) was reached"}.get(why, why)
@@ -375,7 +400,7 @@ def _stopped_early(why: str, json_out: bool, reduction: str | None, compare: boo
     return EXIT_INCOMPLETE
 
 
-def _internal_error(e: Exception, json_out: bool, reduction: str | None) -> int:
+def _internal_error(e: Exception, json_out: bool | str, reduction: str | None) -> int:
     """Any exception that escapes the checker is a bug in movers: exit code 4, never a verdict."""
     import json
     import traceback
@@ -388,7 +413,7 @@ def _internal_error(e: Exception, json_out: bool, reduction: str | None) -> int:
             traceback.print_exception(e, file=sys.stderr)
         except (OSError, ValueError):
             pass
-    if json_out:
+    if json_out is True or json_out == "json":
         _write(json.dumps({"verdict": "error", "reduction": reduction, "stats": ZERO_STATS, "violations": [],
                            "error": f"internal error (a bug in movers): {what}", **_envelope()}) + "\n")
     return EXIT_INTERNAL
@@ -684,7 +709,7 @@ def run() -> None:
         _import_checker()
         if _interrupted:
             words = sys.argv[1:]
-            code = _stopped_early("interrupted", "--json" in words, None, bool(words) and words[0] == "compare")
+            code = _stopped_early("interrupted", _early_format(words), None, bool(words) and words[0] == "compare")
         else:
             signal.signal(signal.SIGINT, _on_interrupt)
             code = main()
@@ -695,7 +720,7 @@ def run() -> None:
         _interrupted = True
         if code is None:
             words = sys.argv[1:]
-            code = _stopped_early("interrupted", "--json" in words, None, bool(words) and words[0] == "compare")
+            code = _stopped_early("interrupted", _early_format(words), None, bool(words) and words[0] == "compare")
     try:
         sys.stdout.flush()
     except OSError:

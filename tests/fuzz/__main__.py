@@ -32,7 +32,7 @@ def _run_one(case: Case, out: Path) -> int:
         rec = pool.run([(case, case_id(case.seed, case.index))], keep=lambda r: True)[0]
     finally:
         pool.close()
-    print(f"movers {' '.join(case.argv)}   ({case.origin})")
+    print(f"movers {' '.join(case.argv)}   ({case.origin})".encode("utf-8", "backslashreplace").decode())
     print(f"exit {rec.outcome.code}, signal {rec.outcome.signal}, {rec.outcome.wall:.2f} s, "
           f"killed {rec.outcome.killed}; files in {out / 'work' / case_id(case.seed, case.index)}")
     for f in rec.findings:

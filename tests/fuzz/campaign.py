@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import random
 import re
 import select
 import shutil
@@ -24,7 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cases import Case, case_id, make_case
+from .cases import TRAIL, Case, case_id, make_case
+from .hostile import mutate_trail
 from .oracle import CATEGORIES, Finding, Outcome, judge
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -96,7 +98,8 @@ class Totals:
             self.counts[sig] += 1
             # The smallest few inputs of each failure are enough to replay and minimise it.
             kept.append(dataclasses.replace(r, outcome=dataclasses.replace(
-                r.outcome, stdout=r.outcome.stdout[:100_000], stderr=r.outcome.stderr[:100_000])))
+                r.outcome, stdout=r.outcome.stdout[:100_000], stderr=r.outcome.stderr[:100_000],
+                files={n: d[:100_000] if d else d for n, d in r.outcome.files.items()})))
             kept.sort(key=lambda x: sum(len(v) for v in x.case.files.values()))
             del kept[KEEP_PER_SIGNATURE:]
 
@@ -110,8 +113,15 @@ class Totals:
                 ("tracebacks", str(self.by_category["traceback"])),
                 ("hangs past a limit", str(self.by_category["hang"])),
                 ("exit codes outside 0-3", str(self.by_category["exit-code"])),
-                ("invalid JSON", str(self.by_category["json"])),
+                ("invalid JSON (or not the schema)", str(self.by_category["json"])),
                 ("canaries triggered", str(self.by_category["canary"])),
+                ("raw control characters", str(self.by_category["control"])),
+                ("model strings not escaped", str(self.by_category["markup"])),
+                ("HTML pages not well-formed", str(self.by_category["html"])),
+                ("SARIF/JUnit not well-formed", str(self.by_category["format"])),
+                ("trails", str(self.by_category["trail"])),
+                ("lossy stores as proofs", str(self.by_category["lossy"])),
+                ("--workers", str(self.by_category["workers"])),
                 ("other contract failures", str(self.by_category["other"])),
                 ("inputs failing", str(self.failed + len(self.late_canaries))),
                 ("distinct failures", str(len(self.signatures))),
@@ -135,22 +145,36 @@ class Pool:
             if w is not None:
                 w.close()
 
-    def _job(self, case: Case, name: str, directory: Path, reference: bool) -> tuple[dict, float]:
-        job = {"id": name, "argv": case.argv, "cwd": str(directory), "mode": "fork" if reference else case.mode,
+    def _job(self, case: Case, name: str, directory: Path, reference: str = "",
+             argv: list[str] | None = None) -> tuple[dict, float]:
+        """The job of the case's run, or (``reference``: a tag) of a run beside it: an ordinary fork whose
+        output goes to ``TAG.out`` and ``TAG.err``."""
+        job = {"id": name, "argv": argv or case.argv, "cwd": str(directory),
+               "mode": "fork" if reference else case.mode,
                "stdout": "file" if reference else case.stdout, "sigint": [] if reference else case.sigint,
-               "stdout_path": str(directory / ("ref.out" if reference else "stdout")),
-               "stderr_path": str(directory / ("ref.err" if reference else "stderr")),
+               "stdout_path": str(directory / (f"{reference}.out" if reference else "stdout")),
+               "stderr_path": str(directory / (f"{reference}.err" if reference else "stderr")),
                "canary": os.path.join(CANARY_DIR, case_id(case.seed, case.index)) if case.canary else None,
                "budget": case.budget() + 0.5}
         return job, job["budget"] + 1.0 + WORKER_GRACE
 
+    def _beside(self, slot: int, case: Case, name: str, directory: Path, tag: str,
+                argv: list[str] | None = None) -> int | None:
+        reply = self._send(slot, *self._job(case, name, directory, tag, argv))
+        return reply.get("code") if reply else None
+
     def _execute(self, slot: int, case: Case, name: str) -> Record:
         directory = materialize(case, self.work / name)
-        reference_code = None
-        if case.stdout != "file":
-            reply = self._send(slot, *self._job(case, name, directory, reference=True))
-            reference_code = reply.get("code") if reply else None
-        job, timeout = self._job(case, name, directory, reference=False)
+        pre_codes = [self._beside(slot, case, name, directory, f"pre{k}", argv) for k, argv in enumerate(case.pre)]
+        if case.trail_mutation is not None:
+            corrupt_trail(case, directory / TRAIL)
+        reference_code = self._beside(slot, case, name, directory, "ref") if case.stdout != "file" else None
+        sequential_code = None
+        if case.sequential_argv:
+            sequential_code = self._beside(slot, case, name, directory, "seq", case.sequential_argv)
+        for out_name in case.outputs:  # written by this run, not by a run beside it
+            _remove(str(directory / out_name))
+        job, timeout = self._job(case, name, directory)
         if job["canary"]:
             _remove(job["canary"])
         reply = self._send(slot, job, timeout)
@@ -158,7 +182,8 @@ class Pool:
             reply = {"code": None, "signal": None, "wall": timeout, "killed": True, "canary_fired": False}
         out = Outcome(reply.get("code"), reply.get("signal"), reply.get("wall", 0.0), reply.get("killed", False),
                       reply.get("canary_fired", False), _read(directory / "stdout"), _read(directory / "stderr"),
-                      reference_code)
+                      reference_code, files={n: _read_file(directory / n) for n in case.outputs},
+                      pre_codes=pre_codes, sequential_code=sequential_code, leaked=reply.get("leaked", 0))
         if job["canary"]:
             _remove(job["canary"])
         return Record(case, out, judge(case, out))
@@ -227,6 +252,29 @@ def materialize(case: Case, directory: Path) -> Path:
     return directory
 
 
+def corrupt_trail(case: Case, path: Path) -> None:
+    """Apply the case's trail mutation to the trail its ``pre`` run wrote (or to a synthetic one)."""
+    rng = random.Random(f"movers-fuzz/{case.seed}/{case.index}/trail")
+    data, _ = mutate_trail(_read_file(path), rng, case.trail_mutation or "none")
+    _remove(str(path))
+    if case.trail_mutation == "dir":
+        path.mkdir()
+    elif data is not None:
+        path.write_bytes(data)
+
+
+# What the oracle reads of a file a run writes (an HTML page of a huge model can be large).
+OUTPUT_CAP = 4_000_000
+
+
+def _read_file(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read(OUTPUT_CAP)
+    except OSError:
+        return None
+
+
 def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -253,13 +301,17 @@ def save(record: Record, directory: Path) -> Path:
     (directory / "case.json").write_text(json.dumps(record.case.to_dict(), indent=1))
     (directory / "stdout").write_bytes(record.outcome.stdout[:200_000])
     (directory / "stderr").write_bytes(record.outcome.stderr[:200_000])
+    for out_name, data in record.outcome.files.items():
+        if data is not None:
+            (directory / f"written-{out_name}").write_bytes(data[:200_000])
     o = record.outcome
     lines = [f"argv: movers {' '.join(repr(a) if (' ' in a or not a) else a for a in record.case.argv)}",
              f"mode: {record.case.mode}, stdout: {record.case.stdout}, sigint: {record.case.sigint}",
              f"exit: {o.code}, signal: {o.signal}, wall: {o.wall:.2f} s, killed: {o.killed}",
              f"origin: {record.case.origin}", ""]
     lines += [f"[{f.category}] {f.signature}\n    {f.detail[-800:]}" for f in record.findings]
-    (directory / "findings.txt").write_text("\n".join(lines) + "\n")
+    # Hostile file names are str with lone surrogates (undecodable bytes): written as escapes.
+    (directory / "findings.txt").write_text("\n".join(lines) + "\n", errors="backslashreplace")
     return directory
 
 

@@ -11,10 +11,17 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from movers.reduce import REDUCTIONS as REGISTRY
+
 from .corpus import seeds
+from .hostile import TRAIL_MUTATIONS, hostile_file_name, inject
 from .mutate import mutate_model
 
-REDUCTIONS = ["none", "static-por", "optimistic", "transactions"]
+# Every registered reduction (the twelve of issue 21), so that a new one is fuzzed from the day it exists.
+REDUCTIONS = list(REGISTRY)
+TRAIL = "bug.trail"
+HTML = "report.html"
+BITS = ["4", "6", "8", "10", "12", "16", "20", "26"]
 # The time limit of ordinary inputs, with the slack the oracle allows on top of it: compilation and
 # initialisation count, and the contract is "about the limit", not "within the limit".
 SLACK = 5.0
@@ -38,10 +45,18 @@ class Case:
     canary: bool = False
     time_limit: float | None = None  # the limit the command line promises, all rows of compare included
     origin: str = ""
+    # Commands run first in the case's directory (``check --trail`` before a ``replay``); not judged.
+    pre: list[list[str]] = field(default_factory=list)
+    # How the trail that ``pre`` wrote is corrupted before the run (hostile.TRAIL_MUTATIONS), or None.
+    trail_mutation: str | None = None
+    # Files the run writes that the oracle reads (``--html``, ``--trail``).
+    outputs: list[str] = field(default_factory=list)
+    # The same run without --workers: the oracle compares the verdicts.
+    sequential_argv: list[str] | None = None
 
     @property
     def json(self) -> bool:
-        return "--json" in self.argv
+        return "--json" in self.argv or option(self.argv, "--format") == "json"
 
     @property
     def command(self) -> str:
@@ -57,11 +72,25 @@ class Case:
         d["files"] = {k: v.decode("latin-1") for k, v in self.files.items()}
         return d
 
+    def option(self, name: str) -> str | None:
+        return option(self.argv, name)
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Case:
         d = dict(d)
         d["files"] = {k: v.encode("latin-1") for k, v in d["files"].items()}
         return cls(**d)
+
+
+def option(argv: list[str], name: str) -> str | None:
+    """The value of ``--name V`` or ``--name=V`` in argv (the last one wins, as argparse does)."""
+    value = None
+    for i, a in enumerate(argv):
+        if a == name and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif a.startswith(name + "="):
+            value = a.split("=", 1)[1]
+    return value
 
 
 def _limits(rng: random.Random, rows: int) -> tuple[list[str], float]:
@@ -71,23 +100,77 @@ def _limits(rng: random.Random, rows: int) -> tuple[list[str], float]:
     return argv, limit * rows
 
 
-def _check_flags(rng: random.Random) -> list[str]:
+def _check_flags(rng: random.Random, case: Case | None = None) -> list[str]:
     argv = ["--reduction", rng.choice(REDUCTIONS)]
-    for flag, p in (("--json", 0.6), ("--quiet", 0.2), ("--no-refine", 0.15), ("--show-classification", 0.15),
-                    ("--show-locks", 0.15), ("--no-infer-locks", 0.1)):
+    for flag, p in (("--json", 0.5), ("--quiet", 0.2), ("--no-refine", 0.15), ("--show-classification", 0.15),
+                    ("--show-locks", 0.15), ("--no-infer-locks", 0.1), ("--full-state", 0.1)):
         if rng.random() < p:
             argv.append(flag)
     if rng.random() < 0.5:
         argv += ["--search", rng.choice(["dfs", "bfs"])]
     if rng.random() < 0.15:
         argv += ["--max-depth", str(rng.choice([1, 5, 50, 1000]))]
+    # The surfaces of issue 21: lossy stores, processes, trails, reports, formats, several violations.
+    if rng.random() < 0.25:
+        if rng.random() < 0.4:
+            argv += ["--store", "hashcompact"]
+        else:
+            argv += ["--store", "bitstate", "--bits", rng.choice(BITS)]
+    if rng.random() < 0.1:
+        argv += ["--workers", "2"]
+    if rng.random() < 0.05:
+        argv += ["--symmetry", "threads"]
+    if rng.random() < 0.05:
+        argv += ["--atomicity", rng.choice(["commit", "reduction", "auto"])]
+    if rng.random() < 0.1:
+        argv += rng.choice([["--all-violations"], ["--max-violations", "3"]])
+    if rng.random() < 0.8:
+        argv = _consistent(argv)
+    if case is not None:
+        if rng.random() < 0.15:
+            argv += ["--trail", TRAIL]
+            case.outputs.append(TRAIL)
+        if rng.random() < 0.15:
+            argv += ["--html", HTML]
+            case.outputs.append(HTML)
+    if rng.random() < 0.15:
+        if "--json" in argv:
+            argv.remove("--json")
+        argv += ["--format", rng.choice(["text", "json", "sarif", "junit"])]
     return argv
 
 
-def _model_argv(rng: random.Random, model: str) -> tuple[list[str], float]:
+def _consistent(argv: list[str]) -> list[str]:
+    """Most runs of the new options in a combination the command line accepts (the rest test refusals):
+    lossy stores and processes search depth-first; processes and symmetry only under ``none``."""
+    def drop(name: str, values: int) -> None:
+        while name in argv:
+            i = argv.index(name)
+            del argv[i: i + 1 + values]
+
+    argv = list(argv)
+    if "--store" in argv or "--workers" in argv:
+        drop("--search", 1)
+        if argv[argv.index("--reduction") + 1] == "transactions":
+            argv[argv.index("--reduction") + 1] = "none"
+    if "--workers" in argv or "--symmetry" in argv:
+        argv[argv.index("--reduction") + 1] = "none"
+        drop("--atomicity", 1)
+    if "--workers" in argv:
+        drop("--max-depth", 1)
+        drop("--symmetry", 1)
+        drop("--all-violations", 0)
+        drop("--max-violations", 1)
+        if "bitstate" in argv:
+            drop("--bits", 1)
+            drop("--store", 1)
+    return argv
+
+
+def _model_argv(rng: random.Random, model: str, case: Case | None = None) -> tuple[list[str], float]:
     if rng.random() < 0.85:
         limits, limit = _limits(rng, 1)
-        argv = ["check", model, *_check_flags(rng), *limits]
+        argv = ["check", model, *_check_flags(rng, case), *limits]
     else:
         names = rng.sample(REDUCTIONS, rng.randint(1, 4))
         limits, limit = _limits(rng, len(names))
@@ -96,7 +179,37 @@ def _model_argv(rng: random.Random, model: str) -> tuple[list[str], float]:
             argv.append("--json")
         if rng.random() < 0.4:
             argv += ["--search", rng.choice(["dfs", "bfs"])]
-    return argv[:2] + _shuffled_options(argv[2:], rng), limit
+        if case is not None and rng.random() < 0.15:
+            argv += ["--html", HTML]
+            case.outputs.append(HTML)
+    argv = argv[:2] + _shuffled_options(argv[2:], rng)
+    if case is not None and "--workers" in argv:
+        i = argv.index("--workers")
+        case.sequential_argv = argv[:i] + argv[i + 2:]
+    return argv, limit
+
+
+def _replay_case(rng: random.Random, case: Case, model: str) -> None:
+    """``check --trail`` first, then ``replay`` of the trail it wrote, pristine or corrupted (or written from
+    scratch when the check found nothing)."""
+    limits, _ = _limits(rng, 1)
+    flags = [a for a in _check_flags(rng) if a not in ("--json",)]
+    for opt in ("--workers", "--format"):  # the trail is what matters here, not how the check reports
+        if opt in flags:
+            i = flags.index(opt)
+            del flags[i: i + 2]
+    case.pre = [["check", model, *flags, *limits, "--trail", TRAIL, "--quiet"]]
+    case.trail_mutation = "none" if rng.random() < 0.3 else rng.choice(TRAIL_MUTATIONS)
+    argv = ["replay", model, TRAIL]
+    if rng.random() < 0.5:
+        argv.append("--json")
+    if rng.random() < 0.3:
+        argv.append("--full-state")
+    if rng.random() < 0.3:
+        argv += ["--html", HTML]
+        case.outputs.append(HTML)
+    case.argv = argv
+    case.time_limit = None  # replay has no time limit: it must end within NO_LIMIT_BUDGET
 
 
 def _shuffled_options(options: list[str], rng: random.Random) -> list[str]:
@@ -194,14 +307,27 @@ def case_id(seed: int, index: int) -> str:
 
 def make_case(seed: int, index: int, canary_dir: str) -> Case:
     rng = random.Random(f"movers-fuzz/{seed}/{index}")
-    kind = rng.choices(["model", "cli", "sigint", "proc"], [82, 9, 5, 4])[0]
+    kind = rng.choices(["model", "cli", "sigint", "proc", "replay"], [74, 9, 5, 4, 8])[0]
     case = Case(seed, index, kind, [], canary=rng.random() < 0.3)
     if kind == "cli":
         _cli_case(rng, case, canary_dir)
         return case
-    data, origin = _mutated_model(rng, case.canary, case_id(seed, index), canary_dir)
-    case.files["model.py"] = data
-    case.argv, case.time_limit = _model_argv(rng, "model.py")
+    if rng.random() < 0.7 or kind != "replay":
+        data, origin = _mutated_model(rng, case.canary, case_id(seed, index), canary_dir)
+    else:  # a model that compiles, so that the trail is a real one more often
+        seed_model = rng.choice(seeds())
+        data, origin = seed_model.source.encode(), seed_model.name
+    # Hostile strings where the model may print them, and hostile file names.
+    if rng.random() < (0.3 if kind == "replay" else 0.12):
+        text, op = inject(data.decode("utf-8", "surrogateescape"), rng)
+        data = text.encode("utf-8", "surrogatepass")
+        origin += f"; {op}"
+    model = hostile_file_name(rng) if rng.random() < 0.05 else "model.py"
+    case.files[model] = data
+    if kind == "replay":
+        _replay_case(rng, case, model)
+    else:
+        case.argv, case.time_limit = _model_argv(rng, model, case)
     case.origin = origin
     if kind == "sigint":
         # A fork starts at once, so any moment is fair once the console script has had a few milliseconds

@@ -103,6 +103,9 @@ def _child(job: dict[str, Any], entry: Any) -> None:
     code = 1
     try:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        # A process group of its own, as a shell gives a command: Ctrl-C reaches every process of the run
+        # (--workers forks), and the watchdog can stop them all.
+        os.setpgid(0, 0)
         os.chdir(job["cwd"])
         _limit_memory()
         null = os.open(os.devnull, os.O_RDONLY)
@@ -162,16 +165,56 @@ def _wait(pid: int, proc: subprocess.Popen[bytes] | None, job: dict[str, Any], s
             _, raw = os.waitpid(pid, 0)
             code = os.WEXITSTATUS(raw) if os.WIFEXITED(raw) else None
             sig = os.WTERMSIG(raw) if os.WIFSIGNALED(raw) else None
-        return {"code": code, "signal": sig, "wall": wall, "killed": killed}
+        return {"code": code, "signal": sig, "wall": wall, "killed": killed, "leaked": _reap_group(pid, killed)}
     finally:
         os.close(pidfd)
 
 
 def _signal(pid: int, sig: int) -> None:
+    """To the run's process group (its leader is the run), as a terminal sends Ctrl-C."""
     try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+# How long processes of a run's group may outlive it (a --workers process finishing its exit).
+LEAK_GRACE = 2.0
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes of process group ``pgid``."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+            out.append(int(entry))
+    return out
+
+
+def _reap_group(pgid: int, killed: bool) -> int:
+    """Kill what is left of a run's process group; return how many were left running after the grace."""
+    deadline = time.monotonic() + (0.0 if killed else LEAK_GRACE)
+    members = _group_members(pgid)
+    while members and time.monotonic() < deadline:
+        time.sleep(0.05)
+        members = _group_members(pgid)
+    if members:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return 0 if killed else len(members)
 
 
 def _subprocess(job: dict[str, Any]) -> tuple[int, subprocess.Popen[bytes]]:
@@ -197,7 +240,7 @@ def _subprocess(job: dict[str, Any]) -> tuple[int, subprocess.Popen[bytes]]:
         out = open(job["stdout_path"], "wb")
     env = dict(os.environ, PYTHONFAULTHANDLER="1")
     proc = subprocess.Popen(cmd + job["argv"], cwd=job["cwd"], stdin=subprocess.DEVNULL, stdout=out,
-                            stderr=err, preexec_fn=pre, env=env)
+                            stderr=err, preexec_fn=pre, env=env, process_group=0)
     if mode == "broken":
         assert proc.stdout is not None
         proc.stdout.close()  # the reader went away before the first write: every write gets EPIPE
@@ -221,6 +264,10 @@ def run_job(job: dict[str, Any], entry: Any) -> dict[str, Any]:
         pid = os.fork()
         if pid == 0:
             _child(job, entry)
+        try:
+            os.setpgid(pid, pid)  # also here, so that no signal can reach the group before the child made it
+        except (PermissionError, ProcessLookupError):
+            pass  # the child has already exec'd or exited
         reply = _wait(pid, None, job, start)
     reply["canary_fired"] = bool(canary) and os.path.lexists(canary)
     reply["id"] = job["id"]

@@ -65,7 +65,7 @@ LOCKING = (
     "of `dwyer-wsl`, and `dwyer-ld+wsldom` those of `dwyer-wsldom`, where the paper's (LD) stores 2-4 times "
     "more than its (WSL): compare the (LD) rows with the paper's only as a variant beside it. And a "
     "locking strategy can store more states than `dwyer-da` alone: on the paper's Figure 6 as published "
-    "(`examples/dwyer_ld_figure6.py`, the lock handed to the constructor), `movers compare` gives 5 states "
+    "(`examples/ldlock_figure6.py`, the lock handed to the constructor), `movers compare` gives 5 states "
     "for `dwyer-da` and 16 for each of `dwyer-wsl`, `dwyer-wsldom`, `dwyer-ld` and `dwyer-ld+wsldom` "
     "(38 for `none`). docs/reductions.md, \"Known weaknesses of the locking strategies\", says why."
 )

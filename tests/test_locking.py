@@ -477,7 +477,7 @@ def test_figure_6_as_published_is_a_known_weakness() -> None:
     LD does not recognise a lock reached only through fields (it names locks by "own lock" or "constant
     global"), and every locking strategy stores more states than dwyer-da alone, whose independence needs
     no rule on the references a step removes."""
-    path = EXAMPLES / "dwyer_ld_figure6.py"
+    path = EXAMPLES / "ldlock_figure6.py"
     results = {n: movers.check(path, reduction=n) for n in ("none", "dwyer-da", "dwyer-sda", *NAMES)}
     assert all(r.verdict == "ok" for r in results.values())
     states = {n: r.stats.states for n, r in results.items()}

@@ -465,7 +465,7 @@ EXAMPLES_SMOKE = {
     "dwyer_deadlock_bug.py": ("violation (deadlock)", "hang"),
     "dwyer_readers_writers_bug.py": ("violation (deadlock)", "hang"),
     "dwyer_replicated_workers_bug.py": ("violation (deadlock)", "hang"),
-    "dwyer_ld_figure6.py": ("ok", "hang"),
+    "ldlock_figure6.py": ("ok", "hang"),
     "dwyer_bounded_buffer.py": ("ok", "hang"),
     "dwyer_bounded_buffer_bug.py": ("violation (runtime-error)", "skip"),
     "atomicity_acquire1.py": ("ok", "hang"),

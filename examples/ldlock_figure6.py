@@ -16,7 +16,7 @@ only through locals and fields, as here, is not recognised: LDlock loses its gue
 search restarts. And the locking strategies store more states than ``dwyer-da`` alone: they accept a step
 only if it removes no reference through which another thread's object is reachable (so that a bad access
 stays visible, reduce/locking.py), a rule ``dwyer-da`` does not need: without it they would store 5 states
-here too. ``movers compare examples/dwyer_ld_figure6.py`` gives 5 states for
+here too. ``movers compare examples/ldlock_figure6.py`` gives 5 states for
 ``dwyer-da`` and 16 for each of ``dwyer-wsl``, ``dwyer-wsldom``, ``dwyer-ld`` and ``dwyer-ld+wsldom``
 (tests/test_locking.py pins them). With the lock in a global (tests/test_locking.py, FIGURE_6), LD gains.
 """

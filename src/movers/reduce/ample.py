@@ -57,7 +57,7 @@ from typing import Any, Protocol
 
 from movers.instrument.properties import declarations_at
 from movers.ir.program import MON, THREAD, ClassInfo, Node, Program, Ref, ref
-from movers.reduce.base import Move
+from movers.reduce.base import Capabilities, Move
 from movers.reduce.classify import predicate_support
 from movers.reduce.escape import Locality
 from movers.reduce.footprint import Footprint, Footprints
@@ -354,6 +354,7 @@ class Ample:
     ``avoid_storage``, section 7's DA. The named configurations are in ``dwyer.py``."""
 
     name = "ample"
+    capabilities = Capabilities(atomicity=frozenset({"commit"}), classifies=True)
     preserves = ALL_BUT_ATOMICITY
 
     def __init__(self, ts: Any, independence: Independence, avoid_storage: bool = False) -> None:

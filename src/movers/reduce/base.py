@@ -30,8 +30,45 @@ class Move:
         return len(self.steps)
 
 
+STORES = frozenset({"exact", "hashcompact", "bitstate"})
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a reduction supports, declared on its class: the checker's refusals are generated from these
+    (``reduce.refusal``), and nothing outside ``reduce/`` asks a reduction for its name."""
+
+    # The ``--atomicity`` modes it runs with: each needs the reduction to keep a step that moves the shadow
+    # store or a phase visible (docs/reductions.md argues it for each).
+    atomicity: frozenset[str] = frozenset()
+    # The visited stores of the depth-first search it can run on (an incremental search needs the states).
+    stores: frozenset[str] = STORES
+    symmetry: bool = False  # --symmetry threads (its decisions do not depend on thread numbers)
+    workers: bool = False  # --workers N (the partitioned search is the full search)
+    all_violations: bool = True  # --all-violations / --max-violations N
+    # The search re-expands its stored states whenever the reduction's predicates weaken (``version``), until a
+    # pass changes nothing (search/incremental.py): instead of restarting, as a ``Refine`` does elsewhere.
+    incremental: bool = False
+    # It checks the model's declared exclusive access predicates itself (with a ``Classification`` the
+    # checker gives it), so the property instrumentation leaves them out.
+    checks_discipline: bool = False
+    # It guesses Dwyer et al.'s locking disciplines per class and refines them itself (``refined``).
+    infers_disciplines: bool = False
+    # Its moves are the system's steps and every state is stored: the search may run its plain loop over
+    # bare successor states (search/plain.py).
+    plain: bool = False
+    # Its statistics count moves as transactions (Flanagan & Qadeer).
+    counts_transactions: bool = False
+    # Where it does not preserve deadlocks, the reduction whose search checks deadlock freedom instead.
+    deadlock_search: str | None = None
+    # It classifies locations (optimistic, transactions): --show-classification, --no-refine and
+    # --no-infer-locks mean something with it.
+    classifies: bool = False
+
+
 class Reduction(Protocol):
     name: str
+    capabilities: Capabilities
     # Which violation kinds this reduction preserves; the checker refuses or warns for the others.
     preserves: frozenset[str]
 

@@ -105,7 +105,7 @@ from movers.reduce.ample import (
     under_construction,
     view_of,
 )
-from movers.reduce.base import Move
+from movers.reduce.base import Capabilities, Move
 from movers.reduce.classify import Refine, held_refs, key_name, lock_owner
 from movers.reduce.escape import Locality
 from movers.semantics.state import State, reachable
@@ -516,6 +516,7 @@ class LockingAmple(Ample):
     the disciplines in every expanded state (module docstring, soundness 3)."""
 
     name = "dwyer-locking"
+    capabilities = Capabilities(atomicity=frozenset({"commit"}), infers_disciplines=True, classifies=True)
     infers_disciplines = True  # the checker passes ``refine`` and lets ``refined`` handle a Refine
     wsl, ld, dominated = False, False, False
 

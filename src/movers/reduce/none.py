@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from movers.reduce.base import Move
+from movers.reduce.base import Capabilities, Move
 from movers.semantics.state import State
 from movers.semantics.system import TransitionSystem
 
@@ -11,6 +11,8 @@ ALL_KINDS = frozenset({"assertion", "deadlock", "invariant", "discipline", "atom
 
 class NoReduction:
     name = "none"
+    capabilities = Capabilities(atomicity=frozenset({"commit", "reduction", "auto"}), symmetry=True, workers=True,
+                                plain=True)
     stores_all = True  # store() is always True: the search may skip asking
     preserves = ALL_KINDS
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from movers.reduce.base import Move, thread_moves
+from movers.reduce.base import Capabilities, Move, thread_moves
 from movers.reduce.classify import Classification
 from movers.semantics.locality import local_thread, remember, replay, stays_local
 from movers.semantics.state import State
@@ -53,6 +53,8 @@ CACHE_LIMIT = 100_000
 
 class Optimistic:
     name = "optimistic"
+    capabilities = Capabilities(atomicity=frozenset({"commit", "reduction", "auto"}), checks_discipline=True,
+                                classifies=True)
     preserves = ALL_BUT_ATOMICITY
     checks_discipline = True  # the reduction checks declared predicates itself, as part of q
 

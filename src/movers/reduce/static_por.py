@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from movers.reduce.base import Move
+from movers.reduce.base import Capabilities, Move
 from movers.reduce.footprint import Footprint, Footprints, declared_support
 from movers.reduce.optimistic import ALL_BUT_ATOMICITY
 from movers.semantics.state import State
@@ -38,6 +38,7 @@ from movers.semantics.state import State
 
 class StaticPOR:
     name = "static-por"
+    capabilities = Capabilities()
     stores_all = True  # store() is always True: the search may skip asking
     preserves = ALL_BUT_ATOMICITY
 

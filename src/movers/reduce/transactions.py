@@ -52,7 +52,7 @@ from typing import Any
 
 from movers.instrument.ghost import GhostSystem
 from movers.instrument.phases import BOTH, INIT, LEFT, LEFT_KINDS, NON_KINDS, RIGHT_KINDS, PhaseSystem
-from movers.reduce.base import MOVE_LIMIT, Move, thread_moves
+from movers.reduce.base import MOVE_LIMIT, Capabilities, Move, thread_moves
 from movers.reduce.classify import Classification
 
 BASE_KINDS = frozenset({"assertion", "invariant", "discipline", "runtime-error"})
@@ -75,6 +75,9 @@ def closure_applies(program: Any) -> bool:
 
 class Transactions:
     name = "transactions"
+    capabilities = Capabilities(atomicity=frozenset({"commit"}), stores=frozenset({"exact"}), all_violations=False,
+                                incremental=True, checks_discipline=True, counts_transactions=True,
+                                deadlock_search="optimistic", classifies=True)
     checks_discipline = True
     incremental = True  # the search re-expands its stored states when the classification weakens
 

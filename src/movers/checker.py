@@ -326,15 +326,13 @@ class Checker:
         return Result("incomplete", self.reduction, stats, limit=why, model=self.program.filename)
 
     def _run(self) -> Result:
-        if self.search not in SEARCHES:
-            return Result("error", self.reduction, error=f"unknown search '{self.search}' (dfs or bfs)")
-        problem = self._store_problem()
-        if problem:
-            return Result("error", self.reduction, error=problem)
-        if self.atomicity is not None:
+        problem = options_problem(self.reduction, self.search, atomicity=self.atomicity, store=self.store,
+                                  bits=self.bits, symmetry=self.symmetry, workers=self.workers,
+                                  max_violations=self.max_violations, max_depth=self.limits.max_depth)
+        if self.atomicity is not None and not problem:
             problem = self._atomicity_problem()
-            if problem:
-                return Result("error", self.reduction, error=problem)
+        if problem:
+            return Result("error", self.reduction, error=problem, refused=True)
             if self.atomicity == "auto":
                 return self._run_auto()
         options: dict[str, Any] = {}
@@ -350,7 +348,7 @@ class Checker:
         if self.reduction == "transactions":
             bad = second_condition_violations(self.program)
             if bad:
-                return Result("error", self.reduction, error=(
+                return Result("error", self.reduction, refused=True, error=(
                     "--reduction transactions needs exclusive access predicates that hold for one thread at a "
                     "time and that no other thread can give or take away (Flanagan & Qadeer, section 4.1, "
                     "conditions (i) and (ii)); these may not: "
@@ -359,7 +357,7 @@ class Checker:
         try:
             red = make_reduction(self.reduction, ts, **options)
         except ValueError as e:
-            return Result("error", self.reduction, error=str(e))
+            return Result("error", self.reduction, error=str(e), refused=True)
         # A reduction may run on an instrumentation of the system (transactions: P#, with phases).
         ts = getattr(red, "system", ts)
         try:
@@ -455,61 +453,8 @@ class Checker:
                         "depth is not measured there"]
         return result
 
-    def _store_problem(self) -> str | None:
-        if type(self.max_violations) is not int or self.max_violations < 1:
-            return f"--max-violations must be a positive number (got {self.max_violations!r})"
-        if self.max_violations > 1:
-            passes = bool(getattr(REDUCTIONS.get(self.reduction), "incremental", False))
-            why = [w for w, bad in (("--search bfs", self.search != "dfs"), (f"--workers {self.workers}",
-                                    self.workers > 1), (f"--reduction {self.reduction}", passes)) if bad]
-            if why:
-                return ("--all-violations / --max-violations: with the depth-first search only, not with "
-                        + ", ".join(why))
-        if type(self.workers) is not int or self.workers < 1:
-            return f"--workers must be a positive number (got {self.workers!r})"
-        if self.workers > 1:
-            why = [w for w, bad in (
-                (f"--reduction {self.reduction}", self.reduction != "none"),
-                ("--search bfs", self.search != "dfs"), ("--atomicity", self.atomicity is not None),
-                ("--symmetry threads", self.symmetry != "off"), ("--store bitstate", self.store == "bitstate"),
-                ("--max-depth", self.limits.max_depth is not None)) if bad]
-            if why:
-                return (f"--workers {self.workers}: the parallel search is the full search (--reduction none, "
-                        f"depth-first, exact or hashcompact store) for now, not with {', '.join(why)}")
-        if self.symmetry not in ("threads", "off"):
-            return f"unknown --symmetry '{self.symmetry}' (threads or off)"
-        if self.symmetry == "threads":
-            if self.reduction != "none":
-                return (f"--symmetry threads: only with --reduction none for now (--reduction {self.reduction} "
-                        "classifies locations by the thread that touches them, which renaming threads changes)")
-            if self.search != "dfs":
-                return "--symmetry threads needs --search dfs (the breadth-first search keeps every state)"
-            if self.atomicity is not None:
-                return "--symmetry threads: not with --atomicity (its phases are per thread)"
-        if self.store == "exact":
-            return None
-        if self.store not in STORES:
-            return f"unknown --store '{self.store}' (known: {', '.join(STORES)})"
-        if self.search != "dfs":
-            return (f"--store {self.store} needs --search dfs: a breadth-first search keeps every state for its "
-                    "counterexample paths, so a lossy store would save nothing")
-        if getattr(REDUCTIONS.get(self.reduction), "incremental", False):
-            return (f"--store {self.store}: not with --reduction {self.reduction}, whose passes re-expand every "
-                    "stored state (it needs the states themselves)")
-        if self.store == "bitstate" and not (BITS_RANGE[0] <= self.bits <= BITS_RANGE[1]):
-            return (f"--bits {self.bits}: the bit array has 2^bits bits; give {BITS_RANGE[0]} to {BITS_RANGE[1]} "
-                    f"({2 ** BITS_RANGE[1] // 8 // 2**20:,} MB at most)")
-        return None
-
     def _atomicity_problem(self) -> str | None:
-        if self.atomicity not in ATOMICITY and self.atomicity != "proof":
-            return f"unknown --atomicity '{self.atomicity}' (known: {', '.join(ATOMICITY)})"
-        allowed = COMMIT_REDUCTIONS if self.atomicity == "commit" else ("none", "optimistic")
-        if self.reduction not in allowed:
-            names = (f"{allowed[0]} or {allowed[1]}" if len(allowed) == 2 else
-                     ", ".join(r for r in allowed if not r.startswith("dwyer-")) + " or the dwyer-* strategies")
-            return (f"--atomicity {self.atomicity}: only with --reduction {names} for now; no other reduction is "
-                    f"shown yet to preserve atomicity violations (--reduction {self.reduction} refused)")
+        """What the model refuses of ``--atomicity`` (``options_problem`` has checked the rest)."""
         if not self.program.atomic_blocks:
             return "--atomicity commit: the model has no 'with atomic():' block to check"
         return None
@@ -586,6 +531,73 @@ class Checker:
         return Result("ok", name, stats, model=self.program.filename)
 
 
+def options_problem(
+    reduction: object = "none", search: object = "dfs", *, atomicity: object = None, store: object = "exact",
+    bits: object = 26, symmetry: object = "off", workers: object = 1, max_violations: object = 1,
+    max_depth: object = None,
+) -> str | None:
+    """What the check's options refuse, whatever the model (the message the command line prints as
+    ``movers: error: …``), or None. The model may refuse more (``--atomicity`` without an atomic block,
+    ``--reduction transactions`` without exclusive access predicates): ``Result.refused``."""
+    if not isinstance(reduction, str) or reduction not in REDUCTIONS:
+        return f"unknown reduction '{reduction}' (known: {', '.join(REDUCTIONS)})"
+    if search not in SEARCHES:
+        return f"unknown search '{search}' (dfs or bfs)"
+    if type(max_violations) is not int or max_violations < 1:
+        return f"--max-violations must be a positive number (got {max_violations!r})"
+    if max_violations > 1:
+        passes = bool(getattr(REDUCTIONS.get(reduction), "incremental", False))
+        why = [w for w, bad in (("--search bfs", search != "dfs"), (f"--workers {workers}",
+                                type(workers) is int and workers > 1), (f"--reduction {reduction}", passes)) if bad]
+        if why:
+            return ("--all-violations / --max-violations: with the depth-first search only, not with "
+                    + ", ".join(why))
+    if type(workers) is not int or workers < 1:
+        return f"--workers must be a positive number (got {workers!r})"
+    if workers > 1:
+        why = [w for w, bad in (
+            (f"--reduction {reduction}", reduction != "none"),
+            ("--search bfs", search != "dfs"), ("--atomicity", atomicity is not None),
+            ("--symmetry threads", symmetry != "off"), ("--store bitstate", store == "bitstate"),
+            ("--max-depth", max_depth is not None)) if bad]
+        if why:
+            return (f"--workers {workers}: the parallel search is the full search (--reduction none, "
+                    f"depth-first, exact or hashcompact store) for now, not with {', '.join(why)}")
+    if symmetry not in ("threads", "off"):
+        return f"unknown --symmetry '{symmetry}' (threads or off)"
+    if symmetry == "threads":
+        if reduction != "none":
+            return (f"--symmetry threads: only with --reduction none for now (--reduction {reduction} "
+                    "classifies locations by the thread that touches them, which renaming threads changes)")
+        if search != "dfs":
+            return "--symmetry threads needs --search dfs (the breadth-first search keeps every state)"
+        if atomicity is not None:
+            return "--symmetry threads: not with --atomicity (its phases are per thread)"
+    if store != "exact":
+        if store not in STORES:
+            return f"unknown --store '{store}' (known: {', '.join(STORES)})"
+        if search != "dfs":
+            return (f"--store {store} needs --search dfs: a breadth-first search keeps every state for its "
+                    "counterexample paths, so a lossy store would save nothing")
+        if getattr(REDUCTIONS.get(reduction), "incremental", False):
+            return (f"--store {store}: not with --reduction {reduction}, whose passes re-expand every "
+                    "stored state (it needs the states themselves)")
+        if store == "bitstate" and not (type(bits) is int and BITS_RANGE[0] <= bits <= BITS_RANGE[1]):
+            return (f"--bits {bits}: the bit array has 2^bits bits; give {BITS_RANGE[0]} to {BITS_RANGE[1]} "
+                    f"({2 ** BITS_RANGE[1] // 8 // 2**20:,} MB at most)")
+    if atomicity is not None:
+        # "proof": --atomicity auto's first pass (Checker._run_auto), never given by a user.
+        if atomicity not in ATOMICITY and atomicity != "proof":
+            return f"unknown --atomicity '{atomicity}' (known: {', '.join(ATOMICITY)})"
+        allowed = COMMIT_REDUCTIONS if atomicity == "commit" else ("none", "optimistic")
+        if reduction not in allowed:
+            names = (f"{allowed[0]} or {allowed[1]}" if len(allowed) == 2 else
+                     ", ".join(r for r in allowed if not r.startswith("dwyer-")) + " or the dwyer-* strategies")
+            return (f"--atomicity {atomicity}: only with --reduction {names} for now; no other reduction is "
+                    f"shown yet to preserve atomicity violations (--reduction {reduction} refused)")
+    return None
+
+
 def check(
     model: str | os.PathLike[str] | None = None,
     *,
@@ -624,7 +636,11 @@ def check(
     problem = arguments_problem(model, source, reduction, search, max_states=max_states,
                                 time_limit=time_limit, max_depth=max_depth, max_memory=max_memory)
     if problem:
-        return Result("error", name, error=problem)
+        return Result("error", name, error=problem, refused=True)
+    problem = options_problem(reduction, search, atomicity=atomicity, store=store, bits=bits, symmetry=symmetry,
+                              workers=workers, max_violations=max_violations, max_depth=max_depth)
+    if problem:
+        return Result("error", name, error=problem, refused=True)
     limits = Limits(max_states, time_limit, max_depth, max_memory)
     start = time.perf_counter()
     where = filename or ("<model>" if source is not None or is_source_text(model) else os.fspath(model))  # type: ignore[arg-type]

@@ -33,7 +33,18 @@ from movers.report.result import Result, Stats, Violation
 from movers.report.trace import violation
 from movers.search.explore import Limits, Search, thaw
 from movers.search.fingerprints import BITS_RANGE, STORES
-from movers.search.limits import LimitReached, current, enforce, poll, problems, settle, stop_reason
+from movers.search.limits import (
+    Budget,
+    LimitReached,
+    current,
+    enforce,
+    high_water_mb,
+    poll,
+    problems,
+    rss_mb,
+    settle,
+    stop_reason,
+)
 from movers.semantics.system import InitError, TransitionSystem
 
 SEARCHES = ("dfs", "bfs")
@@ -151,13 +162,50 @@ def _too_deep(source: str, filename: str) -> ModelSyntaxError:
                             "chain up")
 
 
+# Python's parser needs up to about 900 bytes of memory per character of source (measured on `a;a;a;…`, the
+# densest; `x = 1` lines take 400) and cannot be interrupted: a timer's signal waits until it returns.
+PARSE_BYTES_PER_CHAR = 1024
+
+
+def _too_large(source: str, filename: str) -> ModelSyntaxError | None:
+    """Under a memory limit, the error for a model whose parse alone could exceed what the limit leaves
+    free: 1 KB of memory per character, so that a model is refused before the parser starts rather than
+    stopped long after the limit was passed."""
+    budget = current()
+    if budget is None or budget.max_memory_mb is None or budget.paused:
+        return None
+    free = budget.max_memory_mb - rss_mb()
+    if free <= 0:
+        raise LimitReached("memory")
+    allowed = int(free * 2**20 / PARSE_BYTES_PER_CHAR)
+    if len(source) <= allowed:
+        return None
+    return ModelSyntaxError(
+        filename, 1, 1, f"the model is too large to parse within --max-memory {budget.max_memory_mb:g} MB: "
+        f"{len(source):,} characters, and Python's parser, which no limit can interrupt, may need "
+        f"{PARSE_BYTES_PER_CHAR:,} bytes per character; the {free:,.0f} MB the limit leaves free fit "
+        f"{allowed:,} characters (give more --max-memory, or split the model)")
+
+
 def compile_source(source: str, filename: str) -> Program:
-    """Compile model text; nesting too deep for Python's recursion is a ModelSyntaxError, not a crash."""
+    """Compile model text; nesting too deep for Python's recursion is a ModelSyntaxError, not a crash. Under a
+    memory limit, a model too large to parse within it is refused first (``_too_large``)."""
+    problem = _too_large(source, filename)
+    if problem is not None:
+        raise problem
     if "\0" in source:
         i = source.index("\0")
         line = source.count("\n", 0, i) + 1
         raise ModelSyntaxError(filename, line, i - (source.rfind("\n", 0, i) + 1) + 1,
                                "the model contains a null character")
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError as e:
+        # Only text given as a str can hold one (a file is decoded strictly); CPython refuses it too.
+        line = source.count("\n", 0, e.start) + 1
+        raise ModelSyntaxError(filename, line, e.start - (source.rfind("\n", 0, e.start) + 1) + 1,
+                               f"the model contains a lone surrogate (U+{ord(source[e.start]):04X}), which is "
+                               "not a character: it cannot be encoded as UTF-8") from None
     try:
         return compile_model(source, filename)
     except RecursionError:
@@ -222,8 +270,14 @@ def init_violation(e: InitError) -> Violation:
     return Violation(e.kind, f"during module initialisation{where}: {e.message}", [], e.line)
 
 
-def peak_memory_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def peak_memory_mb(budget: Budget | None = None) -> float:
+    """``Stats.peak_memory_mb``: this process's peak resident memory during the run of ``budget`` (by default
+    the current check's; ``Budget.peak_mb``), or, outside a check, the process's peak so far."""
+    b = budget or current()
+    if b is not None:
+        return b.peak_mb()
+    high = high_water_mb()
+    return high if high is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 ATOMICITY = ("commit", "reduction", "auto")
@@ -303,7 +357,8 @@ class Checker:
         outer = current()
         paused = outer.paused if outer is not None else 0
         try:
-            with enforce(self.limits.budget()):  # within movers.check, the budget that began at compile time
+            with enforce(self.limits.budget()) as budget:  # within movers.check, the one that began at compile time
+                self._budget = budget
                 result = self._run()
         except (LimitReached, KeyboardInterrupt, MemoryError) as e:
             result = self._stopped(stop_reason(e))
@@ -322,7 +377,7 @@ class Checker:
         if search is not None:
             stats.states = len(search.stored)
         stats.seconds = round(time.perf_counter() - self._start, 4)
-        stats.peak_memory_mb = round(peak_memory_mb(), 1)
+        stats.peak_memory_mb = round(peak_memory_mb(getattr(self, "_budget", None)), 1)
         return Result("incomplete", self.reduction, stats, limit=why, model=self.program.filename)
 
     def _run(self) -> Result:
@@ -644,8 +699,9 @@ def check(
     limits = Limits(max_states, time_limit, max_depth, max_memory)
     start = time.perf_counter()
     where = filename or ("<model>" if source is not None or is_source_text(model) else os.fspath(model))  # type: ignore[arg-type]
+    budget = limits.budget()
     try:
-        with enforce(limits.budget()):
+        with enforce(budget):
             try:
                 program = load(model, filename, source=source)
             except ModelSyntaxError as e:
@@ -657,7 +713,7 @@ def check(
                            max_violations=max_violations).run()
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
         # Stopped while reading, compiling or setting up: no search has run, so the statistics are empty.
-        st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(), 1))
+        st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(budget), 1))
         return Result("incomplete", name, st, limit=stop_reason(e), model=where)
 
 

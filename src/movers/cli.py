@@ -171,8 +171,9 @@ LOG_EVERY = 10.0  # seconds between progress lines in a log (stderr not a termin
 
 def _log_progress() -> Callable[[Stats], None]:
     """Plain progress lines on stderr, one every ``LOG_EVERY`` seconds, for logs and CI (no live line there)."""
-    import resource
     import time
+
+    from movers.search.limits import rss_mb
 
     last = [time.perf_counter()]
 
@@ -182,7 +183,7 @@ def _log_progress() -> Callable[[Stats], None]:
             return
         last[0] = now
         rate = s.states / s.seconds if s.seconds else 0
-        mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        mb = rss_mb()  # this process's, now (ru_maxrss would count the memory of the one that started it)
         _say(f"movers: {s.states:,} states, {s.transitions:,} transitions, depth {s.max_depth}, {s.seconds:.0f} s, "
              f"{rate:,.0f} states/s, {mb:,.0f} MB")
 

@@ -147,9 +147,9 @@ def replay(model: str | os.PathLike[str], trail: dict[str, Any], *, max_states: 
     from movers.search.explore import Limits
     from movers.search.limits import LimitReached, enforce, stop_reason
 
-    limits = Limits(max_states, time_limit, None, max_memory)
+    budget = Limits(max_states, time_limit, None, max_memory).budget()
     try:
-        with enforce(limits.budget()):
+        with enforce(budget):
             outcome = _replay(model, trail)
             if isinstance(outcome, Result):
                 return outcome
@@ -160,8 +160,8 @@ def replay(model: str | os.PathLike[str], trail: dict[str, Any], *, max_states: 
                            max_states=max_states, time_limit=time_limit, max_memory=max_memory,
                            progress=progress, **options)
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
-        return Result("incomplete", "none", Stats(peak_memory_mb=round(peak_memory_mb(), 1)), limit=stop_reason(e),
-                      model=os.fspath(model))
+        return Result("incomplete", "none", Stats(peak_memory_mb=round(peak_memory_mb(budget), 1)),
+                      limit=stop_reason(e), model=os.fspath(model))
     if result.verdict != "error":
         given = [f"--reduction {result.reduction}"] + ([f"--atomicity {trail['atomicity']}"]
                                                          if trail.get("atomicity") else [])

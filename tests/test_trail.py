@@ -233,3 +233,14 @@ def test_files_that_are_not_trails_ii(tmp_path: Path) -> None:
         with pytest.raises(TrailError, match=re.escape(why)):
             read_trail(f)
         assert main(["replay", str(EXAMPLES / "racy_counter.py"), str(f)]) == 2
+
+
+def test_a_trail_of_a_model_in_another_encoding(tmp_path: Path) -> None:
+    # The trail keeps the hash of the text the check decoded (a coding line), not of the bytes read as UTF-8.
+    text = (EXAMPLES / "racy_counter.py").read_text().replace('"lost update"', '"lost update \xe9"')
+    model = tmp_path / "latin.py"
+    model.write_bytes(("# -*- coding: latin-1 -*-\n" + text).encode("latin-1"))
+    trail = tmp_path / "t.trail"
+    assert main(["check", str(model), "--trail", str(trail), "--quiet"]) == 1
+    again = replay(model, read_trail(trail))
+    assert again.verdict == "violation" and "the model changed" not in " ".join(again.notes)

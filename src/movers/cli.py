@@ -454,15 +454,17 @@ def _check(args: argparse.Namespace) -> int:
     finally:
         stop()
     if args.trail and r.verdict == "violation":
+        from movers.checker import read_model
+        from movers.lang.errors import ModelSyntaxError
         from movers.trail import write_trail
 
         try:
             options = {"search": args.search, "refine": not args.no_refine, "infer_locks": args.infer_locks,
                        "symmetry": args.symmetry, "store": args.store, "bits": args.bits, "max_depth": args.max_depth}
-            write_trail(args.trail, r, Path(args.model).read_text(encoding="utf-8"), args.model, args.atomicity,
-                        options)
-        except OSError as e:
-            _say(f"movers: cannot write the trail {args.trail}: {e.strerror or e}")
+            # Decoded as the check decoded it (a coding line), so that replay's hash of the model agrees.
+            write_trail(args.trail, r, read_model(args.model), args.model, args.atomicity, options)
+        except (OSError, ModelSyntaxError) as e:  # the model changed or went away since the check read it
+            _say(f"movers: cannot write the trail {args.trail}: {getattr(e, 'strerror', None) or e}")
         else:
             if not args.json:
                 r.notes.append(f"trail written to {args.trail} (movers replay {args.model} {args.trail})")

@@ -388,8 +388,8 @@ class Checker:
             problem = self._atomicity_problem()
         if problem:
             return Result("error", self.reduction, error=problem, refused=True)
-            if self.atomicity == "auto":
-                return self._run_auto()
+        if self.atomicity == "auto":
+            return self._run_auto()
         options: dict[str, Any] = {}
         if checks_discipline(self.reduction):
             # Over the atomicity instrumentation a failed guess restarts (reduce/transactions.py says why).

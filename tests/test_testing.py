@@ -31,3 +31,20 @@ def test_replays(tmp_path: Path) -> None:
     fixed = tmp_path / "fixed.py"
     fixed.write_text(path.read_text().replace("count == 2", "count >= 1"))
     assert not replays(fixed, trail)
+
+
+def test_replays_after_the_fix_answers_with_a_check(tmp_path: Path) -> None:
+    from test_trail import LOST_WAKEUP
+
+    model = tmp_path / "buffer.py"
+    model.write_text(LOST_WAKEUP)
+    trail = tmp_path / "lost.trail"
+    write_trail(trail, movers.check(model), LOST_WAKEUP, str(model))
+    assert replays(model, trail)
+    model.write_text(LOST_WAKEUP.replace("cv.notify()", "cv.notify_all()"))
+    assert not replays(model, trail)  # the trail no longer fits; the check verifies the model
+    with pytest.raises(AssertionError, match="decided nothing: incomplete"):
+        replays(model, trail, max_states=20)
+    model.write_text("x = (\n")
+    with pytest.raises(AssertionError, match="decided nothing: error"):
+        replays(model, trail)

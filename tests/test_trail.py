@@ -1,10 +1,12 @@
 """Trails (movers/trail.py): ``check --trail FILE`` saves a violation's steps, ``movers replay MODEL FILE``
-re-runs them: 1 when the violation happens again, 0 when the model no longer has it, 2 when the trail does
-not fit."""
+re-runs them: 1 when the violation happens again, 0 when the model no longer has it, 2 when the file is not a
+trail; a trail that no longer fits the model gives the verdict of checking the model with the trail's
+options."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -61,8 +63,12 @@ def test_a_fixed_model_no_longer_has_it_and_a_changed_one_may_not_fit(tmp_path: 
     locked = tmp_path / "locked.py"
     locked.write_text(path.read_text().replace("count = 0", "m = Lock()\ncount = 0").replace(
         "    tmp = count\n    count = tmp + 1", "    with m:\n        tmp = count\n        count = tmp + 1"))
-    with pytest.raises(TrailError, match="does not fit the model at step .*the model changed"):
-        replay(locked, read_trail(f))
+    # The lock changes the steps: where the trail stops fitting is said, and the model is checked instead.
+    checked = replay(locked, read_trail(f))
+    assert checked.verdict == "ok" and checked.stats.states > 1
+    assert re.match(r"the trail does not fit the model at step \d+: .*\(the model changed since the trail was "
+                    r"written\); so the model was checked instead, with the trail's options \(--reduction none\)",
+                    checked.notes[0])
 
 
 def test_files_that_are_not_trails(tmp_path: Path) -> None:
@@ -128,3 +134,113 @@ def test_traces_name_threads_and_show_the_lost_update() -> None:
     # Two threads run worker: their names keep their numbers; the checker's name is its own.
     assert [s.name for s in tr] == [f"worker#{s.thread}" for s in tr[:4]] + ["checker"] * 3
     assert tr[3].changes.get("count") == "1 (unchanged)" and tr[2].changes.get("count") == "1"
+
+
+# A lost wakeup: a producer's notify() can wake the other producer, and every thread ends up waiting.
+LOST_WAKEUP = """from movers.lang import *
+
+lock = Lock()
+cv = Condition(lock)
+count = 0
+
+
+def producer():
+    global count
+    for _ in range(2):
+        with cv:
+            while count == 1:
+                cv.wait()
+            count += 1
+            cv.notify()
+
+
+def consumer():
+    global count
+    for _ in range(2):
+        with cv:
+            while count == 0:
+                cv.wait()
+            count -= 1
+            cv.notify()
+
+
+Thread(target=producer).start()
+Thread(target=producer).start()
+Thread(target=consumer).start()
+Thread(target=consumer).start()
+"""
+
+
+def test_replay_after_the_fix_checks_the_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "buffer.py"
+    trail = tmp_path / "lost.trail"
+    model.write_text(LOST_WAKEUP)
+    assert main(["check", str(model), "--search", "bfs", "--trail", str(trail)]) == 1
+    assert "deadlock" in capsys.readouterr().out
+    assert json.loads(trail.read_text())["options"]["search"] == "bfs"
+    assert main(["replay", str(model), str(trail)]) == 1
+    capsys.readouterr()
+    model.write_text(LOST_WAKEUP.replace("cv.notify()", "cv.notify_all()"))
+    assert main(["replay", str(model), str(trail)]) == 0
+    out, err = capsys.readouterr()
+    where = ("the trail does not fit the model at step 14: the trail resolves thread 0's step with the choices [0]; "
+             "the model's step there (line 15: cv.notify_all()) has no choice to resolve (the model changed since "
+             "the trail was written)")
+    assert f"movers: {where}; checking the model with the trail's options instead" in err
+    assert out.startswith("verified: no violation in any interleaving")
+    assert f"{where}; so the model was checked instead, with the trail's options (--reduction none --search bfs)" \
+        in " ".join(out.split())
+    assert main(["replay", str(model), str(trail), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["verdict"] == "ok" and got["search"] == "bfs" and got["notes"][0].startswith(where)
+    # The usual limits hold for that check: cut short, it says so.
+    assert main(["replay", str(model), str(trail), "--max-states", "50"]) == 3
+    assert "incomplete" in capsys.readouterr().out
+    # A change that leaves another violation: the check finds it.
+    model.write_text(LOST_WAKEUP.replace("cv.notify()", "cv.notify_all()").replace("count -= 1", "count -= 2"))
+    assert main(["replay", str(model), str(trail)]) == 1
+    out = capsys.readouterr().out
+    assert "violation found" in out and "does not fit the model" in out
+
+
+def test_a_misfit_with_the_model_unchanged_is_said(tmp_path: Path) -> None:
+    path = EXAMPLES / "racy_counter.py"
+    _, f = _save(tmp_path, path)
+    data = json.loads(f.read_text())
+    data["steps"][0][0] = 7
+    f.write_text(json.dumps(data))
+    r = replay(path, read_trail(f))
+    assert r.verdict == "violation"
+    assert r.notes[0].startswith("the trail does not fit the model at step 1: the trail moves thread 7; the model "
+                                 "has 3 threads there (the model has not changed since the trail was written)")
+
+
+def test_files_that_are_not_trails_ii(tmp_path: Path) -> None:
+    f = tmp_path / "x.json"
+    deep = 100_000
+    for text, why in (
+            ('{"movers_trail": 1, "steps": ' + "[" * deep + "]" * deep + "}", "nested too deeply"),
+            ('{"movers_trail": true, "steps": []}', "schema true"),
+            ('{"movers_trail": 1.0, "steps": []}', "schema 1.0"),
+            ('{"movers_trail": 1, "steps": [], "reduction": ["none"]}', "'reduction' is not a string"),
+            ('{"movers_trail": 1, "steps": [], "reduction": "fast"}', "options are refused: unknown reduction"),
+            ('{"movers_trail": 1, "steps": [], "options": []}', "'options' is not an object"),
+            ('{"movers_trail": 1, "steps": [], "options": {"bits": true}}', "option 'bits' is true, not a int"),
+            ('{"movers_trail": 1, "steps": [], "options": {"speed": 1}}', "unknown option 'speed'"),
+            ('{"movers_trail": 1, "steps": [], "options": {"search": "bfs", "store": "bitstate"}}',
+             "needs --search dfs")):
+        f.write_text(text)
+        with pytest.raises(TrailError, match=re.escape(why)):
+            read_trail(f)
+        assert main(["replay", str(EXAMPLES / "racy_counter.py"), str(f)]) == 2
+
+
+def test_a_trail_of_a_model_in_another_encoding(tmp_path: Path) -> None:
+    # The trail keeps the hash of the text the check decoded (a coding line), not of the bytes read as UTF-8.
+    text = (EXAMPLES / "racy_counter.py").read_text().replace('"lost update"', '"lost update \xe9"')
+    model = tmp_path / "latin.py"
+    model.write_bytes(("# -*- coding: latin-1 -*-\n" + text).encode("latin-1"))
+    trail = tmp_path / "t.trail"
+    assert main(["check", str(model), "--trail", str(trail), "--quiet"]) == 1
+    again = replay(model, read_trail(trail))
+    assert again.verdict == "violation" and "the model changed" not in " ".join(again.notes)

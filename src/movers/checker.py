@@ -33,7 +33,18 @@ from movers.report.result import Result, Stats, Violation
 from movers.report.trace import violation
 from movers.search.explore import Limits, Search, thaw
 from movers.search.fingerprints import BITS_RANGE, STORE_FIELDS, STORES, lossy_verdict, memory_problem, store_report
-from movers.search.limits import LimitReached, current, enforce, poll, problems, settle, stop_reason
+from movers.search.limits import (
+    Budget,
+    LimitReached,
+    current,
+    enforce,
+    high_water_mb,
+    poll,
+    problems,
+    rss_mb,
+    settle,
+    stop_reason,
+)
 from movers.semantics.system import InitError, TransitionSystem
 
 SEARCHES = ("dfs", "bfs")
@@ -151,13 +162,50 @@ def _too_deep(source: str, filename: str) -> ModelSyntaxError:
                             "chain up")
 
 
+# Python's parser needs up to about 900 bytes of memory per character of source (measured on `a;a;a;…`, the
+# densest; `x = 1` lines take 400) and cannot be interrupted: a timer's signal waits until it returns.
+PARSE_BYTES_PER_CHAR = 1024
+
+
+def _too_large(source: str, filename: str) -> ModelSyntaxError | None:
+    """Under a memory limit, the error for a model whose parse alone could exceed what the limit leaves
+    free: 1 KB of memory per character, so that a model is refused before the parser starts rather than
+    stopped long after the limit was passed."""
+    budget = current()
+    if budget is None or budget.max_memory_mb is None or budget.paused:
+        return None
+    free = budget.max_memory_mb - rss_mb()
+    if free <= 0:
+        raise LimitReached("memory")
+    allowed = int(free * 2**20 / PARSE_BYTES_PER_CHAR)
+    if len(source) <= allowed:
+        return None
+    return ModelSyntaxError(
+        filename, 1, 1, f"the model is too large to parse within --max-memory {budget.max_memory_mb:g} MB: "
+        f"{len(source):,} characters, and Python's parser, which no limit can interrupt, may need "
+        f"{PARSE_BYTES_PER_CHAR:,} bytes per character; the {free:,.0f} MB the limit leaves free fit "
+        f"{allowed:,} characters (give more --max-memory, or split the model)")
+
+
 def compile_source(source: str, filename: str) -> Program:
-    """Compile model text; nesting too deep for Python's recursion is a ModelSyntaxError, not a crash."""
+    """Compile model text; nesting too deep for Python's recursion is a ModelSyntaxError, not a crash. Under a
+    memory limit, a model too large to parse within it is refused first (``_too_large``)."""
+    problem = _too_large(source, filename)
+    if problem is not None:
+        raise problem
     if "\0" in source:
         i = source.index("\0")
         line = source.count("\n", 0, i) + 1
         raise ModelSyntaxError(filename, line, i - (source.rfind("\n", 0, i) + 1) + 1,
                                "the model contains a null character")
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError as e:
+        # Only text given as a str can hold one (a file is decoded strictly); CPython refuses it too.
+        line = source.count("\n", 0, e.start) + 1
+        raise ModelSyntaxError(filename, line, e.start - (source.rfind("\n", 0, e.start) + 1) + 1,
+                               f"the model contains a lone surrogate (U+{ord(source[e.start]):04X}), which is "
+                               "not a character: it cannot be encoded as UTF-8") from None
     try:
         return compile_model(source, filename)
     except RecursionError:
@@ -222,8 +270,14 @@ def init_violation(e: InitError) -> Violation:
     return Violation(e.kind, f"during module initialisation{where}: {e.message}", [], e.line)
 
 
-def peak_memory_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def peak_memory_mb(budget: Budget | None = None) -> float:
+    """``Stats.peak_memory_mb``: this process's peak resident memory during the run of ``budget`` (by default
+    the current check's; ``Budget.peak_mb``), or, outside a check, the process's peak so far."""
+    b = budget or current()
+    if b is not None:
+        return b.peak_mb()
+    high = high_water_mb()
+    return high if high is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 ATOMICITY = ("commit", "reduction", "auto")
@@ -303,7 +357,8 @@ class Checker:
         outer = current()
         paused = outer.paused if outer is not None else 0
         try:
-            with enforce(self.limits.budget()):  # within movers.check, the budget that began at compile time
+            with enforce(self.limits.budget()) as budget:  # within movers.check, the one that began at compile time
+                self._budget = budget
                 result = self._run()
         except (LimitReached, KeyboardInterrupt, MemoryError) as e:
             result = self._stopped(stop_reason(e))
@@ -336,21 +391,20 @@ class Checker:
         if search is not None:
             stats.states = len(search.stored)
         stats.seconds = round(time.perf_counter() - self._start, 4)
-        stats.peak_memory_mb = round(peak_memory_mb(), 1)
+        stats.peak_memory_mb = round(peak_memory_mb(getattr(self, "_budget", None)), 1)
         return Result("incomplete", self.reduction, stats, limit=why, model=self.program.filename)
 
     def _run(self) -> Result:
-        if self.search not in SEARCHES:
-            return Result("error", self.reduction, error=f"unknown search '{self.search}' (dfs or bfs)")
-        problem = self._store_problem()
-        if problem:
-            return Result("error", self.reduction, error=problem)
-        if self.atomicity is not None:
+        problem = options_problem(self.reduction, self.search, atomicity=self.atomicity, store=self.store,
+                                  bits=self.bits, symmetry=self.symmetry, workers=self.workers,
+                                  max_violations=self.max_violations, max_depth=self.limits.max_depth,
+                                  max_memory=self.limits.max_memory)
+        if self.atomicity is not None and not problem:
             problem = self._atomicity_problem()
-            if problem:
-                return Result("error", self.reduction, error=problem)
-            if self.atomicity == "auto":
-                return self._run_auto()
+        if problem:
+            return Result("error", self.reduction, error=problem, refused=True)
+        if self.atomicity == "auto":
+            return self._run_auto()
         options: dict[str, Any] = {}
         if checks_discipline(self.reduction):
             # Over the atomicity instrumentation a failed guess restarts (reduce/transactions.py says why).
@@ -364,7 +418,7 @@ class Checker:
         if self.reduction == "transactions":
             bad = second_condition_violations(self.program)
             if bad:
-                return Result("error", self.reduction, error=(
+                return Result("error", self.reduction, refused=True, error=(
                     "--reduction transactions needs exclusive access predicates that hold for one thread at a "
                     "time and that no other thread can give or take away (Flanagan & Qadeer, section 4.1, "
                     "conditions (i) and (ii)); these may not: "
@@ -373,7 +427,7 @@ class Checker:
         try:
             red = make_reduction(self.reduction, ts, **options)
         except ValueError as e:
-            return Result("error", self.reduction, error=str(e))
+            return Result("error", self.reduction, error=str(e), refused=True)
         # A reduction may run on an instrumentation of the system (transactions: P#, with phases).
         ts = getattr(red, "system", ts)
         try:
@@ -469,63 +523,8 @@ class Checker:
                         "depth is not measured there"]
         return result
 
-    def _store_problem(self) -> str | None:
-        if type(self.max_violations) is not int or self.max_violations < 1:
-            return f"--max-violations must be a positive number (got {self.max_violations!r})"
-        if self.max_violations > 1:
-            passes = bool(getattr(REDUCTIONS.get(self.reduction), "incremental", False))
-            why = [w for w, bad in (("--search bfs", self.search != "dfs"), (f"--workers {self.workers}",
-                                    self.workers > 1), (f"--reduction {self.reduction}", passes)) if bad]
-            if why:
-                return ("--all-violations / --max-violations: with the depth-first search only, not with "
-                        + ", ".join(why))
-        if type(self.workers) is not int or self.workers < 1:
-            return f"--workers must be a positive number (got {self.workers!r})"
-        if self.workers > 1:
-            why = [w for w, bad in (
-                (f"--reduction {self.reduction}", self.reduction != "none"),
-                ("--search bfs", self.search != "dfs"), ("--atomicity", self.atomicity is not None),
-                ("--symmetry threads", self.symmetry != "off"), ("--store bitstate", self.store == "bitstate"),
-                ("--max-depth", self.limits.max_depth is not None)) if bad]
-            if why:
-                return (f"--workers {self.workers}: the parallel search is the full search (--reduction none, "
-                        f"depth-first, exact or hashcompact store) for now, not with {', '.join(why)}")
-        if self.symmetry not in ("threads", "off"):
-            return f"unknown --symmetry '{self.symmetry}' (threads or off)"
-        if self.symmetry == "threads":
-            if self.reduction != "none":
-                return (f"--symmetry threads: only with --reduction none for now (--reduction {self.reduction} "
-                        "classifies locations by the thread that touches them, which renaming threads changes)")
-            if self.search != "dfs":
-                return "--symmetry threads needs --search dfs (the breadth-first search keeps every state)"
-            if self.atomicity is not None:
-                return "--symmetry threads: not with --atomicity (its phases are per thread)"
-        if self.store == "exact":
-            return None
-        if self.store not in STORES:
-            return f"unknown --store '{self.store}' (known: {', '.join(STORES)})"
-        if self.search != "dfs":
-            return (f"--store {self.store} needs --search dfs: a breadth-first search keeps every state for its "
-                    "counterexample paths, so a lossy store would save nothing")
-        if getattr(REDUCTIONS.get(self.reduction), "incremental", False):
-            return (f"--store {self.store}: not with --reduction {self.reduction}, whose passes re-expand every "
-                    "stored state (it needs the states themselves)")
-        if self.store == "bitstate":
-            if type(self.bits) is not int or not (BITS_RANGE[0] <= self.bits <= BITS_RANGE[1]):
-                return (f"--bits {self.bits}: the bit array has 2^bits bits; give {BITS_RANGE[0]} to {BITS_RANGE[1]} "
-                        f"({2 ** BITS_RANGE[1] // 8 // 2**20:,} MB at most)")
-            return memory_problem(self.bits, self.limits.max_memory)
-        return None
-
     def _atomicity_problem(self) -> str | None:
-        if self.atomicity not in ATOMICITY and self.atomicity != "proof":
-            return f"unknown --atomicity '{self.atomicity}' (known: {', '.join(ATOMICITY)})"
-        allowed = COMMIT_REDUCTIONS if self.atomicity == "commit" else ("none", "optimistic")
-        if self.reduction not in allowed:
-            names = (f"{allowed[0]} or {allowed[1]}" if len(allowed) == 2 else
-                     ", ".join(r for r in allowed if not r.startswith("dwyer-")) + " or the dwyer-* strategies")
-            return (f"--atomicity {self.atomicity}: only with --reduction {names} for now; no other reduction is "
-                    f"shown yet to preserve atomicity violations (--reduction {self.reduction} refused)")
+        """What the model refuses of ``--atomicity`` (``options_problem`` has checked the rest)."""
         if not self.program.atomic_blocks:
             return "--atomicity commit: the model has no 'with atomic():' block to check"
         return None
@@ -602,6 +601,77 @@ class Checker:
         return Result("ok", name, stats, model=self.program.filename)
 
 
+def options_problem(
+    reduction: object = "none", search: object = "dfs", *, atomicity: object = None, store: object = "exact",
+    bits: object = 26, symmetry: object = "off", workers: object = 1, max_violations: object = 1,
+    max_depth: object = None, max_memory: object = None,
+) -> str | None:
+    """What the check's options refuse, whatever the model (the message the command line prints as
+    ``movers: error: …``), or None. The model may refuse more (``--atomicity`` without an atomic block,
+    ``--reduction transactions`` without exclusive access predicates): ``Result.refused``."""
+    if not isinstance(reduction, str) or reduction not in REDUCTIONS:
+        return f"unknown reduction '{reduction}' (known: {', '.join(REDUCTIONS)})"
+    if search not in SEARCHES:
+        return f"unknown search '{search}' (dfs or bfs)"
+    if type(max_violations) is not int or max_violations < 1:
+        return f"--max-violations must be a positive number (got {max_violations!r})"
+    if max_violations > 1:
+        passes = bool(getattr(REDUCTIONS.get(reduction), "incremental", False))
+        why = [w for w, bad in (("--search bfs", search != "dfs"), (f"--workers {workers}",
+                                type(workers) is int and workers > 1), (f"--reduction {reduction}", passes)) if bad]
+        if why:
+            return ("--all-violations / --max-violations: with the depth-first search only, not with "
+                    + ", ".join(why))
+    if type(workers) is not int or workers < 1:
+        return f"--workers must be a positive number (got {workers!r})"
+    if workers > 1:
+        why = [w for w, bad in (
+            (f"--reduction {reduction}", reduction != "none"),
+            ("--search bfs", search != "dfs"), ("--atomicity", atomicity is not None),
+            ("--symmetry threads", symmetry != "off"), ("--store bitstate", store == "bitstate"),
+            ("--max-depth", max_depth is not None)) if bad]
+        if why:
+            return (f"--workers {workers}: the parallel search is the full search (--reduction none, "
+                    f"depth-first, exact or hashcompact store) for now, not with {', '.join(why)}")
+    if symmetry not in ("threads", "off"):
+        return f"unknown --symmetry '{symmetry}' (threads or off)"
+    if symmetry == "threads":
+        if reduction != "none":
+            return (f"--symmetry threads: only with --reduction none for now (--reduction {reduction} "
+                    "classifies locations by the thread that touches them, which renaming threads changes)")
+        if search != "dfs":
+            return "--symmetry threads needs --search dfs (the breadth-first search keeps every state)"
+        if atomicity is not None:
+            return "--symmetry threads: not with --atomicity (its phases are per thread)"
+    if store != "exact":
+        if store not in STORES:
+            return f"unknown --store '{store}' (known: {', '.join(STORES)})"
+        if search != "dfs":
+            return (f"--store {store} needs --search dfs: a breadth-first search keeps every state for its "
+                    "counterexample paths, so a lossy store would save nothing")
+        if getattr(REDUCTIONS.get(reduction), "incremental", False):
+            return (f"--store {store}: not with --reduction {reduction}, whose passes re-expand every "
+                    "stored state (it needs the states themselves)")
+        if store == "bitstate":
+            if not (type(bits) is int and BITS_RANGE[0] <= bits <= BITS_RANGE[1]):
+                return (f"--bits {bits}: the bit array has 2^bits bits; give {BITS_RANGE[0]} to {BITS_RANGE[1]} "
+                        f"({2 ** BITS_RANGE[1] // 8 // 2**20:,} MB at most)")
+            problem = memory_problem(bits, max_memory)  # type: ignore[arg-type]
+            if problem:
+                return problem
+    if atomicity is not None:
+        # "proof": --atomicity auto's first pass (Checker._run_auto), never given by a user.
+        if atomicity not in ATOMICITY and atomicity != "proof":
+            return f"unknown --atomicity '{atomicity}' (known: {', '.join(ATOMICITY)})"
+        allowed = COMMIT_REDUCTIONS if atomicity == "commit" else ("none", "optimistic")
+        if reduction not in allowed:
+            names = (f"{allowed[0]} or {allowed[1]}" if len(allowed) == 2 else
+                     ", ".join(r for r in allowed if not r.startswith("dwyer-")) + " or the dwyer-* strategies")
+            return (f"--atomicity {atomicity}: only with --reduction {names} for now; no other reduction is "
+                    f"shown yet to preserve atomicity violations (--reduction {reduction} refused)")
+    return None
+
+
 def check(
     model: str | os.PathLike[str] | None = None,
     *,
@@ -640,12 +710,18 @@ def check(
     problem = arguments_problem(model, source, reduction, search, max_states=max_states,
                                 time_limit=time_limit, max_depth=max_depth, max_memory=max_memory)
     if problem:
-        return Result("error", name, error=problem)
+        return Result("error", name, error=problem, refused=True)
+    problem = options_problem(reduction, search, atomicity=atomicity, store=store, bits=bits, symmetry=symmetry,
+                              workers=workers, max_violations=max_violations, max_depth=max_depth,
+                              max_memory=max_memory)
+    if problem:
+        return Result("error", name, error=problem, refused=True)
     limits = Limits(max_states, time_limit, max_depth, max_memory)
     start = time.perf_counter()
     where = filename or ("<model>" if source is not None or is_source_text(model) else os.fspath(model))  # type: ignore[arg-type]
+    budget = limits.budget()
     try:
-        with enforce(limits.budget()):
+        with enforce(budget):
             try:
                 program = load(model, filename, source=source)
             except ModelSyntaxError as e:
@@ -657,7 +733,7 @@ def check(
                            max_violations=max_violations).run()
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
         # Stopped while reading, compiling or setting up: no search has run, so the statistics are empty.
-        st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(), 1))
+        st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(budget), 1))
         result = Result("incomplete", name, st, limit=stop_reason(e), model=where)
         if store in STORES and type(bits) is int and BITS_RANGE[0] <= bits <= BITS_RANGE[1]:
             result.store = store_report(store, 0, bits)  # what the search would have used

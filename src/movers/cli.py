@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     import argparse
@@ -34,7 +34,14 @@ def _parser() -> argparse.ArgumentParser:
     from movers import __version__
     from movers.reduce import REDUCTIONS
 
-    p = argparse.ArgumentParser(prog="movers", description="Model checker for multithreaded Python models.")
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            # Every refusal of the command line says `movers: error:`, the subcommands' too (argparse would
+            # say `movers check: error:`).
+            self.print_usage(sys.stderr)
+            self.exit(2, f"movers: error: {message}\n")
+
+    p = Parser(prog="movers", description="Model checker for multithreaded Python models.")
     p.add_argument("--version", action="version", version=f"movers {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("check", help="explore every interleaving of a model")
@@ -105,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--full-state", action="store_true",
                     help="print the state where the violation shows, and the state after every step")
     rp.add_argument("--html", metavar="FILE", help="also write the report as one self-contained HTML page")
+    _limit_options(rp, "where the trail does not fit the model, which is then checked: ")
     k = sub.add_parser("compare", help="one row per reduction on the same model")
     k.add_argument("model", help="the model file (a path, whatever its suffix)")
     k.add_argument("--reductions", default=",".join(REDUCTIONS),
@@ -122,12 +130,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _limit_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-states", type=int, metavar="N", help="stop after storing N states")
+def _limit_options(p: argparse.ArgumentParser, when: str = "") -> None:
+    p.add_argument("--max-states", type=int, metavar="N", help=when + "stop after storing N states")
     p.add_argument("--time-limit", type=float, metavar="SECONDS",
-                   help="stop after this many seconds, compilation and module initialisation included")
+                   help=when + "stop after this many seconds, compilation and module initialisation included")
     p.add_argument("--max-memory", type=float, metavar="MB",
-                   help="stop when the process uses this much memory (default: 75%% of the machine's)")
+                   help=when + "stop when the process uses this much memory (default: 75%% of the machine's)")
 
 
 def _progress(console: Console, enabled: bool) -> tuple[Callable[[Stats], None] | None, Callable[[], None]]:
@@ -165,8 +173,9 @@ LOG_EVERY = 10.0  # seconds between progress lines in a log (stderr not a termin
 
 def _log_progress() -> Callable[[Stats], None]:
     """Plain progress lines on stderr, one every ``LOG_EVERY`` seconds, for logs and CI (no live line there)."""
-    import resource
     import time
+
+    from movers.search.limits import rss_mb
 
     last = [time.perf_counter()]
 
@@ -176,7 +185,7 @@ def _log_progress() -> Callable[[Stats], None]:
             return
         last[0] = now
         rate = s.states / s.seconds if s.seconds else 0
-        mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        mb = rss_mb()  # this process's, now (ru_maxrss would count the memory of the one that started it)
         _say(f"movers: {s.states:,} states, {s.transitions:,} transitions, depth {s.max_depth}, {s.seconds:.0f} s, "
              f"{rate:,.0f} states/s, {mb:,.0f} MB")
 
@@ -291,6 +300,30 @@ def _limit_problem(args: argparse.Namespace) -> str | None:
     return f"{LIMIT_OPTIONS[bad[0][0]]} {bad[0][1]}" if bad else None
 
 
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet): the same file only by name
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _output_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the files the command writes (``--trail``, ``--html``): an empty path, or a file
+    the command reads (the model, the trail), which writing would destroy."""
+    inputs = [("the model", args.model)] + ([("the trail", args.trail)] if args.command == "replay" else [])
+    outputs = [(o, v) for o, v in (("--trail", args.trail if args.command == "check" else None),
+                                   ("--html", getattr(args, "html", None))) if v is not None]
+    for option, path in outputs:
+        if path == "":
+            return f"{option}: the path is empty"
+        for what, source in inputs:
+            if source and _same_file(path, source):
+                return f"{option} {path} is {what}, which it would overwrite: give another file"
+    if len(outputs) == 2 and _same_file(outputs[0][1], outputs[1][1]):
+        return f"--trail and --html name the same file ({outputs[0][1]})"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit code. Never raises, except SystemExit for argparse's usage
     errors (code 2) and --help."""
@@ -307,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         reduction = getattr(args, "reduction", None)
         if args.model == "":
             return _bad("the model path is empty")
-        problem = _limit_problem(args)
+        problem = _limit_problem(args) or _output_problem(args)
         if problem:
             return _bad(problem)
         if args.command == "check":
@@ -422,15 +455,17 @@ def _internal_error(e: Exception, json_out: bool | str, reduction: str | None) -
 def _check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from movers.checker import check
+    from movers.checker import check, options_problem
     from movers.reduce import REDUCTIONS
 
     if args.reduction not in REDUCTIONS:
         return _bad(f"unknown reduction '{args.reduction}' (known: {', '.join(REDUCTIONS)})")
-    if args.store == "bitstate":
-        problem = _bits_problem(args.bits, args.max_memory)
-        if problem:
-            return _bad(problem)
+    problem = options_problem(args.reduction, args.search, atomicity=args.atomicity, store=args.store,
+                              bits=args.bits, symmetry=args.symmetry, workers=args.workers,
+                              max_violations=args.max_violations, max_depth=args.max_depth,
+                              max_memory=args.max_memory)
+    if problem:
+        return _bad(problem)
     show = not args.quiet and not args.json and _stdout_isatty()
     stop: Callable[[], None] = lambda: None  # noqa: E731
     progress = None
@@ -450,12 +485,17 @@ def _check(args: argparse.Namespace) -> int:
     finally:
         stop()
     if args.trail and r.verdict == "violation":
+        from movers.checker import read_model
+        from movers.lang.errors import ModelSyntaxError
         from movers.trail import write_trail
 
         try:
-            write_trail(args.trail, r, Path(args.model).read_text(encoding="utf-8"), args.model, args.atomicity)
-        except OSError as e:
-            _say(f"movers: cannot write the trail {args.trail}: {e.strerror or e}")
+            options = {"search": args.search, "refine": not args.no_refine, "infer_locks": args.infer_locks,
+                       "symmetry": args.symmetry, "store": args.store, "bits": args.bits, "max_depth": args.max_depth}
+            # Decoded as the check decoded it (a coding line), so that replay's hash of the model agrees.
+            write_trail(args.trail, r, read_model(args.model), args.model, args.atomicity, options)
+        except (OSError, ModelSyntaxError) as e:  # the model changed or went away since the check read it
+            _say(f"movers: cannot write the trail {args.trail}: {getattr(e, 'strerror', None) or e}")
         else:
             if not args.json:
                 r.notes.append(f"trail written to {args.trail} (movers replay {args.model} {args.trail})")
@@ -463,16 +503,6 @@ def _check(args: argparse.Namespace) -> int:
         # Only the HTML page wants them: it shows long lists shortened, so they are not spelt out.
         _add_step_states(r, args.model, short=not (args.full_state and args.json))
     return _report(r, args)
-
-
-def _bits_problem(bits: int, max_memory: float | None) -> str | None:
-    """A bit array larger than the memory limit is a command-line error, said before anything is allocated
-    (the checker refuses it too, for the Python API)."""
-    from movers.search.fingerprints import BITS_RANGE, memory_problem
-
-    if not BITS_RANGE[0] <= bits <= BITS_RANGE[1]:
-        return None  # the checker's message, with the range
-    return memory_problem(bits, max_memory)
 
 
 def _add_step_states(r: Result, model: str, short: bool = False) -> None:
@@ -503,27 +533,53 @@ def _write_html(path: str, page: str) -> bool:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    """``movers replay MODEL TRAIL``: 1 if the trail's violation happens again, 0 if not, 2 if it does not fit."""
+    """``movers replay MODEL TRAIL``: 1 if the trail's violation happens again, 0 if not, 2 if the file is not a
+    trail; where the trail does not fit the model, the verdict of checking the model with the trail's options."""
     from movers.trail import TrailError, read_trail, replay
 
     try:
-        r = replay(args.model, read_trail(args.trail))
+        trail = read_trail(args.trail)
     except TrailError as e:
         return _bad(str(e))
+    show = not args.json and _stdout_isatty()
+    stop: Callable[[], None] = lambda: None  # noqa: E731
+    progress = None
+    if show:
+        from rich.console import Console
+
+        progress, stop = _progress(Console(), True)
+    elif not _stderr_isatty():
+        progress = _log_progress()
+
+    def misfit(where: str) -> None:
+        # Said at once: the check that follows may take a while.
+        _say(f"movers: {where}; checking the model with the trail's options instead")
+
+    try:
+        r = replay(args.model, trail, max_states=args.max_states, time_limit=args.time_limit,
+                   max_memory=args.max_memory, progress=progress, misfit=misfit)
+    finally:
+        stop()
     args.show_classification = args.show_locks = False
-    args.reduction = "none"
+    args.reduction = r.reduction
     return _report(r, args)
 
 
 def _report(r: Result, args: argparse.Namespace) -> int:
     import json
 
+    fmt = getattr(args, "format", "text")
+    if r.refused:
+        # Options the model refuses (found once it is compiled): said as every refusal is; the machine-readable
+        # formats still get their object.
+        _bad(r.error or "the options are refused")
+        if not args.json and fmt == "text":
+            return r.exit_code
     if getattr(args, "html", None):
         from movers.report.html import render_result
 
         if _write_html(args.html, render_result(r, args.model)) and not args.json and r.verdict != "error":
             r.notes.append(f"HTML report written to {args.html}")
-    fmt = getattr(args, "format", "text")
     if fmt in ("sarif", "junit"):
         from movers.report.formats import to_junit, to_sarif
 

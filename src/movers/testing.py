@@ -12,7 +12,9 @@
         assert not replays("models/queue.py", "trails/race.trail")       # the saved counterexample is gone
 
 ``check_model`` raises ``AssertionError`` with the verdict, the violation and its trace as the text report
-shows them, so a failing test says what went wrong. Keyword arguments are ``movers.check``'s.
+shows them, so a failing test says what went wrong. Keyword arguments are ``movers.check``'s. ``replays``
+answers for a trail that no longer fits the model too (the model is then checked with the trail's options),
+and fails with the report only when it cannot say (a limit reached, a model that does not compile).
 """
 
 from __future__ import annotations
@@ -48,12 +50,22 @@ def check_model(model: str | os.PathLike[str], expect: str = "ok", kind: str | N
     return result
 
 
-def replays(model: str | os.PathLike[str], trail: str | os.PathLike[str]) -> bool:
-    """Whether the trail's violation still happens on ``model`` (``movers replay``'s exit code 1); a trail
-    that does not fit the model raises ``movers.trail.TrailError``."""
+def replays(model: str | os.PathLike[str], trail: str | os.PathLike[str], **limits: Any) -> bool:
+    """Whether the trail's violation still happens on ``model`` (``movers replay``'s exit code 1).
+
+    Where the trail no longer fits the model (the model changed: the bug was fixed, say), the model is
+    checked with the trail's options, as ``movers replay`` does: True if that check finds a violation, False
+    if it verifies the model. ``limits`` are ``movers.check``'s (``max_states``, ``time_limit``,
+    ``max_memory``). A replay that decides neither, a check cut short by a limit or a model that does not
+    compile, fails with ``AssertionError`` and the report; a file that is not a trail raises
+    ``movers.trail.TrailError``."""
     from movers.trail import read_trail, replay
 
-    return replay(model, read_trail(trail)).verdict == "violation"
+    result = replay(model, read_trail(trail), **limits)
+    if result.verdict in ("incomplete", "error"):
+        raise AssertionError(f"movers: the replay of {trail} decided nothing: {result.verdict}\n"
+                             + _report(result, str(model)))
+    return result.verdict == "violation"
 
 
 __all__ = ["check_model", "replays"]

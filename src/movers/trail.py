@@ -4,18 +4,25 @@ TRAIL``), as SPIN's ``.trail`` files are, so that a counterexample becomes a reg
 A trail is a JSON object::
 
     {"movers_trail": 1, "model": "examples/racy_counter.py", "model_sha256": "…", "reduction": "none",
-     "atomicity": null, "kind": "assertion", "message": "…", "steps": [[0, []], [1, []], [0, [1]], …]}
+     "atomicity": null, "options": {"search": "dfs", "refine": true, …}, "kind": "assertion",
+     "message": "…", "steps": [[0, []], [1, []], [0, [1]], …]}
 
 ``steps`` are the atomic steps of the counterexample: the thread that moved and the resolution of its
-choices (``choose``, which waiter a ``notify`` woke), whatever reduction found them. Replaying executes
-them one by one from the initial state on the program (with commit-atomicity's shadow store when the
-trail was found with ``--atomicity commit``), checking the model's properties after every step and, at the
-end, for a deadlock. The outcome is the exit code of ``replay``:
+choices (``choose``, which waiter a ``notify`` woke), whatever reduction found them. ``reduction``,
+``atomicity`` and ``options`` are the check's options it was found with (``options`` is absent from trails
+written before it was kept: the defaults then). Replaying executes the steps one by one from the initial
+state on the program (with commit-atomicity's shadow store when the trail was found with ``--atomicity
+commit``), checking the model's properties after every step and, at the end, for a deadlock. The outcome
+is the exit code of ``replay``:
 
 - 1: the violation happens again (of the same kind), reported with its trace;
 - 0: every step runs and nothing goes wrong: the model no longer has this violation;
-- 2: the trail does not fit the model (a thread that cannot move there, a choice the step does not have, a
-  file that is not a trail); the model's hash, kept in the trail, says whether the model changed.
+- when the trail stops fitting the model (a thread that cannot move there, a choice the step does not have,
+  an ``assume()`` that prunes the run: the model changed, typically because the bug was fixed), a note says
+  at which step and what the trail expected there, and the model is checked with the trail's options
+  within the usual limits: that check's verdict is the outcome (0 verified, 1 with the violation it finds,
+  3 incomplete);
+- 2: the file is not a trail, or the model does not compile.
 
 A violation of an *inferred* classification (``discipline`` found by ``optimistic`` or ``transactions``
 with ``--no-refine``) depends on the search that inferred it and is not replayed: only declared
@@ -27,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,26 +46,38 @@ SCHEMA = 1
 
 
 class TrailError(Exception):
-    """The trail cannot be read, or does not fit the model (``movers replay`` exits with 2)."""
+    """The file is not a trail (``movers replay`` exits with 2)."""
 
 
 def model_hash(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
-def trail_of(result: Result, source: str, model: str, atomicity: str | None = None) -> dict[str, Any]:
-    """The trail of ``result``'s violation (it must have one)."""
+# The check's options a trail keeps beyond its reduction and --atomicity, with their defaults (a trail that
+# lacks one was found with the default), and the types they take.
+OPTIONS: dict[str, Any] = {"search": "dfs", "refine": True, "infer_locks": True, "symmetry": "off",
+                           "store": "exact", "bits": 26, "max_depth": None}
+_OPTION_TYPES: dict[str, tuple[type, ...]] = {"search": (str,), "refine": (bool,), "infer_locks": (bool,),
+                                              "symmetry": (str,), "store": (str,), "bits": (int,),
+                                              "max_depth": (int, type(None))}
+
+
+def trail_of(result: Result, source: str, model: str, atomicity: str | None = None,
+             options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The trail of ``result``'s violation (it must have one); ``options``: the check's (``OPTIONS``)."""
     v = result.violations[0]
+    kept = dict(OPTIONS, search=result.search)
+    kept.update({k: x for k, x in (options or {}).items() if k in OPTIONS})
     return {
         "movers_trail": SCHEMA, "model": model, "model_sha256": model_hash(source), "reduction": result.reduction,
-        "atomicity": atomicity, "kind": v.kind, "message": v.message,
+        "atomicity": atomicity, "options": kept, "kind": v.kind, "message": v.message,
         "steps": [[t, list(c)] for t, c in v.steps],
     }
 
 
 def write_trail(path: str | os.PathLike[str], result: Result, source: str, model: str,
-                atomicity: str | None = None) -> None:
-    data = trail_of(result, source, model, atomicity)
+                atomicity: str | None = None, options: dict[str, Any] | None = None) -> None:
+    data = trail_of(result, source, model, atomicity, options)
     # One field a line, the steps on one line: readable, and a diff of two trails shows what changed.
     lines = [f" {json.dumps(k)}: {json.dumps(v)}" for k, v in data.items()]
     Path(path).write_text("{\n" + ",\n".join(lines) + "\n}\n")
@@ -70,24 +90,99 @@ def read_trail(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise TrailError(f"{path}: cannot read the trail: {e.strerror or e}") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise TrailError(f"{path}: not a trail (not JSON: {e})") from None
+    except RecursionError:
+        # Python's JSON decoder recurses once per nested array or object.
+        raise TrailError(f"{path}: not a trail (JSON nested too deeply to read)") from None
     if not isinstance(data, dict) or "movers_trail" not in data:
         raise TrailError(f"{path}: not a movers trail (no 'movers_trail' field)")
-    if data["movers_trail"] != SCHEMA:
-        raise TrailError(f"{path}: trail schema {data['movers_trail']!r}; this movers reads schema {SCHEMA}")
+    # `type(...) is int`: true == 1 in Python, but `"movers_trail": true` names no schema.
+    if type(data["movers_trail"]) is not int or data["movers_trail"] != SCHEMA:
+        raise TrailError(f"{path}: trail schema {json.dumps(data['movers_trail'])}; this movers reads schema {SCHEMA}")
     steps = data.get("steps")
     if not isinstance(steps, list) or not all(
             isinstance(s, list) and len(s) == 2 and type(s[0]) is int and isinstance(s[1], list)
             and all(type(c) is int for c in s[1]) for s in steps):
         raise TrailError(f"{path}: the trail's steps are not [thread, [choices]] pairs")
+    for name in ("model", "model_sha256", "reduction", "kind", "message"):
+        if name in data and not isinstance(data[name], str):
+            raise TrailError(f"{path}: the trail's {name!r} is not a string")
+    if data.get("atomicity") is not None and not isinstance(data["atomicity"], str):
+        raise TrailError(f"{path}: the trail's 'atomicity' is not a string or null")
+    options = data.get("options", {})
+    if not isinstance(options, dict):
+        raise TrailError(f"{path}: the trail's 'options' is not an object")
+    for name, value in options.items():
+        if name not in OPTIONS:
+            raise TrailError(f"{path}: the trail has an unknown option {name!r} (known: {', '.join(OPTIONS)})")
+        # `type(...)`, not isinstance: true is not a number of bits.
+        if type(value) not in _OPTION_TYPES[name]:
+            raise TrailError(f"{path}: the trail's option {name!r} is {json.dumps(value)}, not a "
+                             + " or ".join("null" if t is type(None) else t.__name__ for t in _OPTION_TYPES[name]))
+    from movers.checker import options_problem
+
+    options = check_options(data)
+    problem = options_problem(data.get("reduction", "none"), options["search"], atomicity=data.get("atomicity"),
+                              store=options["store"], bits=options["bits"], symmetry=options["symmetry"],
+                              max_depth=options["max_depth"])
+    if problem:
+        raise TrailError(f"{path}: the trail's options are refused: {problem}")
     return data
 
 
-def replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result:
-    """Re-run ``trail`` on ``model`` (module docstring). Raises TrailError when it does not fit; a model that
-    does not compile gives verdict "error"."""
+def check_options(trail: dict[str, Any]) -> dict[str, Any]:
+    """The options of ``movers.check`` beyond the reduction and --atomicity that ``trail`` was found with."""
+    return {**OPTIONS, **trail.get("options", {})}
+
+
+def replay(model: str | os.PathLike[str], trail: dict[str, Any], *, max_states: int | None = None,
+           time_limit: float | None = None, max_memory: float | None = None,
+           progress: Callable[[Stats], None] | None = None,
+           misfit: Callable[[str], None] | None = None) -> Result:
+    """Re-run ``trail`` on ``model`` (module docstring); never raises for a trail that ``read_trail`` took.
+    Where the trail does not fit the model, ``misfit`` (if given) is called with where and why, and the
+    result is that of checking the model with the trail's options: a note says where the trail stopped
+    fitting. The limits (``movers.check``'s) cover the whole replay; a model that does not compile gives
+    verdict "error"."""
+    from movers.checker import check, peak_memory_mb
+    from movers.search.explore import Limits
+    from movers.search.limits import LimitReached, enforce, stop_reason
+
+    budget = Limits(max_states, time_limit, None, max_memory).budget()
+    try:
+        with enforce(budget):
+            outcome = _replay(model, trail)
+            if isinstance(outcome, Result):
+                return outcome
+            if misfit is not None:
+                misfit(outcome)
+            options = check_options(trail)
+            result = check(Path(model), reduction=trail.get("reduction", "none"), atomicity=trail.get("atomicity"),
+                           max_states=max_states, time_limit=time_limit, max_memory=max_memory,
+                           progress=progress, **options)
+    except (LimitReached, KeyboardInterrupt, MemoryError) as e:
+        return Result("incomplete", "none", Stats(peak_memory_mb=round(peak_memory_mb(budget), 1)),
+                      limit=stop_reason(e), model=os.fspath(model))
+    if result.verdict != "error":
+        given = [f"--reduction {result.reduction}"] + ([f"--atomicity {trail['atomicity']}"]
+                                                         if trail.get("atomicity") else [])
+        given += [_flag(k, v) for k, v in options.items() if v != OPTIONS[k]]
+        result.notes.insert(0, f"{outcome}; so the model was checked instead, with the trail's options "
+                               f"({' '.join(given)})")
+    return result
+
+
+def _flag(name: str, value: Any) -> str:
+    if name in ("refine", "infer_locks"):
+        return f"--{'' if value else 'no-'}{name.replace('_', '-')}"
+    return f"--{name.replace('_', '-')} {value}"
+
+
+def _replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result | str:
+    """The result of running the trail's steps on the model, or why and where the trail does not fit."""
     from movers.checker import Checker, init_violation, load, peak_memory_mb
     from movers.lang.errors import ModelSyntaxError
     from movers.reduce.classify import Refine
+    from movers.search.limits import settle
     from movers.semantics.system import InitError
 
     try:
@@ -96,7 +191,8 @@ def replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result:
         return Result("error", "none", error=str(e))
     except OSError as e:
         return Result("error", "none", error=f"{model}: cannot read the model: {e.strerror or e}")
-    changed = "model_sha256" in trail and model_hash(program.source) != trail["model_sha256"]
+    # None: the trail does not say (it has no hash).
+    changed = model_hash(program.source) != trail["model_sha256"] if "model_sha256" in trail else None
     atomicity = trail.get("atomicity") if trail.get("atomicity") == "commit" else None
     checker = Checker(program, "none", atomicity=atomicity)
     ts = checker.system()
@@ -110,7 +206,11 @@ def replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result:
             # (as in the check): refine, and run the trail again from the start.
             checker.atomicity_classification.apply(r)  # type: ignore[union-attr]
         except InitError as e:
+            settle()
             return Result("violation", "none", Stats(), [init_violation(e)], model=program.filename)
+        except _Misfit as e:
+            return str(e)
+    settle()  # the outcome is known: building its report is not cut short by the limits
     state, found, done = outcome
     if found is None:
         dead = ts.deadlock(state)
@@ -133,23 +233,39 @@ def replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result:
                   headline="replayed: the violation happens again")
 
 
-def _run_steps(ts: Any, steps: list[tuple[int, tuple[int, ...]]], changed: bool) -> tuple[Any, Any, int]:
+class _Misfit(Exception):
+    """The trail does not fit the model: where and why."""
+
+
+def _run_steps(ts: Any, steps: list[tuple[int, tuple[int, ...]]], changed: bool | None) -> tuple[Any, Any, int]:
     """Execute ``steps`` from the initial state: (the last state, the violation met or None, steps run)."""
     state = ts.initial()
     found: tuple[str, str] | None = None
     done = 0
     for k, (t, choices) in enumerate(steps, 1):
-        if t < 0 or t >= len(state[2]) or not state[2][t] or not ts.enabled(state, t):
-            raise TrailError(_misfit(k, f"thread {t} cannot move there", changed))
-        o = next((o for o in ts.execute(state, t) if o.choices == choices), None)
+        threads = state[2]
+        if t < 0 or t >= len(threads):
+            raise _Misfit(_misfit(k, f"the trail moves thread {t}; the model has {len(threads)} threads there",
+                                  changed))
+        if not threads[t]:
+            raise _Misfit(_misfit(k, f"the trail moves thread {t}, which has ended there in the model", changed))
+        node = _next(state, t)
+        if not ts.enabled(state, t):
+            raise _Misfit(_misfit(k, f"the trail moves thread {t}, which is blocked there in the model "
+                                     f"({_at(node)})", changed))
+        outs = ts.execute(state, t)
+        o = next((o for o in outs if o.choices == choices), None)
         if o is None:
-            raise TrailError(_misfit(k, f"thread {t}'s step has no resolution {list(choices)}", changed))
+            has = ("no choice to resolve" if all(not o.choices for o in outs) else
+                   "the choices " + " or ".join(str(list(o.choices)) for o in outs))
+            raise _Misfit(_misfit(k, f"the trail resolves thread {t}'s step with the choices {list(choices)}; "
+                                     f"the model's step there ({_at(node)}) has {has}", changed))
         done = k
         if o.violation is not None:
             found = o.violation
             break
         if o.state is None:
-            raise TrailError(_misfit(k, "an assume() pruned this run", changed))
+            raise _Misfit(_misfit(k, f"an assume() pruned the trail's run (thread {t}, {_at(node)})", changed))
         state = o.state
         v = ts.check_state(state)
         if v is not None:
@@ -158,9 +274,21 @@ def _run_steps(ts: Any, steps: list[tuple[int, tuple[int, ...]]], changed: bool)
     return state, found, done
 
 
-def _misfit(k: int, why: str, changed: bool) -> str:
+def _next(state: Any, t: int) -> Any:
+    """Thread ``t``'s next node."""
+    top = state[2][t][-1]
+    return top[0].nodes[top[1]]
+
+
+def _at(node: Any) -> str:
+    return f"line {node.line}: {node.source}" if node.source else f"line {node.line}"
+
+
+def _misfit(k: int, why: str, changed: bool | None) -> str:
     return (f"the trail does not fit the model at step {k}: {why}"
-            + (" (the model changed since the trail was written)" if changed else ""))
+            + {True: " (the model changed since the trail was written)", None: "",
+               False: " (the model has not changed since the trail was written)"}[changed])
 
 
-__all__ = ["SCHEMA", "TrailError", "model_hash", "read_trail", "replay", "trail_of", "write_trail"]
+__all__ = ["OPTIONS", "SCHEMA", "TrailError", "check_options", "model_hash", "read_trail", "replay", "trail_of",
+           "write_trail"]

@@ -135,6 +135,9 @@ class Result:
     # The first line of the text report, where the verdict's usual one would mislead (``movers replay``).
     headline: str | None = None
     search: str = "dfs"
+    # An error that refuses the options (for any model, or for this one: ``--atomicity`` without an atomic
+    # block), not one of the model: the command line prints it as ``movers: error: …``. Not in the JSON.
+    refused: bool = False
 
     @property
     def ok(self) -> bool:

@@ -55,6 +55,20 @@ def rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def high_water_mb() -> float | None:
+    """The process's peak resident memory so far (``VmHWM``), in MB; None where /proc is missing. Unlike
+    ``ru_maxrss``, it starts afresh at ``exec``: it never counts the memory of the process that started this
+    one."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def _available_mb() -> float | None:
     """Physical memory, or the container's memory limit (cgroup v2 or v1) if it is lower, in MB."""
     sizes: list[float] = []
@@ -109,15 +123,33 @@ class Budget:
     start: float = field(default_factory=time.perf_counter)
     # Positive once the verdict is known (``settle``): nothing is then enforced any more.
     paused: int = 0
+    # For ``peak_mb``: the process's peak before the run, and the highest resident memory seen during it.
+    high_water_start: float | None = field(default_factory=high_water_mb)
+    seen_mb: float = field(default_factory=rss_mb)
 
     def exceeded(self) -> str | None:
+        if self.max_memory_mb is not None:
+            now = rss_mb()
+            if now > self.seen_mb:
+                self.seen_mb = now
+            if not self.paused and now >= self.max_memory_mb:
+                return "memory"
         if self.paused:
             return None
         if self.time_limit is not None and time.perf_counter() - self.start >= self.time_limit:
             return "time-limit"
-        if self.max_memory_mb is not None and rss_mb() >= self.max_memory_mb:
-            return "memory"
         return None
+
+    def peak_mb(self) -> float:
+        """This process's peak resident memory during the run (since the budget was made): the process's
+        high-water mark when the run raised it (exact), otherwise the most resident memory seen by the
+        looks of ``exceeded`` (about 20 a second) and now: memory from before the run, or from the process
+        that started this one, is not counted."""
+        high = high_water_mb()
+        if high is not None and self.high_water_start is not None and high > self.high_water_start:
+            return high
+        self.seen_mb = max(self.seen_mb, rss_mb())
+        return self.seen_mb
 
     @property
     def watched(self) -> bool:

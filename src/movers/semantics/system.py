@@ -18,7 +18,9 @@ from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import THREAD, Code, Node, Program, Ref
 from movers.semantics.state import State, canonical, canonical_order, globals_cover, reachable
 
-# Free glue run within one step before we call it a non-terminating loop (e.g. `while True: pass`).
+# The operations one step may run (glue, or a `with indivisible():` block) before the check stops it as a
+# loop that does not end (e.g. `while True: pass`); a finite loop longer than this is stopped too, so the
+# message names the bound. No option changes it.
 GLUE_LIMIT = 100_000
 # Glue a fast step may run (lang/codegen.py) before it hands the step to the closures, which apply GLUE_LIMIT.
 FAST_GLUE_LIMIT = 1_000
@@ -420,7 +422,7 @@ class TransitionSystem:
                     nxt.run(ctx)
                     glue += 1
                     if glue > GLUE_LIMIT:
-                        raise ModelError("a loop runs without ever taking a step (e.g. 'while True: pass')")
+                        raise ModelError(_unfinished(node, ctx.atomic))
         except AssertionFailed as e:
             violation = ("assertion", str(e))
         except Pruned:
@@ -558,6 +560,15 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
     return (g, heap, threads[:t] + (mine,) + threads[t + 1:])
 
 
+def _unfinished(node: Node, indivisible: bool) -> str:
+    """The message for a step stopped at ``GLUE_LIMIT`` operations: a finite loop may hit it too."""
+    what = ("the 'with indivisible():' block" if indivisible else
+            "code that touches nothing shared (one step, as long as it does not)")
+    return (f"{what} did not finish within {GLUE_LIMIT:,} operations, movers' bound on one step (no option "
+            "changes it): a loop that does not end (e.g. 'while True: pass'), or one too long for one step "
+            "(move part of the work out of it" + (" or out of the block" if indivisible else "") + ")")
+
+
 def _run_to_completion(ctx: Ctx, limit: int, what: str) -> None:
     n = 0
     while ctx.code is not None:
@@ -572,7 +583,8 @@ def _run_to_completion(ctx: Ctx, limit: int, what: str) -> None:
         node.run(ctx)
         n += 1
         if n > limit:
-            raise ModelError(f"{what} does not terminate")
+            raise ModelError(f"{what} did not finish within {limit:,} operations (movers' bound on it, which no "
+                             "option changes): a loop that does not end, or one too long for movers")
 
 
 def thread_names(heap: Any, tids: Any) -> dict[int, str]:

@@ -22,13 +22,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from movers.checker import Checker, load  # noqa: E402
+from movers.options import Limits, Options  # noqa: E402
 from movers.reduce.escape import Locality  # noqa: E402
-from movers.search.explore import Limits  # noqa: E402
 from movers.semantics.system import TransitionSystem  # noqa: E402
 
 
 def sample(program: Any, limit: int = 5000) -> list[Any]:
-    checker = Checker(program, "none", "dfs", Limits(max_states=limit))
+    checker = Checker(program, Options("none", "dfs", Limits(max_states=limit)))
     checker.run()
     return list(checker.last_search.stored)[:limit]
 

@@ -14,10 +14,11 @@ from strategies import models, single_kind_models, value_models
 
 import movers
 from movers.checker import Checker, load
+from movers.options import Limits, Options
 from movers.reduce.ample import Ample, StepView
 from movers.reduce.dwyer import DwyerDA, DwyerS, DwyerSDA
 from movers.reduce.escape import Locality, ThreadLocal
-from movers.search.explore import Limits, Search
+from movers.search.explore import Search
 from movers.semantics.system import TransitionSystem
 
 REDUCTIONS = ("dwyer-d", "dwyer-da")
@@ -34,7 +35,7 @@ def check(text: str, reduction: str = "dwyer-da", **kw: Any) -> Any:
 
 def stored(program: Any, reduction: str, search: str = "dfs", **limits: Any) -> tuple[Any, Any]:
     """The verdict and the set of states a search stored."""
-    checker = Checker(program, reduction, search, Limits(**limits))
+    checker = Checker(program, Options(reduction, search, Limits(**limits)))
     result = checker.run()
     return result, set(checker.last_search.stored)
 

@@ -22,6 +22,7 @@ from differential import run_differential
 
 import movers
 from movers.checker import Checker, load
+from movers.options import Options
 
 REDUCTIONS = ["none", "static-por", "optimistic", "transactions"]
 TIMEOUT = 300  # seconds: generous, a hang fails; the runs take about a second
@@ -82,7 +83,7 @@ def test_write_read_stores_the_four_program_states() -> None:
 
 @pytest.mark.parametrize("src", [WRITE_READ, LOOP_TO_ENTRY], ids=["write-read", "loop-to-entry"])
 def test_transactions_store_each_program_state_once(src: str) -> None:
-    checker = Checker(load(src), "transactions")
+    checker = Checker(load(src), Options("transactions"))
     assert checker.run().verdict == "ok"
     stored = list(checker.last_search.stored)
     assert len({s[:3] for s in stored}) == len(stored)
@@ -354,9 +355,9 @@ DEADLOCK_SEARCH = """
 import sys
 from movers.checker import Checker, load
 from movers.report.result import Result, Stats
-from movers.search.explore import Limits
+from movers.options import Limits, Options
 
-checker = Checker(load(sys.argv[1]), "transactions", limits=Limits(max_states=20))
+checker = Checker(load(sys.argv[1]), Options("transactions", limits=Limits(max_states=20)))
 print(checker._deadlock_check(Result("ok", "transactions", Stats()), []).verdict)
 """
 

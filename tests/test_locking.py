@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 
 import movers
 from movers.checker import Checker, load
+from movers.options import Limits, Options
 from movers.reduce import locking
 from movers.reduce.ample import final_fields
 from movers.reduce.classify import Refine
-from movers.search.explore import Limits, Search
+from movers.search.explore import Search
 
 LOCKING = {
     "dwyer-wsl": locking.DwyerWSL,
@@ -50,16 +51,16 @@ def run(text: str, name: str, refine: bool = True, max_states: int = 50_000, pro
     is spelled out here so that the tests do not depend on how the checker is wired)."""
     program = program or load(source=src(text))
     if name not in LOCKING:
-        checker = Checker(program, name, "dfs", Limits(max_states=max_states))
+        checker = Checker(program, Options(name, "dfs", Limits(max_states=max_states)))
         r = checker.run()
         v = r.violations[0] if r.violations else None
         return Run(r.verdict, v.kind if v else None, v.message if v else "", len(v.trace) if v else 0,
                    r.stats.states, stored=set(checker.last_search.stored))
-    ts = Checker(program, "none").system()
+    ts = Checker(program).system()
     red = LOCKING[name](ts, refine=refine)
     notes: list[str] = []
     while True:
-        search = Search(ts, red, Limits(max_states=max_states))
+        search = Search(ts, red, Options(limits=Limits(max_states=max_states)))
         try:
             out = search.run("dfs")
             break

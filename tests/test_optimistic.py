@@ -13,6 +13,7 @@ from strategies import models, single_kind_models
 
 import movers
 from movers.checker import Checker, load
+from movers.options import Options
 from movers.reduce.none import NoReduction
 from movers.semantics.system import TransitionSystem
 
@@ -77,7 +78,7 @@ def test_stored_states_are_the_visible_states_of_the_full_system(src: str) -> No
     Theorem'); the initial state is visible (WFinitVis: a thread's first step is visible)."""
     note(src)
     program = load(src)
-    checker = Checker(program, reduction="optimistic")
+    checker = Checker(program, Options("optimistic"))
     r = checker.run()
     assert r.verdict == "ok", (r.verdict, r.violations)
     red = checker.last_reduction

@@ -13,6 +13,7 @@ from strategies import models, single_kind_models
 
 import movers
 from movers.checker import Checker, load
+from movers.options import Options
 
 FILES = sorted(EXAMPLES.glob("*.py"))
 
@@ -111,7 +112,7 @@ def moves_of_thread_0(reduction: str) -> list[list[str]]:
     """Run thread 0 alone to its end from the initial state, with the final classification, and return
     the source lines of each move it takes."""
     program = load(textwrap.dedent(COUNTER))
-    checker = Checker(program, reduction=reduction)
+    checker = Checker(program, Options(reduction))
     assert checker.run().verdict == "ok"
     red = checker.last_reduction
     red.reset()
@@ -198,7 +199,7 @@ def test_predicates_respecting_condition_ii_are_accepted() -> None:
 
 def test_lock_inference_is_incremental() -> None:
     program = load(textwrap.dedent(COUNTER))
-    checker = Checker(program, reduction="transactions")
+    checker = Checker(program, Options("transactions"))
     r = checker.run()
     assert r.verdict == "ok"
     assert checker.last_search.passes >= 2  # weakened, then re-expanded, without a restart

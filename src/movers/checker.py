@@ -26,13 +26,13 @@ from movers.instrument.properties import instrument
 from movers.ir.program import Program
 from movers.lang.compiler import compile_model
 from movers.lang.errors import ModelSyntaxError
-from movers.reduce import REDUCTIONS, checks_discipline, make_reduction
+from movers.options import Limits, Options
+from movers.reduce import Capabilities, capabilities, make_reduction
 from movers.reduce.classify import Classification, Refine
-from movers.reduce.transactions import second_condition_violations
 from movers.report.result import Result, Stats, Violation
 from movers.report.trace import violation
-from movers.search.explore import Limits, Search, thaw
-from movers.search.fingerprints import BITS_RANGE, STORE_FIELDS, STORES, lossy_verdict, memory_problem, store_report
+from movers.search.explore import Search, thaw
+from movers.search.fingerprints import BITS_RANGE, STORE_FIELDS, STORES, lossy_verdict, store_report
 from movers.search.limits import (
     Budget,
     LimitReached,
@@ -40,14 +40,11 @@ from movers.search.limits import (
     enforce,
     high_water_mb,
     poll,
-    problems,
     rss_mb,
     settle,
     stop_reason,
 )
 from movers.semantics.system import InitError, TransitionSystem
-
-SEARCHES = ("dfs", "bfs")
 
 
 def is_source_text(model: str | os.PathLike[str]) -> bool:
@@ -280,62 +277,56 @@ def peak_memory_mb(budget: Budget | None = None) -> float:
     return high if high is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-ATOMICITY = ("commit", "reduction", "auto")
-# The reductions that run the commit-atomicity instrumentation: each treats a step that moves the shadow store
-# or a phase as visible (``CommitSystem.quiet``; a non-mover of P# for transactions); docs/reductions.md
-# argues why that is enough.
-COMMIT_REDUCTIONS = ("none", "optimistic", "transactions", "dwyer-d", "dwyer-s", "dwyer-da", "dwyer-sda", "dwyer-wsl",
-                     "dwyer-wsldom", "dwyer-ld", "dwyer-ld+wsldom")
-
-
 @dataclass
 class Checker:
-    """A configured check of one program: ``Checker(program, reduction="none").run()``.
+    """A configured check of one program: ``Checker(program, Options(reduction="optimistic")).run()``.
 
-    ``refine``: with an automatic classification (optimistic and later reductions), a violated guess
-    refines the classification and restarts the search (Stoller & Cohen, section 8); with
-    ``refine=False`` the violation is reported instead.
+    ``options.refine``: with an automatic classification (optimistic and later reductions), a violated guess
+    refines the classification and restarts the search (Stoller & Cohen, section 8); with ``refine=False`` the
+    violation is reported instead.
     """
 
     program: Program
-    reduction: str = "none"
-    search: str = "dfs"
-    limits: Limits = field(default_factory=Limits)
+    options: Options = field(default_factory=Options)
     progress: Callable[[Stats], None] | None = None
-    refine: bool = True
-    infer_locks: bool = True
-    # Checking `with atomic():` blocks: "commit" (Flanagan's commit-atomicity, papers/003, a shadow store),
-    # "reduction" (every block R* N? L* with movers, papers/004), "auto" (reduction where it proves a block,
-    # the shadow store for the others), or None.
-    atomicity: str | None = None
     # For --atomicity auto's second search: the blocks the first proved reducible (they run without a shadow
     # phase of their own, instrument/commit.py), and the classification their movers were proved with.
     atomicity_proved: frozenset[int] = frozenset()
     proved_with: Classification | None = field(default=None, repr=False)
-    # The depth-first visited store: "exact", "hashcompact" (64-bit fingerprints) or "bitstate" (2^bits bits),
-    # search/fingerprints.py.
-    store: str = "exact"
-    bits: int = 26
-    # "threads": remember states up to a renaming of the threads (semantics/symmetry.py), where the model
-    # cannot observe thread numbers; "off".
-    symmetry: str = "off"
-    # Processes of the partitioned search (search/parallel.py); 1: the sequential search.
-    workers: int = 1
-    # Distinct violations to find before stopping (--max-violations; --all-violations: no bound).
-    max_violations: int = 1
     # Set by system(): the movers' classification of the atomicity instrumentation, and the system searched.
     atomicity_classification: Classification | None = field(default=None, init=False, repr=False)
     last_system: Any = field(default=None, init=False, repr=False)
+
+    # The options read most, by their names (the options object stays the one place that holds them).
+    @property
+    def reduction(self) -> str:
+        return self.options.reduction
+
+    @property
+    def search(self) -> str:
+        return self.options.search
+
+    @property
+    def limits(self) -> Limits:
+        return self.options.limits
+
+    @property
+    def atomicity(self) -> str | None:
+        return self.options.atomicity
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return capabilities(self.options.reduction)
 
     def system(self, classification: Classification | None = None) -> Any:
         """The transition system to search: the program with its properties, instrumented for atomicity
         when asked. ``classification``: the reduction's, which the movers of atomic blocks then share (one
         guess, refined once, for both)."""
-        own = checks_discipline(self.reduction)
+        own = self.capabilities.checks_discipline
         ts = instrument(TransitionSystem(self.program), disciplines=not own)
         if self.atomicity in ("commit", "reduction", "proof"):
             self.atomicity_classification = classification or self.proved_with or Classification(
-                self.program, refine=self.refine, infer=self.infer_locks)
+                self.program, refine=self.options.refine, infer=self.options.infer_locks)
         if self.atomicity == "commit":
             from movers.instrument.commit import CommitSystem
 
@@ -367,7 +358,7 @@ class Checker:
                 outer.paused = paused
             thaw()
         result.search = self.search
-        if self.store != "exact" and result.verdict != "error":
+        if self.options.store != "exact" and result.verdict != "error":
             self._lossy(result)
         return result
 
@@ -376,9 +367,9 @@ class Checker:
         MAX_OMISSION proves nothing (``incomplete``, reason ``coverage``). A report that lacks its kind's fields
         (a search stopped before its store existed, the parallel search) gets them from the states counted:
         for stores split among processes that overstates what was missed, never understates it."""
-        store = result.store
-        if store.get("kind") != self.store or any(f not in store for f in STORE_FIELDS.get(self.store, ())):
-            result.store = store_report(self.store, result.stats.states, self.bits)
+        store, kind = result.store, self.options.store
+        if store.get("kind") != kind or any(f not in store for f in STORE_FIELDS.get(kind, ())):
+            result.store = store_report(kind, result.stats.states, self.options.bits)
         verdict, limit = lossy_verdict(result.verdict, result.store)
         if verdict != result.verdict:
             result.verdict, result.limit = verdict, limit
@@ -386,7 +377,7 @@ class Checker:
     def _stopped(self, why: str) -> Result:
         search = getattr(self, "last_search", None)
         stats = search.stats if search is not None else Stats()
-        if self.reduction == "transactions":
+        if self.capabilities.counts_transactions:
             stats.transactions = stats.moves
         if search is not None:
             stats.states = len(search.stored)
@@ -395,37 +386,28 @@ class Checker:
         return Result("incomplete", self.reduction, stats, limit=why, model=self.program.filename)
 
     def _run(self) -> Result:
-        problem = options_problem(self.reduction, self.search, atomicity=self.atomicity, store=self.store,
-                                  bits=self.bits, symmetry=self.symmetry, workers=self.workers,
-                                  max_violations=self.max_violations, max_depth=self.limits.max_depth,
-                                  max_memory=self.limits.max_memory)
+        problem = self.options.problem()
         if self.atomicity is not None and not problem:
             problem = self._atomicity_problem()
+        if problem is None and self.capabilities.refuses_model is not None:
+            problem = self.capabilities.refuses_model(self.program)
         if problem:
             return Result("error", self.reduction, error=problem, refused=True)
         if self.atomicity == "auto":
             return self._run_auto()
-        options: dict[str, Any] = {}
-        if checks_discipline(self.reduction):
+        caps, options = self.capabilities, self.options
+        made: dict[str, Any] = {}
+        if caps.checks_discipline:
             # Over the atomicity instrumentation a failed guess restarts (reduce/transactions.py says why).
-            incremental = bool(getattr(REDUCTIONS[self.reduction], "incremental", False)) and self.atomicity is None
-            options["classification"] = self.proved_with or Classification(
-                self.program, refine=self.refine, incremental=incremental, infer=self.infer_locks
+            incremental = caps.incremental and self.atomicity is None
+            made["classification"] = self.proved_with or Classification(
+                self.program, refine=options.refine, incremental=incremental, infer=options.infer_locks
             )
-        ts = self.system(options.get("classification"))
-        if getattr(REDUCTIONS.get(self.reduction), "infers_disciplines", False):
-            options["refine"] = self.refine  # Dwyer et al.'s locking disciplines, guessed per class
-        if self.reduction == "transactions":
-            bad = second_condition_violations(self.program)
-            if bad:
-                return Result("error", self.reduction, refused=True, error=(
-                    "--reduction transactions needs exclusive access predicates that hold for one thread at a "
-                    "time and that no other thread can give or take away (Flanagan & Qadeer, section 4.1, "
-                    "conditions (i) and (ii)); these may not: "
-                    + "; ".join(bad) + ". Use --reduction optimistic, which needs only that no thread takes "
-                    "access away (WFendExcl)"))
+        ts = self.system(made.get("classification"))
+        if caps.infers_disciplines:
+            made["refine"] = options.refine  # Dwyer et al.'s locking disciplines, guessed per class
         try:
-            red = make_reduction(self.reduction, ts, **options)
+            red = make_reduction(self.reduction, ts, **made)
         except ValueError as e:
             return Result("error", self.reduction, error=str(e), refused=True)
         # A reduction may run on an instrumentation of the system (transactions: P#, with phases).
@@ -437,10 +419,10 @@ class Checker:
             v = init_violation(e)
             st = Stats(peak_memory_mb=round(peak_memory_mb(), 1))
             return Result("violation", red.name, st, [v], model=self.program.filename)
-        if self.workers > 1:
+        if options.workers > 1:
             return self._run_parallel(ts, red)
         notes: list[str] = []
-        symmetric = self.symmetry == "threads"
+        symmetric = options.symmetry == "threads"
         if symmetric:
             from movers.semantics.symmetry import symmetry_problem
 
@@ -451,8 +433,7 @@ class Checker:
         start = time.perf_counter()
         self.last_reduction = red
         while True:
-            search = Search(ts, red, self.limits, self.progress, self.store, self.bits, symmetric,
-                            self.max_violations)
+            search = Search(ts, red, options if symmetric else options.but(symmetry="off"), self.progress)
             self.last_search = search
             try:
                 out = search.run(self.search)
@@ -466,7 +447,7 @@ class Checker:
                     continue
                 # Section 8: revise the guess and start again; the classification only ever weakens. The time
                 # limit covers every restart: the budget is the check's, not the search's.
-                cls = options.get("classification") or self.atomicity_classification
+                cls = made.get("classification") or self.atomicity_classification
                 cls.apply(r)
                 for part in (red, ts):
                     reset = getattr(part, "reset", None)
@@ -479,7 +460,7 @@ class Checker:
         if not deadlock_search:
             settle()  # the verdict is known: replaying its trace is not cut short by the limits
         stats = out.stats
-        if red.name == "transactions":
+        if caps.counts_transactions:
             stats.transactions = stats.moves
         passes = getattr(search, "passes", 1)
         if passes > 1:
@@ -499,9 +480,9 @@ class Checker:
         result.notes = notes
         result.store = search.store_report()
         result.symmetry = "threads" if symmetric else "off"
-        if "classification" in options:
-            result.classification = options["classification"].report()
-            result.locks = options["classification"].protecting_locks()
+        if "classification" in made:
+            result.classification = made["classification"].report()
+            result.locks = made["classification"].protecting_locks()
         elif hasattr(red, "disciplines"):
             result.classification = red.disciplines.report()
         return result
@@ -512,15 +493,15 @@ class Checker:
         from movers.search.parallel import parallel_search
 
         start = time.perf_counter()
-        out = parallel_search(ts, self.workers, self.limits, self.progress, self.store)
+        out = parallel_search(ts, self.options, self.progress)
         settle()
         result = self._result(ts, red.name, out)
         result.stats.peak_memory_mb = round(peak_memory_mb(), 1)
         result.stats.seconds = round(time.perf_counter() - start, 4)
-        result.store = getattr(out, "store", {"kind": self.store})
+        result.store = getattr(out, "store", {"kind": self.options.store})
         split = " / ".join(f"{k:,}" for k in getattr(out, "split", []))
-        result.notes = [f"searched by {self.workers} processes (--workers; states stored by each: {split}); max "
-                        "depth is not measured there"]
+        result.notes = [f"searched by {self.options.workers} processes (--workers; states stored by each: {split}); "
+                        "max depth is not measured there"]
         return result
 
     def _atomicity_problem(self) -> str | None:
@@ -533,7 +514,7 @@ class Checker:
         """``--atomicity auto``: a first search proves blocks atomic by reduction (R* N? L*); when it proves
         them all, no shadow store is needed; otherwise a second search checks commit-atomicity (every block
         on the shadow store: see below)."""
-        first = replace(self, atomicity="proof")
+        first = replace(self, options=self.options.but(atomicity="proof"))
         result = first.run()
         outer = [b for b in self.program.atomic_blocks if b.outer < 0]
         broken = getattr(first.last_system, "broken", {})
@@ -559,7 +540,8 @@ class Checker:
         # (instrument/commit.py, "Blocks proved by reduction"), with the movers they were proved with. (Run
         # as plain code instead, a proved block would take its locks on the shadow store at once, where the
         # serial run of another block would then find them held: a false alarm.)
-        second = replace(self, atomicity="commit", atomicity_proved=frozenset(b.ident for b in proved),
+        second = replace(self, options=self.options.but(atomicity="commit"),
+                         atomicity_proved=frozenset(b.ident for b in proved),
                          proved_with=first.atomicity_classification).run()
         second.notes = result.notes + notes + second.notes
         return second
@@ -571,8 +553,9 @@ class Checker:
         """A reduction that does not preserve deadlocks (transactions) gets deadlock freedom checked by
         another sound route: an optimistic search."""
         # Run within this check's budget: the time limit covers both searches.
-        other = Checker(self.program, "optimistic", self.search, self.limits, None, self.refine,
-                        self.infer_locks).run()
+        o = self.options
+        other = Checker(self.program, Options(reduction=self.capabilities.deadlock_search or "none", search=o.search,
+                                              limits=o.limits, refine=o.refine, infer_locks=o.infer_locks)).run()
         if other.verdict == "ok":
             notes.append(f"deadlock freedom checked by an optimistic search ({other.stats.states:,} states), "
                          "since transactions do not preserve deadlocks")
@@ -601,77 +584,6 @@ class Checker:
         return Result("ok", name, stats, model=self.program.filename)
 
 
-def options_problem(
-    reduction: object = "none", search: object = "dfs", *, atomicity: object = None, store: object = "exact",
-    bits: object = 26, symmetry: object = "off", workers: object = 1, max_violations: object = 1,
-    max_depth: object = None, max_memory: object = None,
-) -> str | None:
-    """What the check's options refuse, whatever the model (the message the command line prints as
-    ``movers: error: …``), or None. The model may refuse more (``--atomicity`` without an atomic block,
-    ``--reduction transactions`` without exclusive access predicates): ``Result.refused``."""
-    if not isinstance(reduction, str) or reduction not in REDUCTIONS:
-        return f"unknown reduction '{reduction}' (known: {', '.join(REDUCTIONS)})"
-    if search not in SEARCHES:
-        return f"unknown search '{search}' (dfs or bfs)"
-    if type(max_violations) is not int or max_violations < 1:
-        return f"--max-violations must be a positive number (got {max_violations!r})"
-    if max_violations > 1:
-        passes = bool(getattr(REDUCTIONS.get(reduction), "incremental", False))
-        why = [w for w, bad in (("--search bfs", search != "dfs"), (f"--workers {workers}",
-                                type(workers) is int and workers > 1), (f"--reduction {reduction}", passes)) if bad]
-        if why:
-            return ("--all-violations / --max-violations: with the depth-first search only, not with "
-                    + ", ".join(why))
-    if type(workers) is not int or workers < 1:
-        return f"--workers must be a positive number (got {workers!r})"
-    if workers > 1:
-        why = [w for w, bad in (
-            (f"--reduction {reduction}", reduction != "none"),
-            ("--search bfs", search != "dfs"), ("--atomicity", atomicity is not None),
-            ("--symmetry threads", symmetry != "off"), ("--store bitstate", store == "bitstate"),
-            ("--max-depth", max_depth is not None)) if bad]
-        if why:
-            return (f"--workers {workers}: the parallel search is the full search (--reduction none, "
-                    f"depth-first, exact or hashcompact store) for now, not with {', '.join(why)}")
-    if symmetry not in ("threads", "off"):
-        return f"unknown --symmetry '{symmetry}' (threads or off)"
-    if symmetry == "threads":
-        if reduction != "none":
-            return (f"--symmetry threads: only with --reduction none for now (--reduction {reduction} "
-                    "classifies locations by the thread that touches them, which renaming threads changes)")
-        if search != "dfs":
-            return "--symmetry threads needs --search dfs (the breadth-first search keeps every state)"
-        if atomicity is not None:
-            return "--symmetry threads: not with --atomicity (its phases are per thread)"
-    if store != "exact":
-        if store not in STORES:
-            return f"unknown --store '{store}' (known: {', '.join(STORES)})"
-        if search != "dfs":
-            return (f"--store {store} needs --search dfs: a breadth-first search keeps every state for its "
-                    "counterexample paths, so a lossy store would save nothing")
-        if getattr(REDUCTIONS.get(reduction), "incremental", False):
-            return (f"--store {store}: not with --reduction {reduction}, whose passes re-expand every "
-                    "stored state (it needs the states themselves)")
-        if store == "bitstate":
-            if not (type(bits) is int and BITS_RANGE[0] <= bits <= BITS_RANGE[1]):
-                return (f"--bits {bits}: the bit array has 2^bits bits; give {BITS_RANGE[0]} to {BITS_RANGE[1]} "
-                        f"({2 ** BITS_RANGE[1] // 8 // 2**20:,} MB at most)")
-            problem = memory_problem(bits, max_memory)  # type: ignore[arg-type]
-            if problem:
-                return problem
-    if atomicity is not None:
-        # "proof": --atomicity auto's first pass (Checker._run_auto), never given by a user.
-        if atomicity not in ATOMICITY and atomicity != "proof":
-            return f"unknown --atomicity '{atomicity}' (known: {', '.join(ATOMICITY)})"
-        allowed = COMMIT_REDUCTIONS if atomicity == "commit" else ("none", "optimistic")
-        if reduction not in allowed:
-            names = (f"{allowed[0]} or {allowed[1]}" if len(allowed) == 2 else
-                     ", ".join(r for r in allowed if not r.startswith("dwyer-")) + " or the dwyer-* strategies")
-            return (f"--atomicity {atomicity}: only with --reduction {names} for now; no other reduction is "
-                    f"shown yet to preserve atomicity violations (--reduction {reduction} refused)")
-    return None
-
-
 def check(
     model: str | os.PathLike[str] | None = None,
     *,
@@ -692,6 +604,7 @@ def check(
     symmetry: str = "off",
     workers: int = 1,
     max_violations: int = 1,
+    options: Options | None = None,
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
 
@@ -707,19 +620,20 @@ def check(
     (semantics/symmetry.py; otherwise the search runs without it, and a note says why).
     """
     name = str(reduction)
-    problem = arguments_problem(model, source, reduction, search, max_states=max_states,
-                                time_limit=time_limit, max_depth=max_depth, max_memory=max_memory)
+    problem = _model_problem(model, source)
     if problem:
         return Result("error", name, error=problem, refused=True)
-    problem = options_problem(reduction, search, atomicity=atomicity, store=store, bits=bits, symmetry=symmetry,
-                              workers=workers, max_violations=max_violations, max_depth=max_depth,
-                              max_memory=max_memory)
+    if options is None:
+        options = Options(reduction, search, Limits(max_states, time_limit, max_depth, max_memory), store=store,
+                          bits=bits, symmetry=symmetry, workers=workers, atomicity=atomicity,
+                          max_violations=max_violations, refine=refine, infer_locks=infer_locks)
+    name = str(options.reduction)
+    problem = options.problem()
     if problem:
         return Result("error", name, error=problem, refused=True)
-    limits = Limits(max_states, time_limit, max_depth, max_memory)
     start = time.perf_counter()
     where = filename or ("<model>" if source is not None or is_source_text(model) else os.fspath(model))  # type: ignore[arg-type]
-    budget = limits.budget()
+    budget = options.limits.budget()
     try:
         with enforce(budget):
             try:
@@ -728,28 +642,12 @@ def check(
                 return Result("error", name, error=str(e))
             except OSError as e:
                 return Result("error", name, error=f"{where}: cannot read the model: {e.strerror or e}")
-            return Checker(program, name, search, limits, progress, refine, infer_locks, atomicity,
-                           store=store, bits=bits, symmetry=symmetry, workers=workers,
-                           max_violations=max_violations).run()
+            return Checker(program, options, progress).run()
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
         # Stopped while reading, compiling or setting up: no search has run, so the statistics are empty.
         st = Stats(seconds=round(time.perf_counter() - start, 4), peak_memory_mb=round(peak_memory_mb(budget), 1))
         result = Result("incomplete", name, st, limit=stop_reason(e), model=where)
-        if store in STORES and type(bits) is int and BITS_RANGE[0] <= bits <= BITS_RANGE[1]:
-            result.store = store_report(store, 0, bits)  # what the search would have used
+        bits = options.bits
+        if options.store in STORES and type(bits) is int and BITS_RANGE[0] <= bits <= BITS_RANGE[1]:
+            result.store = store_report(options.store, 0, options.bits)  # what the search would have used
         return result
-
-
-def arguments_problem(
-    model: object, source: object, reduction: object, search: object, **limits: Any
-) -> str | None:
-    """What is wrong with the arguments of ``check`` (the message of its error Result), or None."""
-    problem = _model_problem(model, source)
-    if problem:
-        return problem
-    if reduction not in REDUCTIONS:
-        return f"unknown reduction '{reduction}' (known: {', '.join(REDUCTIONS)})"
-    if search not in SEARCHES:
-        return f"unknown search '{search}' (dfs or bfs)"
-    bad = problems(**limits)
-    return f"{bad[0][0]} {bad[0][1]}" if bad else None

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+    from movers.options import Options
     from movers.report.result import Result, Stats
 
 EXIT_INCOMPLETE = 3
@@ -452,18 +453,23 @@ def _internal_error(e: Exception, json_out: bool | str, reduction: str | None) -
     return EXIT_INTERNAL
 
 
+def options_of(args: argparse.Namespace) -> Options:
+    """The one ``Options`` of ``movers check``, built from its command line."""
+    from movers.options import Limits, Options
+
+    limits = Limits(args.max_states, args.time_limit, args.max_depth, args.max_memory)
+    return Options(args.reduction, args.search, limits, store=args.store, bits=args.bits, symmetry=args.symmetry,
+                   workers=args.workers, atomicity=args.atomicity, max_violations=args.max_violations,
+                   refine=not args.no_refine, infer_locks=args.infer_locks)
+
+
 def _check(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from movers.checker import check, options_problem
-    from movers.reduce import REDUCTIONS
+    from movers.checker import check
 
-    if args.reduction not in REDUCTIONS:
-        return _bad(f"unknown reduction '{args.reduction}' (known: {', '.join(REDUCTIONS)})")
-    problem = options_problem(args.reduction, args.search, atomicity=args.atomicity, store=args.store,
-                              bits=args.bits, symmetry=args.symmetry, workers=args.workers,
-                              max_violations=args.max_violations, max_depth=args.max_depth,
-                              max_memory=args.max_memory)
+    options = options_of(args)
+    problem = options.problem()
     if problem:
         return _bad(problem)
     show = not args.quiet and not args.json and _stdout_isatty()
@@ -477,11 +483,7 @@ def _check(args: argparse.Namespace) -> int:
         progress = _log_progress()
     try:
         # On the command line the model is always a path, whatever its name: never source text.
-        r = check(Path(args.model), reduction=args.reduction, search=args.search, max_states=args.max_states,
-                  time_limit=args.time_limit, max_depth=args.max_depth, max_memory=args.max_memory,
-                  progress=progress, refine=not args.no_refine, infer_locks=args.infer_locks,
-                  atomicity=args.atomicity, store=args.store, bits=args.bits, symmetry=args.symmetry,
-                  workers=args.workers, max_violations=args.max_violations)
+        r = check(Path(args.model), progress=progress, options=options)
     finally:
         stop()
     if args.trail and r.verdict == "violation":

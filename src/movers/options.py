@@ -13,6 +13,8 @@ from typing import Any
 
 from movers.search.limits import Budget, default_max_memory_mb, problems
 
+__all__ = ["ATOMICITY", "Limits", "Options", "SEARCHES", "SYMMETRY"]
+
 # The searches (``--search``); search/ has one module per strategy.
 SEARCHES = ("dfs", "bfs")
 ATOMICITY = ("commit", "reduction", "auto")
@@ -68,12 +70,105 @@ class Options:
         return replace(self, **changes)
 
     def problem(self) -> str | None:
-        """What is wrong with these options (the message of an ``error`` result, or of exit code 2), or None.
-        The reductions' refusals come from what each declares it supports (``reduce.refusal``)."""
-        from movers.reduce import REDUCTIONS, refusal
+        """What these options refuse, whatever the model (the message the command line prints as
+        ``movers: error: …``, or of an ``error`` result), or None. The reductions' refusals come from what each
+        declares it supports (``reduce.refusal``). The model may refuse more (``--atomicity`` without an atomic
+        block, ``--reduction transactions`` without suitable exclusive access predicates): ``Result.refused``."""
+        from movers.reduce import REDUCTIONS
 
-        if self.reduction not in REDUCTIONS:
+        if not isinstance(self.reduction, str) or self.reduction not in REDUCTIONS:
             return f"unknown reduction '{self.reduction}' (known: {', '.join(REDUCTIONS)})"
         if self.search not in SEARCHES:
             return f"unknown search '{self.search}' (dfs or bfs)"
-        return self.limits.problem() or refusal(self)
+        return (self.limits.problem() or self._violations_problem() or self._workers_problem()
+                or self._symmetry_problem() or self._store_problem() or self._atomicity_problem())
+
+    def _violations_problem(self) -> str | None:
+        from movers.reduce import capabilities
+
+        n = self.max_violations
+        if type(n) is not int or n < 1:
+            return f"--max-violations must be a positive number (got {n!r})"
+        if n > 1:
+            workers = type(self.workers) is int and self.workers > 1
+            why = [w for w, bad in (("--search bfs", self.search != "dfs"), (f"--workers {self.workers}", workers),
+                                    (f"--reduction {self.reduction}", not capabilities(self.reduction).all_violations))
+                   if bad]
+            if why:
+                return ("--all-violations / --max-violations: with the depth-first search only, not with "
+                        + ", ".join(why))
+        return None
+
+    def _workers_problem(self) -> str | None:
+        from movers.reduce import capabilities, names_text, supporting
+
+        n = self.workers
+        if type(n) is not int or n < 1:
+            return f"--workers must be a positive number (got {n!r})"
+        if n == 1:
+            return None
+        why = [w for w, bad in (
+            (f"--reduction {self.reduction}", not capabilities(self.reduction).workers),
+            ("--search bfs", self.search != "dfs"), ("--atomicity", self.atomicity is not None),
+            ("--symmetry threads", self.symmetry != "off"), ("--store bitstate", self.store == "bitstate"),
+            ("--max-depth", self.limits.max_depth is not None)) if bad]
+        if not why:
+            return None
+        return (f"--workers {n}: the parallel search is the full search (--reduction "
+                f"{names_text(supporting(lambda c: c.workers))}, depth-first, exact or hashcompact store) for now, "
+                f"not with {', '.join(why)}")
+
+    def _symmetry_problem(self) -> str | None:
+        from movers.reduce import capabilities, names_text, supporting
+
+        if self.symmetry not in SYMMETRY:
+            return f"unknown --symmetry '{self.symmetry}' (threads or off)"
+        if self.symmetry == "off":
+            return None
+        if not capabilities(self.reduction).symmetry:
+            return (f"--symmetry threads: only with --reduction {names_text(supporting(lambda c: c.symmetry))} for "
+                    f"now (--reduction {self.reduction} classifies locations by the thread that touches them, which "
+                    "renaming threads changes)")
+        if self.search != "dfs":
+            return "--symmetry threads needs --search dfs (the breadth-first search keeps every state)"
+        if self.atomicity is not None:
+            return "--symmetry threads: not with --atomicity (its phases are per thread)"
+        return None
+
+    def _store_problem(self) -> str | None:
+        from movers.reduce import capabilities
+        from movers.search.fingerprints import BITS_RANGE, STORES, memory_problem
+
+        store, bits = self.store, self.bits
+        if store == "exact":
+            return None
+        if store not in STORES:
+            return f"unknown --store '{store}' (known: {', '.join(STORES)})"
+        if self.search != "dfs":
+            return (f"--store {store} needs --search dfs: a breadth-first search keeps every state for its "
+                    "counterexample paths, so a lossy store would save nothing")
+        if store not in capabilities(self.reduction).stores:
+            return (f"--store {store}: not with --reduction {self.reduction}, whose passes re-expand every "
+                    "stored state (it needs the states themselves)")
+        if store == "bitstate":
+            if not (type(bits) is int and BITS_RANGE[0] <= bits <= BITS_RANGE[1]):
+                return (f"--bits {bits}: the bit array has 2^bits bits; give {BITS_RANGE[0]} to {BITS_RANGE[1]} "
+                        f"({2 ** BITS_RANGE[1] // 8 // 2**20:,} MB at most)")
+            return memory_problem(bits, self.limits.max_memory)
+        return None
+
+    def _atomicity_problem(self) -> str | None:
+        from movers.reduce import capabilities, names_text, supporting
+
+        mode = self.atomicity
+        if mode is None:
+            return None
+        # "proof": --atomicity auto's first pass (Checker._run_auto), never given by a user.
+        if mode not in ATOMICITY and mode != "proof":
+            return f"unknown --atomicity '{mode}' (known: {', '.join(ATOMICITY)})"
+        needed = "reduction" if mode == "proof" else mode
+        if needed in capabilities(self.reduction).atomicity:
+            return None
+        allowed = supporting(lambda c: needed in c.atomicity)
+        return (f"--atomicity {mode}: only with --reduction {names_text(allowed)} for now; no other reduction is "
+                f"shown yet to preserve atomicity violations (--reduction {self.reduction} refused)")

@@ -118,12 +118,12 @@ def read_trail(path: str | os.PathLike[str]) -> dict[str, Any]:
         if type(value) not in _OPTION_TYPES[name]:
             raise TrailError(f"{path}: the trail's option {name!r} is {json.dumps(value)}, not a "
                              + " or ".join("null" if t is type(None) else t.__name__ for t in _OPTION_TYPES[name]))
-    from movers.checker import options_problem
+    from movers.options import Limits, Options
 
     options = check_options(data)
-    problem = options_problem(data.get("reduction", "none"), options["search"], atomicity=data.get("atomicity"),
-                              store=options["store"], bits=options["bits"], symmetry=options["symmetry"],
-                              max_depth=options["max_depth"])
+    problem = Options(data.get("reduction", "none"), options["search"], Limits(max_depth=options["max_depth"]),
+                      store=options["store"], bits=options["bits"], symmetry=options["symmetry"],
+                      atomicity=data.get("atomicity")).problem()
     if problem:
         raise TrailError(f"{path}: the trail's options are refused: {problem}")
     return data
@@ -181,6 +181,7 @@ def _replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result | st
     """The result of running the trail's steps on the model, or why and where the trail does not fit."""
     from movers.checker import Checker, init_violation, load, peak_memory_mb
     from movers.lang.errors import ModelSyntaxError
+    from movers.options import Options
     from movers.reduce.classify import Refine
     from movers.search.limits import settle
     from movers.semantics.system import InitError
@@ -194,7 +195,7 @@ def _replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result | st
     # None: the trail does not say (it has no hash).
     changed = model_hash(program.source) != trail["model_sha256"] if "model_sha256" in trail else None
     atomicity = trail.get("atomicity") if trail.get("atomicity") == "commit" else None
-    checker = Checker(program, "none", atomicity=atomicity)
+    checker = Checker(program, Options(atomicity=atomicity))
     ts = checker.system()
     steps = [(int(t), tuple(c)) for t, c in trail["steps"]]
     while True:

@@ -59,31 +59,5 @@ def names_text(names: list[str]) -> str:
     return ", ".join(own) + (" or the dwyer-* strategies" if len(own) < len(names) else "")
 
 
-def refusal(options: Any) -> str | None:
-    """Why the reduction of ``options`` (``movers.options.Options``) refuses the rest of them, from what it
-    declares (``Capabilities``), or None."""
-    name = options.reduction
-    caps = capabilities(name)
-    if options.max_violations > 1 and not caps.all_violations:
-        return f"--all-violations / --max-violations: with the depth-first search only, not with --reduction {name}"
-    if options.workers > 1 and not caps.workers:
-        return (f"--workers {options.workers}: the parallel search is the full search (--reduction "
-                f"{names_text(supporting(lambda c: c.workers))}, depth-first, exact or hashcompact store) for now, "
-                f"not with --reduction {name}")
-    if options.symmetry == "threads" and not caps.symmetry:
-        return (f"--symmetry threads: only with --reduction {names_text(supporting(lambda c: c.symmetry))} for now "
-                f"(--reduction {name} classifies locations by the thread that touches them, which renaming threads "
-                "changes)")
-    if options.store not in caps.stores:
-        return (f"--store {options.store}: not with --reduction {name}, whose passes re-expand every stored state "
-                "(it needs the states themselves)")
-    mode = options.atomicity
-    if mode is not None and mode != "proof" and mode not in caps.atomicity:
-        allowed = supporting(lambda c: mode in c.atomicity)
-        return (f"--atomicity {mode}: only with --reduction {names_text(allowed)} for now; no other reduction is "
-                f"shown yet to preserve atomicity violations (--reduction {name} refused)")
-    return None
-
-
 __all__ = ["Capabilities", "Move", "Reduction", "REDUCTIONS", "capabilities", "checks_discipline", "make_reduction",
-           "refusal", "supporting"]
+           "names_text", "supporting"]

@@ -64,6 +64,8 @@ class Capabilities:
     # It classifies locations (optimistic, transactions): --show-classification, --no-refine and
     # --no-infer-locks mean something with it.
     classifies: bool = False
+    # Why it refuses a model (a message), where its theory needs more of the model than the language gives.
+    refuses_model: Callable[[Any], str | None] | None = None
 
 
 class Reduction(Protocol):

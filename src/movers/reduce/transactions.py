@@ -77,7 +77,8 @@ class Transactions:
     name = "transactions"
     capabilities = Capabilities(atomicity=frozenset({"commit"}), stores=frozenset({"exact"}), all_violations=False,
                                 incremental=True, checks_discipline=True, counts_transactions=True,
-                                deadlock_search="optimistic", classifies=True)
+                                deadlock_search="optimistic", classifies=True,
+                                refuses_model=lambda program: model_refusal(program))
     checks_discipline = True
     incremental = True  # the search re-expands its stored states when the classification weakens
 
@@ -268,6 +269,17 @@ def _guard_reachable(code: Any, start: int) -> bool:
                 seen.add(j)
                 work.append(j)
     return False
+
+
+def model_refusal(program: Any) -> str | None:
+    """Why ``--reduction transactions`` refuses this model (its declared predicates), or None."""
+    bad = second_condition_violations(program)
+    if not bad:
+        return None
+    return ("--reduction transactions needs exclusive access predicates that hold for one thread at a time and "
+            "that no other thread can give or take away (Flanagan & Qadeer, section 4.1, conditions (i) and "
+            "(ii)); these may not: " + "; ".join(bad) + ". Use --reduction optimistic, which needs only that no "
+            "thread takes access away (WFendExcl)")
 
 
 def second_condition_violations(program: Any) -> list[str]:

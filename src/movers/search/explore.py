@@ -14,29 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from movers.options import Limits, Options
 from movers.reduce.base import Move, Reduction
 from movers.report.result import Stats
 from movers.search.fingerprints import make_store, store_report
-from movers.search.limits import Budget, LimitReached, default_max_memory_mb, enforce, poll
+from movers.search.limits import LimitReached, enforce, poll
 from movers.search.store import StateStore
 from movers.semantics.state import State
 
 Step = tuple[int, tuple[int, ...]]
 
-
-@dataclass
-class Limits:
-    """``max_memory`` is in MB; None means the default ceiling (``limits.default_max_memory_mb``)."""
-
-    max_states: int | None = None
-    time_limit: float | None = None
-    max_depth: int | None = None
-    max_memory: float | None = None
-
-    def budget(self) -> Budget:
-        """The time and memory part, enforced wherever the time goes (``movers.search.limits``)."""
-        mem = self.max_memory if self.max_memory is not None else default_max_memory_mb()
-        return Budget(self.time_limit, mem)
+__all__ = ["Found", "Limits", "Outcome", "Search", "Step", "thaw"]  # Limits: its home is movers.options
 
 
 @dataclass
@@ -76,28 +64,22 @@ class Search:
     PROGRESS_EVERY = 0.5  # seconds between progress reports
 
     def __init__(
-        self,
-        ts: Any,
-        reduction: Reduction,
-        limits: Limits | None = None,
+        self, ts: Any, reduction: Reduction, options: Options | None = None,
         progress: Callable[[Stats], None] | None = None,
-        store: str = "exact",
-        bits: int = 26,
-        symmetry: bool = False,
-        max_violations: int = 1,
     ) -> None:
+        options = options or Options()
         self.ts = ts
         self.red = reduction
-        self.limits = limits or Limits()
+        self.limits = options.limits
         self.progress = progress
         # The depth-first visited store (search/fingerprints.py): exact, hashcompact or bitstate (2^bits bits).
-        self.store_kind = store
-        self.bits = bits
+        self.store_kind = options.store
+        self.bits = options.bits
         # Thread symmetry (semantics/symmetry.py): states are remembered by a representative of their orbit.
-        self.symmetry = symmetry
+        self.symmetry = options.symmetry == "threads"
         # --all-violations / --max-violations N: the depth-first search goes on after a violation, keeping
         # one per kind and message (SPIN's -e, TLC's -continue); ``found_all`` holds them in the order found.
-        self.max_violations = max_violations
+        self.max_violations = options.max_violations
         self.found_all: list[Found] = []
         self.stats = Stats()
         self.truncated = False

@@ -64,6 +64,7 @@ from collections.abc import Callable
 from typing import Any
 
 from movers.ir.program import ClassInfo, Code, Func, ref
+from movers.options import Options
 from movers.report.result import Stats
 from movers.search.explore import Found, Outcome
 from movers.search.fingerprints import make_store
@@ -519,9 +520,9 @@ def _serve(w: int, n: int, inboxes: list[Any], status: Any, parent_of: Any, posi
         q.cancel_join_thread()
 
 
-def parallel_search(ts: Any, workers: int, limits: Any, progress: Callable[[Stats], None] | None = None,
-                    store: str = "exact") -> Outcome:
-    """Search ``ts`` with ``workers`` processes (module docstring)."""
+def parallel_search(ts: Any, options: Options, progress: Callable[[Stats], None] | None = None) -> Outcome:
+    """Search ``ts`` with ``options.workers`` processes (module docstring)."""
+    workers, limits, store = options.workers, options.limits, options.store
     _register_statics()
     ctx = mp.get_context("fork")
     init = ts.initial()

@@ -27,6 +27,8 @@ REDUCTIONS: dict[str, Callable[..., Reduction]] = {
     "dwyer-ld": DwyerLD,
     "dwyer-ld+wsldom": DwyerLDWSLdom,
 }
+# The reduction that explores every interleaving: what ``movers compare`` measures the others against.
+BASELINE = "none"
 
 
 def make_reduction(name: str, ts: Any, **options: Any) -> Reduction:
@@ -41,4 +43,4 @@ def checks_discipline(name: str) -> bool:
     return bool(getattr(REDUCTIONS.get(name), "checks_discipline", False))
 
 
-__all__ = ["Move", "Reduction", "REDUCTIONS", "make_reduction", "checks_discipline"]
+__all__ = ["BASELINE", "Move", "Reduction", "REDUCTIONS", "make_reduction", "checks_discipline"]

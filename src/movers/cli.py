@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from movers.options import Options
+    from movers.report.registry import View
     from movers.report.result import Result, Stats
 
 EXIT_INCOMPLETE = 3
@@ -34,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
 
     from movers import __version__
     from movers.reduce import REDUCTIONS
+    from movers.report.registry import stdout_formats
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
@@ -84,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
                         "with its own trace (default 1)")
     c.add_argument("--all-violations", dest="max_violations", action="store_const", const=10**9,
                    help="go on after every violation: report each distinct one (SPIN's -e, TLC's -continue)")
-    c.add_argument("--format", choices=("text", "json", "sarif", "junit"), default="text",
+    c.add_argument("--format", choices=stdout_formats(), default="text",
                    help="the report: text (default), json (as --json), sarif (SARIF 2.1.0, the trace as a code "
                         "flow: GitHub code scanning) or junit (JUnit XML, for CI test tabs)")
     c.add_argument("--full-state", action="store_true",
@@ -263,19 +265,17 @@ def _drop_stdout() -> None:
         pass
 
 
-def _console_output(render: Callable[[Console], None]) -> None:
-    """Render with rich into a string, then write it at once (one place where writing can fail)."""
+def _console() -> Console:
+    """The console a text report is rendered into, as a string written at once (one place where writing can
+    fail)."""
     import io
 
     from rich.console import Console
 
     tty = _stdout_isatty()
-    buf = io.StringIO()
     # Piped output is not cut to 80 columns: counterexample tables stay readable in logs.
-    console = Console(file=buf, width=_terminal_width() if tty else 160, force_terminal=tty,
-                      color_system="auto" if tty else None)
-    render(console)
-    _write(buf.getvalue())
+    return Console(file=io.StringIO(), width=_terminal_width() if tty else 160, force_terminal=tty,
+                   color_system="auto" if tty else None)
 
 
 def _stdout_isatty() -> bool:
@@ -395,12 +395,14 @@ def _envelope() -> dict:
 def _early_format(words: list[str]) -> str:
     """The report format the command line asks for, read from its words (for a stop before they are parsed):
     ``json`` for ``--json`` or ``--format json``, ``sarif`` or ``junit``, else ``text``."""
+    from movers.report.registry import FORMATS
+
     if "--json" in words:
         return "json"
     fmt = "text"
     for i, w in enumerate(words):
         value = words[i + 1] if w == "--format" and i + 1 < len(words) else w[9:] if w.startswith("--format=") else ""
-        if value in ("json", "sarif", "junit"):
+        if value in FORMATS and FORMATS[value].machine:
             fmt = value
     return fmt
 
@@ -568,57 +570,48 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _report(r: Result, args: argparse.Namespace) -> int:
-    import json
+    from movers.report.registry import FORMATS
 
-    fmt = getattr(args, "format", "text")
+    fmt_name = getattr(args, "format", "text")
     if r.refused:
         # Options the model refuses (found once it is compiled): said as every refusal is; the machine-readable
         # formats still get their object.
         _bad(r.error or "the options are refused")
-        if not args.json and fmt == "text":
+        if not args.json and fmt_name == "text":
             return r.exit_code
+    view = _view(args)
     if getattr(args, "html", None):
-        from movers.report.html import render_result
-
-        if _write_html(args.html, render_result(r, args.model)) and not args.json and r.verdict != "error":
+        if _write_html(args.html, FORMATS["html"].check(r, view)) and not args.json and r.verdict != "error":
             r.notes.append(f"HTML report written to {args.html}")
-    if fmt in ("sarif", "junit"):
-        from movers.report.formats import to_junit, to_sarif
-
+    fmt = FORMATS["json" if args.json and fmt_name == "text" else fmt_name]
+    if fmt.machine:
+        # The verdict is known: the report is written whole, and its exit code is the verdict's.
         _ignore_interrupts()
-        text = json.dumps(to_sarif(r, args.model), indent=1) if fmt == "sarif" else to_junit(r, args.model)
-        _write(text + "\n")
-        return r.exit_code
-    if args.json:
-        # The verdict is known: the one JSON object is written whole, and its exit code is the verdict's.
-        _ignore_interrupts()
-        _write(json.dumps(r.to_json()) + "\n")
+        _write(fmt.check(r, view))
         return r.exit_code
     if r.verdict == "error":
         _say(r.error or "error")
         return r.exit_code
-    from movers.report.text import print_result
-
-    infers = args.reduction not in ("none", "static-por")
-
-    def render(out: Console) -> None:
-        print_result(r, out, args.model, show_classification=args.show_classification and infers,
-                     show_locks=args.show_locks and infers, full_state=getattr(args, "full_state", False))
-        if args.command == "replay" and args.full_state:
-            from movers.report.steps import print_step_states
-
-            for v in r.violations:
-                print_step_states(v, out)
-        if (args.show_locks or args.show_classification) and not infers:
-            out.print(f"(--reduction {args.reduction} infers no classification: use optimistic or "
-                      "transactions)")
-
     try:
-        _console_output(render)
+        _write(fmt.check(r, view))
     except KeyboardInterrupt:
         _say("movers: interrupted while printing the report")
         return EXIT_INCOMPLETE
     return r.exit_code
+
+
+def _view(args: argparse.Namespace) -> View:
+    from movers.reduce import capabilities
+    from movers.report.registry import View
+
+    infers = capabilities(args.reduction).classifies
+    asked = args.show_locks or args.show_classification
+    return View(model=args.model, show_classification=args.show_classification and infers,
+                show_locks=args.show_locks and infers, full_state=getattr(args, "full_state", False),
+                step_states=args.command == "replay" and args.full_state,
+                hint=(f"(--reduction {args.reduction} infers no classification: use optimistic or transactions)"
+                      if asked and not infers else ""),
+                console=_console)
 
 
 def _ignore_interrupts() -> None:
@@ -629,15 +622,7 @@ def _ignore_interrupts() -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
-
-    from movers.checker import check, load
-    from movers.lang.errors import ModelSyntaxError
     from movers.reduce import REDUCTIONS
-    from movers.report.result import Result, Stats
-    from movers.search.explore import Limits
-    from movers.search.limits import LimitReached, enforce, stop_reason
 
     names = [n.strip() for n in args.reductions.split(",") if n.strip()]
     if not names:
@@ -645,82 +630,105 @@ def _compare(args: argparse.Namespace) -> int:
     unknown = [n for n in names if n not in REDUCTIONS]
     if unknown:
         return _bad(f"unknown reduction '{unknown[0]}' (known: {', '.join(REDUCTIONS)})")
-    path = Path(args.model)
-    limits = Limits(args.max_states, args.time_limit, None, args.max_memory)
+    first = _compile_first(args, names[0])
+    if isinstance(first, int):
+        return first
     rows: list[Result] = []
+    standard: dict[str, Result] = {}
+    if first is not None:
+        rows.append(first)
+    else:
+        _compare_rows(args, names, rows, standard)
+    return _compare_report(args, rows, standard)
+
+
+def _compile_first(args: argparse.Namespace, first: str) -> Result | int | None:
+    """The model is compiled once first: a model that is wrong stops the comparison before any row (its exit
+    code, the message said); a stop while it compiles is the one row, incomplete; None if it compiles."""
+    from pathlib import Path
+
+    from movers.checker import load
+    from movers.lang.errors import ModelSyntaxError
+    from movers.report.compare import Comparison, Row
+    from movers.report.registry import FORMATS, View
+    from movers.report.result import Result, Stats
+    from movers.search.explore import Limits
+    from movers.search.limits import LimitReached, enforce, stop_reason
+
+    limits = Limits(args.max_states, args.time_limit, None, args.max_memory)
     try:
-        # The model is compiled once first: a model that is wrong stops the comparison before any row.
         with enforce(limits.budget()):
-            load(path)
+            load(Path(args.model))
     except (ModelSyntaxError, OSError) as e:
         msg = str(e) if isinstance(e, ModelSyntaxError) else f"{args.model}: cannot read the model: {e.strerror or e}"
         if args.json:  # the same shape as a comparison: a list of rows, here one row with the error
-            _write(json.dumps([dict(Result("error", names[0], error=msg, model=args.model).to_json(),
-                                    ratio=None)]) + "\n")
+            row = Row(Result("error", first, error=msg, model=args.model))
+            _write(FORMATS["json"].compare(Comparison(args.model, [row]), View(args.model)))
         else:
             _say(msg)
         return 2
     except (LimitReached, KeyboardInterrupt, MemoryError) as e:
-        rows.append(Result("incomplete", names[0], Stats(), limit=stop_reason(e), model=args.model))
-    standard: dict[str, Result] = {}
+        return Result("incomplete", first, Stats(), limit=stop_reason(e), model=args.model)
+    return None
+
+
+def _compare_rows(args: argparse.Namespace, names: list[str], rows: list[Result],
+                  standard: dict[str, Result]) -> None:
+    """Run each reduction in turn into ``rows`` (with --atomicity, its standard search into ``standard``),
+    until the last or a Ctrl-C."""
+    from pathlib import Path
+
+    from movers.checker import check
+
+    path = Path(args.model)
     # Progress: a live line while a row runs (a terminal), a line per finished row on stderr (not --json).
-    tty = not args.json and _stdout_isatty()
     progress, stop = (None, lambda: None)
-    if tty:
+    if not args.json and _stdout_isatty():
         from rich.console import Console
 
         progress, stop = _progress(Console(), True)
     elif not _stderr_isatty():
         progress = _log_progress()
-
-    def finished(k: int, r: Result) -> None:
+    for k, n in enumerate(names, 1):
+        if args.atomicity:
+            # Figure 1 of papers/003: the standard search beside the instrumented one.
+            standard[n] = check(path, reduction=n, search=args.search, max_states=args.max_states,
+                                time_limit=args.time_limit, max_memory=args.max_memory)
+            if standard[n].limit == "interrupted":
+                rows.append(standard[n])
+                break
+        reset = _reset_peak_memory()
+        r = check(path, reduction=n, search=args.search, max_states=args.max_states,
+                  time_limit=args.time_limit, max_memory=args.max_memory, atomicity=args.atomicity,
+                  progress=progress)
+        own = _peak_memory_since_reset() if reset else None
+        if own is not None:
+            r.stats.peak_memory_mb = round(own, 1)  # this row's own peak, not the process's so far
+        rows.append(r)  # a reduction that refuses this model shows its reason in its row
         if not args.json:
             stop()
             what = r.verdict if r.verdict != "violation" else f"violation ({r.violations[0].kind})"
             _say(f"movers compare: {r.reduction}: {what}, {r.stats.states:,} states, {r.stats.seconds:.2f} s, "
                  f"{r.stats.peak_memory_mb:.1f} MB  ({k} of {len(names)})")
+        if r.limit == "interrupted":
+            break  # Ctrl-C stops the comparison, not just this row
 
-    if not rows:
-        for k, n in enumerate(names, 1):
-            if args.atomicity:
-                # Figure 1 of papers/003: the standard search beside the instrumented one.
-                standard[n] = check(path, reduction=n, search=args.search, max_states=args.max_states,
-                                    time_limit=args.time_limit, max_memory=args.max_memory)
-                if standard[n].limit == "interrupted":
-                    rows.append(standard[n])
-                    break
-            reset = _reset_peak_memory()
-            r = check(path, reduction=n, search=args.search, max_states=args.max_states,
-                      time_limit=args.time_limit, max_memory=args.max_memory, atomicity=args.atomicity,
-                      progress=progress)
-            own = _peak_memory_since_reset() if reset else None
-            if own is not None:
-                r.stats.peak_memory_mb = round(own, 1)  # this row's own peak, not the process's so far
-            rows.append(r)  # a reduction that refuses this model shows its reason in its row
-            finished(k, r)
-            if r.limit == "interrupted":
-                break  # Ctrl-C stops the comparison, not just this row
+
+def _compare_report(args: argparse.Namespace, rows: list[Result], standard: dict[str, Result]) -> int:
+    from movers.report.compare import comparison
+    from movers.report.registry import FORMATS, View
+
+    table = comparison(rows, args.model, standard, args.atomicity)
+    view = View(args.model, console=_console)
     if args.html:
-        from movers.report.html import render_compare
-
-        _write_html(args.html, render_compare(rows, args.model, standard or None))
-    if args.json:
+        _write_html(args.html, FORMATS["html"].compare(table, view))
+    fmt = FORMATS["json" if args.json else "text"]
+    if fmt.machine:
         _ignore_interrupts()
-        base = next((r for r in rows if r.reduction == "none"), None)
-        out_rows = []
-        for r in rows:
-            d = dict(r.to_json(), ratio=(r.stats.states / base.stats.states
-                                         if base and base.stats.states and r.verdict != "error" else None))
-            if r.reduction in standard:
-                d["atomicity"] = args.atomicity
-                d["standard_states"] = standard[r.reduction].stats.states
-            out_rows.append(d)
-        _write(json.dumps(out_rows) + "\n")
+        _write(fmt.compare(table, view))
     else:
-        from movers.report.text import print_compare
-
         try:
-            _console_output(lambda out: print_compare(rows, out, args.model, standard or None))
+            _write(fmt.compare(table, view))
         except KeyboardInterrupt:
             _say("movers: interrupted while printing the report")
             return EXIT_INCOMPLETE

@@ -27,6 +27,8 @@ REDUCTIONS: dict[str, Callable[..., Reduction]] = {
     "dwyer-ld": DwyerLD,
     "dwyer-ld+wsldom": DwyerLDWSLdom,
 }
+# The reduction that explores every interleaving: what ``movers compare`` measures the others against.
+BASELINE = "none"
 
 
 def make_reduction(name: str, ts: Any, **options: Any) -> Reduction:
@@ -59,5 +61,5 @@ def names_text(names: list[str]) -> str:
     return ", ".join(own) + (" or the dwyer-* strategies" if len(own) < len(names) else "")
 
 
-__all__ = ["Capabilities", "Move", "Reduction", "REDUCTIONS", "capabilities", "checks_discipline", "make_reduction",
-           "names_text", "supporting"]
+__all__ = ["BASELINE", "Capabilities", "Move", "Reduction", "REDUCTIONS", "capabilities", "checks_discipline",
+           "make_reduction", "names_text", "supporting"]

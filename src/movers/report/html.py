@@ -19,10 +19,11 @@ import json
 import re
 from typing import Any
 
+from movers.report.compare import Comparison, comparison
 from movers.report.result import Result, TraceStep, Violation
 from movers.report.shorten import entries_text, short_entries
 from movers.report.steps import thread_names
-from movers.report.text import headline, store_line
+from movers.report.text import compare_verdict, headline, store_line
 
 HEADLINE = {"error": "error: the model could not be checked"}
 HELD_BY = re.compile(r"\s*\(held by ([^)]+)\)")
@@ -351,16 +352,6 @@ def _no_violation(result: Result) -> str:
     return "The model was not checked."
 
 
-def _verdict(r: Result) -> str:
-    if r.verdict == "violation":
-        return f"violation ({r.violations[0].kind})"
-    if r.verdict == "incomplete" and r.limit:
-        return f"incomplete ({r.limit})"
-    if r.verdict == "error":
-        return "refused: " + (r.error or "").split(";")[0].removeprefix("--reduction ")
-    return r.verdict
-
-
 def _bars(title: str, cls: str, rows: list[tuple[str, float | None, str]]) -> str:
     """A horizontal bar chart in SVG: one bar per (name, value, label); a value None gets no bar."""
     top = max((v for _, v, _ in rows if v), default=0) or 1
@@ -381,39 +372,47 @@ def _bars(title: str, cls: str, rows: list[tuple[str, float | None, str]]) -> st
 
 def render_compare(rows: list[Result], model: str, standard: dict[str, Result] | None = None) -> str:
     """The page of ``movers compare``: a table of the rows, and bar charts of states and seconds."""
-    base = next((r for r in rows if r.reduction == "none" and r.verdict != "error"), None)
+    return compare_page(comparison(rows, model, standard))
+
+
+def compare_page(c: Comparison) -> str:
+    """The page of a comparison (report/compare.py)."""
+    from movers.reduce import BASELINE
+
     heads = ["reduction", "verdict", "states", "transitions", "moves", "seconds", "states/s", "peak MB",
-             "states vs none"]
-    if standard is not None:
+             f"states vs {BASELINE}"]
+    if c.with_standard:
         heads[2:3] = ["standard states", "instrumented states"]
     body_rows = []
-    for r in rows:
-        s = r.stats
-        ok = r.verdict != "error"
-        ratio = f"{s.states / base.stats.states:.2f}" if ok and base is not None and base.stats.states else ""
-        states = [f"{s.states:,}" if ok else ""]
-        if standard is not None:
-            std = standard.get(r.reduction)
-            states.insert(0, f"{std.stats.states:,}" if std is not None and std.verdict != "error" else "")
-        cells = [r.reduction, _verdict(r), *states, f"{s.transitions:,}", f"{s.moves:,}", f"{s.seconds:.3f}",
-                 f"{s.states_per_second:,.0f}", f"{s.peak_memory_mb:.1f}", ratio]
-        body_rows.append(f'<tr data-reduction="{esc(r.reduction)}">' + "".join(f"<td>{esc(c)}</td>" for c in cells)
+    for row, ratio in zip(c.rows, c.ratios(), strict=True):
+        r, s = row.result, row.result.stats
+        states = [f"{s.states:,}" if not row.refused else ""]
+        if c.with_standard:
+            std = row.standard_states
+            states.insert(0, f"{std:,}" if std is not None else "")
+        cells = [r.reduction, compare_verdict(r), *states, f"{s.transitions:,}", f"{s.moves:,}", f"{s.seconds:.3f}",
+                 f"{s.states_per_second:,.0f}", f"{s.peak_memory_mb:.1f}",
+                 f"{ratio.value:.2f}" if ratio.value is not None else ""]
+        body_rows.append(f'<tr data-reduction="{esc(r.reduction)}">'
+                         + "".join(f"<td>{esc(cell)}</td>" for cell in cells)
                          + "</tr>")
     table = (f'<table class="grid" id="compare"><thead><tr>{"".join(f"<th>{esc(h)}</th>" for h in heads)}</tr>'
              f'</thead><tbody>{"".join(body_rows)}</tbody></table>')
+    results = [row.result for row in c.rows]
     charts = ('<div class="charts">'
               + _bars("states", "states", [(r.reduction, r.stats.states if r.verdict != "error" else None,
                                             f"{r.stats.states:,}" if r.verdict != "error" else "refused")
-                                           for r in rows])
+                                           for r in results])
               + _bars("seconds", "seconds", [(r.reduction, r.stats.seconds if r.verdict != "error" else None,
                                               f"{r.stats.seconds:.3f} s" if r.verdict != "error" else "refused")
-                                             for r in rows])
+                                             for r in results])
               + "</div>")
-    header = (f"<h1>movers compare: {esc(model)}</h1>"
-              f'<p>{len(rows)} reduction{"" if len(rows) == 1 else "s"} on the same model'
-              + (" (each also with its standard search, no atomicity checking)" if standard else "") + "</p>")
-    data = {"model": model, "rows": [r.to_json() for r in rows], "violations": []}
-    return _page(f"movers compare: {model}", header, table + charts, data, False)
+    n = len(c.rows)
+    header = (f"<h1>movers compare: {esc(c.model)}</h1>"
+              f'<p>{n} reduction{"" if n == 1 else "s"} on the same model'
+              + (" (each also with its standard search, no atomicity checking)" if c.with_standard else "") + "</p>")
+    data = {"model": c.model, "rows": [r.to_json() for r in results], "violations": []}
+    return _page(f"movers compare: {c.model}", header, table + charts, data, False)
 
 
-__all__ = ["deadlock_rows", "embed_json", "esc", "render_compare", "render_result"]
+__all__ = ["compare_page", "deadlock_rows", "embed_json", "esc", "render_compare", "render_result"]

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from movers.report.compare import Comparison, Ratio
 from movers.report.result import Result
 from movers.report.safe import printable
 from movers.report.shorten import entries_text, short_entries
@@ -177,40 +178,49 @@ def print_result(
             print_state(v.state, console, globals_too=full_state)
 
 
-def print_compare(rows: list[Result], console: Console, model: str, standard: dict[str, Result] | None = None
-                  ) -> None:
-    """One row per reduction. With ``standard`` (``compare --atomicity``), the states of the standard search
-    (no atomicity checking) stand beside the instrumented ones, as in Figure 1 of papers/003."""
-    table = Table(title=Text(f"movers compare {printable(model)}"), title_justify="left")
+def print_compare(comparison: Comparison, console: Console) -> None:
+    """One row per reduction. With the standard searches (``compare --atomicity``), their states stand beside
+    the instrumented ones, as in Figure 1 of papers/003."""
+    from movers.reduce import BASELINE
+
+    table = Table(title=Text(f"movers compare {printable(comparison.model)}"), title_justify="left")
     cols = ["reduction", "verdict", "states", "transitions", "moves", "steps/move", "seconds", "states/s",
-            "peak MB", "states vs none"]
-    if standard is not None:
+            "peak MB", f"states vs {BASELINE}"]
+    if comparison.with_standard:
         cols[2:3] = ["standard states", "instrumented states", "instrumented/standard"]
     for col in cols:
         table.add_column(col, justify="left" if col in ("reduction", "verdict") else "right")
-    base = next((r for r in rows if r.reduction == "none" and r.verdict != "error"), None)
-    for r in rows:
-        s = r.stats
-        ratio = ""
-        if base is not None and base.stats.states and r.verdict != "error":
-            ratio = f"{s.states / base.stats.states:.2f}"
-            if base.verdict == "incomplete" or r.verdict == "incomplete":
-                ratio += " (incomplete)"  # a ratio to a search cut short compares parts, not wholes
-        verdict = r.verdict if r.verdict != "violation" else f"violation ({r.violations[0].kind})"
-        if r.verdict == "incomplete" and r.limit:
-            verdict = f"incomplete ({r.limit})"
-        if r.verdict == "error":
-            verdict = "refused: " + (r.error or "").split(";")[0].removeprefix("--reduction ")
+    for row, ratio in zip(comparison.rows, comparison.ratios(), strict=True):
+        r, s = row.result, row.result.stats
         per_move = f"{s.transitions / s.moves:.2f}" if s.moves else ""
         states = [f"{s.states:,}"]
-        if standard is not None:
-            std = standard.get(r.reduction)
-            n = std.stats.states if std is not None and std.verdict != "error" else 0
-            states = [f"{n:,}" if n else "", f"{s.states:,}" if r.verdict != "error" else "",
-                      f"{s.states / n:.2f}" if n and r.verdict != "error" else ""]
-        table.add_row(r.reduction, Text(printable(verdict)), *states, f"{s.transitions:,}", f"{s.moves:,}", per_move,
-                      f"{s.seconds:.3f}", f"{s.states_per_second:,.0f}", f"{s.peak_memory_mb:.1f}", ratio)
+        if comparison.with_standard:
+            n = row.standard_states or 0
+            states = [f"{n:,}" if n else "", f"{s.states:,}" if not row.refused else "",
+                      f"{s.states / n:.2f}" if n and not row.refused else ""]
+        table.add_row(r.reduction, Text(printable(compare_verdict(r))), *states, f"{s.transitions:,}",
+                      f"{s.moves:,}", per_move, f"{s.seconds:.3f}", f"{s.states_per_second:,.0f}",
+                      f"{s.peak_memory_mb:.1f}", _ratio_text(ratio))
     console.print(table)
+
+
+def _ratio_text(ratio: Ratio) -> str:
+    if ratio.value is None:
+        return ""
+    # A ratio to a search cut short compares parts, not wholes.
+    return f"{ratio.value:.2f}" + (" (incomplete)" if ratio.incomplete else "")
+
+
+def compare_verdict(r: Result) -> str:
+    """A row's verdict in a comparison: the kind of a violation, the limit of an incomplete search, the reason
+    of a refusal (its first clause)."""
+    if r.verdict == "violation":
+        return f"violation ({r.violations[0].kind})"
+    if r.verdict == "incomplete" and r.limit:
+        return f"incomplete ({r.limit})"
+    if r.verdict == "error":
+        return "refused: " + (r.error or "").split(";")[0].removeprefix("--reduction ")
+    return r.verdict
 
 
 def print_state(state: dict, console: Console, globals_too: bool = True) -> None:

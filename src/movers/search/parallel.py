@@ -110,7 +110,7 @@ def _register_statics() -> None:
 _TABLE = {Code: _reduce_static, ClassInfo: _reduce_static, Func: _reduce_static}
 
 
-def encode(states: list[State]) -> bytes:
+def encode(states: list[Any]) -> bytes:
     buf = io.BytesIO()
     p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
     p.dispatch_table = _TABLE  # type: ignore[assignment]
@@ -118,7 +118,7 @@ def encode(states: list[State]) -> bytes:
     return buf.getvalue()
 
 
-def decode(data: bytes) -> list[State]:
+def decode(data: bytes) -> list[Any]:
     return pickle.loads(data)  # noqa: S301  (our own processes' messages)
 
 
@@ -607,7 +607,7 @@ def parallel_search(ts: Any, workers: int, limits: Any, progress: Callable[[Stat
     inboxes = [ctx.Queue() for _ in range(workers)]
     status = ctx.Queue()
     busy = ctx.Value("q", 1)  # the initial state, in flight
-    stored = ctx.Array("q", workers)
+    stored: Any = ctx.Array("q", workers)
     # Read and written without a lock: each process's "my stack is empty" and its expansions so far.
     hungry = ctx.Array("b", workers, lock=False)
     pace = ctx.Array("q", workers, lock=False)
@@ -616,7 +616,7 @@ def parallel_search(ts: Any, workers: int, limits: Any, progress: Callable[[Stat
     procs = [ctx.Process(target=_worker, args=(w, workers, ts, store, shared), daemon=True) for w in range(workers)]
     for p in procs:
         p.start()
-    inboxes[owner(init, workers)].put(("token", [None] * workers, 0, encode([(init, -1, 0, b"")])))  # type: ignore[list-item]
+    inboxes[owner(init, workers)].put(("token", [None] * workers, 0, encode([(init, -1, 0, b"")])))
     end = _End()
     try:
         _watch(end, shared, procs, limits, progress, stats, start)

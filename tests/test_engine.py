@@ -165,7 +165,7 @@ def test_state_store_ghost_parts_keep_their_place() -> None:
     assert store.state(store.key(s2)) == s2
 
 
-# -- the plain full search (search/explore.py's _dfs_plain) ---------------------------------------------------------
+# -- the plain full search (search/plain.py) -----------------------------------------------------------------------
 
 
 def _with_traces(r: movers.Result) -> tuple[object, ...]:

@@ -22,7 +22,7 @@ from differential import run_differential
 
 import movers
 from movers.checker import Checker, load
-from movers.options import Options
+from movers.search.options import Options
 
 REDUCTIONS = ["none", "static-por", "optimistic", "transactions"]
 TIMEOUT = 300  # seconds: generous, a hang fails; the runs take about a second
@@ -355,7 +355,7 @@ DEADLOCK_SEARCH = """
 import sys
 from movers.checker import Checker, load
 from movers.report.result import Result, Stats
-from movers.options import Limits, Options
+from movers.search.options import Limits, Options
 
 checker = Checker(load(sys.argv[1]), Options("transactions", limits=Limits(max_states=20)))
 print(checker._deadlock_check(Result("ok", "transactions", Stats()), []).verdict)

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 import movers
 from movers.checker import Checker, load
-from movers.options import Limits, Options
 from movers.reduce import locking
 from movers.reduce.ample import final_fields
 from movers.reduce.classify import Refine
 from movers.search.explore import Search
+from movers.search.options import Limits, Options
 
 LOCKING = {
     "dwyer-wsl": locking.DwyerWSL,

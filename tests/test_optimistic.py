@@ -13,8 +13,8 @@ from strategies import models, single_kind_models
 
 import movers
 from movers.checker import Checker, load
-from movers.options import Options
 from movers.reduce.none import NoReduction
+from movers.search.options import Options
 from movers.semantics.system import TransitionSystem
 
 FILES = sorted(EXAMPLES.glob("*.py"))

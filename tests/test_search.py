@@ -86,3 +86,28 @@ def test_state_counts_are_deterministic() -> None:
 def test_deadlock_in_initial_state() -> None:
     r = run("s = Semaphore(0)\ndef w():\n    s.acquire()\nThread(target=w).start()\n")
     assert r.violations[0].kind == "deadlock" and r.violations[0].trace == []
+
+
+@pytest.mark.parametrize(("reduction", "search", "strategy"), [
+    ("none", "dfs", "PlainDepthFirst"), ("none", "bfs", "BreadthFirst"), ("static-por", "dfs", "DepthFirst"),
+    ("static-por", "bfs", "BreadthFirst"), ("transactions", "dfs", "Incremental"),
+    ("transactions", "bfs", "Incremental"),
+])
+def test_each_search_runs_its_strategy(reduction: str, search: str, strategy: str, monkeypatch) -> None:
+    # One strategy per file (search/explore.py chooses): the fast loop for the plain full search, passes for a
+    # reduction whose predicates weaken, else the order asked for.
+    import movers.search.explore as ex
+
+    ran = []
+    make = ex.Search.strategy
+
+    def spy(self: ex.Search, name: str) -> object:
+        s = make(self, name)
+        ran.append(type(s).__name__)
+        return s
+
+    monkeypatch.setattr(ex.Search, "strategy", spy)
+    r = movers.check(COUNTER, reduction=reduction, search=search)
+    assert r.verdict == "ok" and ran and set(ran) == {strategy}
+    if reduction == "none":  # the full search: every order stores every state
+        assert r.stats.states == movers.check(COUNTER, reduction=reduction, search="dfs").stats.states

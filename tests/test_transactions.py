@@ -13,7 +13,7 @@ from strategies import models, single_kind_models
 
 import movers
 from movers.checker import Checker, load
-from movers.options import Options
+from movers.search.options import Options
 
 FILES = sorted(EXAMPLES.glob("*.py"))
 

@@ -26,7 +26,6 @@ from movers.instrument.properties import instrument
 from movers.ir.program import Program
 from movers.lang.compiler import compile_model
 from movers.lang.errors import ModelSyntaxError
-from movers.options import Limits, Options
 from movers.reduce import Capabilities, capabilities, make_reduction
 from movers.reduce.classify import Classification, Refine
 from movers.report.result import Result, Stats, Violation
@@ -44,6 +43,7 @@ from movers.search.limits import (
     settle,
     stop_reason,
 )
+from movers.search.options import Limits, Options
 from movers.semantics.system import InitError, TransitionSystem
 
 

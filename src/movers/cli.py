@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from movers.options import Options
     from movers.report.registry import View
     from movers.report.result import Result, Stats
+    from movers.search.options import Options
 
 EXIT_INCOMPLETE = 3
 EXIT_INTERNAL = 4
@@ -33,9 +33,9 @@ LIMIT_OPTIONS = {"max_states": "--max-states", "time_limit": "--time-limit", "ma
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
-    from movers import __version__
     from movers.reduce import REDUCTIONS
     from movers.report.registry import stdout_formats
+    from movers.version import VERSION as __version__
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
@@ -386,7 +386,7 @@ ZERO_STATS = {"states": 0, "transitions": 0, "max_depth": 0, "seconds": 0.0, "pe
 def _envelope() -> dict:
     """The fields every JSON object has beyond the verdict (report/result.py's ``to_json``), for the objects
     written before the checker's modules are loaded."""
-    from movers import __version__
+    from movers.version import VERSION as __version__
 
     return {"store": {"kind": "exact"}, "symmetry": "off", "model": "", "search": "dfs", "notes": [],
             "tool": {"name": "movers", "version": __version__}, "schema": 1}
@@ -457,7 +457,7 @@ def _internal_error(e: Exception, json_out: bool | str, reduction: str | None) -
 
 def options_of(args: argparse.Namespace) -> Options:
     """The one ``Options`` of ``movers check``, built from its command line."""
-    from movers.options import Limits, Options
+    from movers.search.options import Limits, Options
 
     limits = Limits(args.max_states, args.time_limit, args.max_depth, args.max_memory)
     return Options(args.reduction, args.search, limits, store=args.store, bits=args.bits, symmetry=args.symmetry,

@@ -118,7 +118,7 @@ def read_trail(path: str | os.PathLike[str]) -> dict[str, Any]:
         if type(value) not in _OPTION_TYPES[name]:
             raise TrailError(f"{path}: the trail's option {name!r} is {json.dumps(value)}, not a "
                              + " or ".join("null" if t is type(None) else t.__name__ for t in _OPTION_TYPES[name]))
-    from movers.options import Limits, Options
+    from movers.search.options import Limits, Options
 
     options = check_options(data)
     problem = Options(data.get("reduction", "none"), options["search"], Limits(max_depth=options["max_depth"]),
@@ -181,9 +181,9 @@ def _replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result | st
     """The result of running the trail's steps on the model, or why and where the trail does not fit."""
     from movers.checker import Checker, init_violation, load, peak_memory_mb
     from movers.lang.errors import ModelSyntaxError
-    from movers.options import Options
     from movers.reduce.classify import Refine
     from movers.search.limits import settle
+    from movers.search.options import Options
     from movers.semantics.system import InitError
 
     try:

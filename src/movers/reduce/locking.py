@@ -517,7 +517,6 @@ class LockingAmple(Ample):
 
     name = "dwyer-locking"
     capabilities = Capabilities(atomicity=frozenset({"commit"}), infers_disciplines=True, classifies=True)
-    infers_disciplines = True  # the checker passes ``refine`` and lets ``refined`` handle a Refine
     wsl, ld, dominated = False, False, False
 
     def __init__(self, ts: Any, refine: bool = True) -> None:

@@ -56,7 +56,6 @@ class Optimistic:
     capabilities = Capabilities(atomicity=frozenset({"commit", "reduction", "auto"}), checks_discipline=True,
                                 classifies=True)
     preserves = ALL_BUT_ATOMICITY
-    checks_discipline = True  # the reduction checks declared predicates itself, as part of q
 
     def __init__(self, ts: Any, classification: Classification | None = None) -> None:
         self.ts = ts

@@ -79,8 +79,6 @@ class Transactions:
                                 incremental=True, checks_discipline=True, counts_transactions=True,
                                 deadlock_search="optimistic", classifies=True,
                                 refuses_model=lambda program: model_refusal(program))
-    checks_discipline = True
-    incremental = True  # the search re-expands its stored states when the classification weakens
 
     def __init__(self, ts: Any, classification: Classification | None = None) -> None:
         # Over an atomicity instrumentation (ghost state: phases of atomic blocks, a shadow store) the commit

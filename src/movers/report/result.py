@@ -6,8 +6,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
+
+from movers.search.stats import Stats
 
 VERDICTS = ("ok", "violation", "incomplete", "error")
 # What a step's changes say of a thread (``{"thread worker#0": "terminated"}``).
@@ -84,32 +86,6 @@ class Violation:
 
 
 @dataclass
-class Stats:
-    states: int = 0
-    transitions: int = 0
-    max_depth: int = 0
-    seconds: float = 0.0
-    peak_memory_mb: float = 0.0
-    # Moves explored (a move of k steps counts once); equals transitions for --reduction none.
-    moves: int = 0
-    # Transactions executed (--reduction transactions): moves that ran a whole transaction.
-    transactions: int = 0
-
-    @property
-    def states_per_second(self) -> float:
-        return self.states / self.seconds if self.seconds > 0 else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        del d["moves"]
-        if not self.transactions:
-            del d["transactions"]
-        else:
-            d["steps_per_transaction"] = round(self.transitions / self.transactions, 2)
-        return d
-
-
-@dataclass
 class Result:
     verdict: str
     reduction: str
@@ -172,7 +148,7 @@ JSON_SCHEMA_VERSION = 1
 def envelope() -> dict[str, Any]:
     """What every JSON object of movers carries: the tool and the version of the object's schema
     (docs/result.schema.json)."""
-    from movers import __version__
+    from movers.version import VERSION as __version__
 
     return {"tool": {"name": "movers", "version": __version__}, "schema": JSON_SCHEMA_VERSION}
 

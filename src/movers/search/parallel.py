@@ -61,14 +61,15 @@ import sys
 import time
 from array import array
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from movers.ir.program import ClassInfo, Code, Func, ref
-from movers.options import Options
-from movers.report.result import Stats
-from movers.search.explore import Found, Outcome
+from movers.search.base import Found, Outcome
 from movers.search.fingerprints import make_store
 from movers.search.limits import LimitReached, poll, settle
+from movers.search.options import Options
+from movers.search.stats import Stats
 from movers.semantics.state import State
 
 BATCH = 512  # states per message
@@ -110,7 +111,7 @@ def _register_statics() -> None:
 _TABLE = {Code: _reduce_static, ClassInfo: _reduce_static, Func: _reduce_static}
 
 
-def encode(states: list[State]) -> bytes:
+def encode(states: list[Any]) -> bytes:
     buf = io.BytesIO()
     p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
     p.dispatch_table = _TABLE  # type: ignore[assignment]
@@ -118,7 +119,7 @@ def encode(states: list[State]) -> bytes:
     return buf.getvalue()
 
 
-def decode(data: bytes) -> list[State]:
+def decode(data: bytes) -> list[Any]:
     return pickle.loads(data)  # noqa: S301  (our own processes' messages)
 
 
@@ -191,73 +192,96 @@ def _die_with_parent(ppid: int) -> None:
         os._exit(0)
 
 
-def _worker(w: int, n: int, ts: Any, kind: str, inboxes: list[Any], status: Any, busy: Any, stored: Any,
-            hungry: Any, pace: Any, max_states: int | None, stop: Any, ppid: int) -> None:
-    _die_with_parent(ppid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C does
-    gc.disable()  # as in the sequential search: states are acyclic, and the collector would rescan them
-    store = make_store(kind)
-    visited, key = store.keys, store.key
-    # Per state stored here, by its index: its parent's global number (-1: the initial state) and its position
-    # among the parent's successors (``_expander``): the counterexample's path (module docstring). A state's
-    # global number is index * n + w.
-    parent_of = array("q")
-    position = array("I")
-    # A stack entry is [state, its global number, its successors (None: not expanded yet), next index, its
-    # place in the sequential order]. The stack is kept in that order, the first on top (``enter``).
-    stack: list[list[Any]] = []
-    out: list[list[tuple[State, int, int, bytes]]] = [[] for _ in range(n)]
-    inbox = inboxes[w]
-    expand, deadlock = _expander(ts), ts.deadlock
-    check_state = None if getattr(ts.check_state, "checks_nothing", False) else ts.check_state
-    since = [NEVER] * n  # when (in expansions) each batch got its first state
-    requests: list[Any] = []
-    # The token phase (module docstring): only the holder of the token searches; ``places`` has each process's
-    # first work in the sequential order (None: none), ``count`` the expansions made so far by all.
-    holder = free = False
-    places: list[bytes | None] = [None] * n
-    count = 0
-    # ``clock``: the expansions made, counting the time spent idle as keeping pace (``ahead``).
-    transitions = expanded = reported = next_sync = clock = 0
-    working = False
+class _Worker:
+    """One process of the partitioned search (module docstring). ``run`` searches, then serves the parent's
+    requests for a counterexample's path (``_serve``)."""
 
-    def add(delta: int) -> int:
-        with busy.get_lock():
-            busy.value += delta
-            return int(busy.value)
+    def __init__(self, w: int, n: int, ts: Any, kind: str, shared: _Shared) -> None:
+        self.w, self.n, self.kind = w, n, kind
+        self.inboxes, self.status, self.busy, self.stored = shared.inboxes, shared.status, shared.busy, shared.stored
+        self.hungry, self.pace, self.stop, self.ppid = shared.hungry, shared.pace, shared.stop, shared.ppid
+        self.max_states = shared.max_states
+        self.store = make_store(kind)
+        self.visited, self.key = self.store.keys, self.store.key
+        # Per state stored here, by its index: its parent's global number (-1: the initial state) and its
+        # position among the parent's successors (``_expander``): the counterexample's path (module docstring).
+        # A state's global number is index * n + w.
+        self.parent_of = array("q")
+        self.position = array("I")
+        # A stack entry is [state, its global number, its successors (None: not expanded yet), next index, its
+        # place in the sequential order]. The stack is kept in that order, the first on top (``enter``).
+        self.stack: list[list[Any]] = []
+        self.out: list[list[tuple[State, int, int, bytes]]] = [[] for _ in range(n)]
+        self.inbox = self.inboxes[w]
+        self.expand, self.deadlock = _expander(ts), ts.deadlock
+        self.check_state = None if getattr(ts.check_state, "checks_nothing", False) else ts.check_state
+        self.since = [NEVER] * n  # when (in expansions) each batch got its first state
+        self.requests: list[Any] = []
+        # The token phase (module docstring): only the holder of the token searches; ``places`` has each
+        # process's first work in the sequential order (None: none), ``count`` the expansions made so far by all.
+        self.holder = self.free = False
+        self.places: list[bytes | None] = [None] * n
+        self.count = 0
+        # ``clock``: the expansions made, counting the time spent idle as keeping pace (``ahead``).
+        self.transitions = self.expanded = self.reported = self.next_sync = self.clock = 0
+        self.working = False
 
-    def send(o: int) -> None:
-        batch = out[o]
+    def run(self) -> None:
+        _die_with_parent(self.ppid)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C does
+        gc.disable()  # as in the sequential search: states are acyclic, and the collector would rescan them
+        try:
+            self.search()
+        except BaseException as e:  # noqa: BLE001  (a bug in a worker must reach the parent, never hang it)
+            self.status.put(("error", f"internal error in worker {self.w} (a bug in movers): {type(e).__name__}: {e}"))
+            self.stop.set()
+        if self.max_states is None:
+            self.stored[self.w] = len(self.visited)
+        report_ = getattr(self.store, "report", None)
+        self.status.put(("stats", self.w, self.transitions, report_() if report_ is not None else {"kind": self.kind}))
+        _serve(self.w, self.n, self.inboxes, self.status, self.parent_of, self.position, self.ppid, self.requests)
+
+    # -- the shared counter, the batches, the stores -------------------------------------------------------------
+
+    def add(self, delta: int) -> int:
+        with self.busy.get_lock():
+            self.busy.value += delta
+            return int(self.busy.value)
+
+    def send(self, o: int) -> None:
+        batch = self.out[o]
         if batch:
-            add(len(batch))
-            inboxes[o].put(encode(batch))
-            hungry[o] = 0  # it has work coming: keep pace with it (``ahead``) until it has done it
-            out[o] = []
-            since[o] = NEVER
+            self.add(len(batch))
+            self.inboxes[o].put(encode(batch))
+            self.hungry[o] = 0  # it has work coming: keep pace with it (``ahead``) until it has done it
+            self.out[o] = []
+            self.since[o] = NEVER
 
-    def admit(s: State, parent: int, pos: int) -> int:
+    def admit(self, s: State, parent: int, pos: int) -> int:
         """Store ``s`` if it is new: its global number, or -1 if it was stored already; past --max-states (a
         count all processes share), stop and say -2. (The answer saves asking the shared ``stop`` event, a
         lock, per state.)"""
-        k = key(s)
+        visited = self.visited
+        k = self.key(s)
         n0 = len(visited)
         visited.add(k)
         if len(visited) == n0:
             return -1
-        if max_states is not None:
-            with stored.get_lock():
-                if sum(stored) >= max_states:
+        if self.max_states is not None:
+            with self.stored.get_lock():
+                if sum(self.stored) >= self.max_states:
                     visited.discard(k)
-                    status.put(("max-states",))
-                    stop.set()
+                    self.status.put(("max-states",))
+                    self.stop.set()
                     return -2
-                stored[w] += 1
-        parent_of.append(parent)
-        position.append(pos)
-        return (len(parent_of) - 1) * n + w
+                self.stored[self.w] += 1
+        self.parent_of.append(parent)
+        self.position.append(pos)
+        return (len(self.parent_of) - 1) * self.n + self.w
 
-    def enter(entry: list[Any]) -> None:
+    def enter(self, entry: list[Any]) -> None:
         """Put a state another process sent where the sequential order puts it among this one's work."""
+        stack = self.stack
         place = entry[4]
         top = len(stack)
         if not top or place < _pending(stack[-1]):
@@ -272,220 +296,270 @@ def _worker(w: int, n: int, ts: Any, kind: str, inboxes: list[Any], status: Any,
                 top = mid
         stack.insert(lo, entry)
 
-    def take(data: bytes) -> bool:
+    def take(self, data: bytes) -> bool:
         batch = decode(data)
         for s, parent, pos, place in batch:
-            number = admit(s, parent, pos)
+            number = self.admit(s, parent, pos)
             if number == -2:
                 return False
             if number >= 0:
-                enter([s, number, None, 0, place])
-        add(-len(batch))
+                self.enter([s, number, None, 0, place])
+        self.add(-len(batch))
         return True
 
-    def receive(msg: Any) -> bool:
+    # -- messages and the token ----------------------------------------------------------------------------------
+
+    def receive(self, msg: Any) -> bool:
         """Take a message: a batch of states, the token (with a state or none), the end of the token phase, or
         the parent's request for a path come before this process saw the stop. False past --max-states."""
-        nonlocal holder, free, places, count, clock
         if type(msg) is bytes:
-            return take(msg)
+            return self.take(msg)
         if msg[0] == "token":
-            _, places, count, data = msg
-            holder = True
-            return take(data) if data is not None else True
+            _, self.places, self.count, data = msg
+            self.holder = True
+            return self.take(data) if data is not None else True
         if msg[0] == "free":
-            free = True
-            clock = max(clock, msg[1])  # the expansions of the token phase, all processes' together
-            pace[w] = clock
+            self.free = True
+            self.clock = max(self.clock, msg[1])  # the expansions of the token phase, all processes' together
+            self.pace[self.w] = self.clock
             return True
-        requests.append(msg)
+        self.requests.append(msg)
         return True
 
-    def hand_over(mine: bytes | None, to: int = -1, data: bytes | None = None) -> bool:
+    def hand_over(self, mine: bytes | None, to: int = -1, data: bytes | None = None) -> bool:
         """Token phase: give the token to the process with the first work in the sequential order, ``mine``
         being this process's first, or to ``to`` with the state sent (``data``), which is then the first;
         False if this process keeps it."""
-        nonlocal holder
+        w, places = self.w, self.places
         if data is None:
             first = mine
-            for o in range(n):
+            for o in range(self.n):
                 p = places[o]
                 if o != w and p is not None and (first is None or p < first):
                     to, first = o, p
             if to < 0:
                 return False
         else:
-            add(1)
+            self.add(1)
         places[w] = mine
-        inboxes[to].put(("token", places, count, data))
-        holder = False
+        self.inboxes[to].put(("token", places, self.count, data))
+        self.holder = False
         return True
 
-    def ahead(mine: int) -> bool:
-        for o in range(n):
+    def ahead(self, mine: int) -> bool:
+        w, hungry, pace = self.w, self.hungry, self.pace
+        for o in range(self.n):
             if o != w and not hungry[o] and mine > _pace_limit(pace[o]):
                 return True
         return False
 
-    def report(kind_: str, message: str, state: State, number: int, step: Any) -> None:
-        status.put(("violation", kind_, message, encode([state]), number, step))
-        stop.set()
+    def report(self, kind_: str, message: str, state: State, number: int, step: Any) -> None:
+        """The first violation this process finds: to the parent, and every process stops."""
+        self.status.put(("violation", kind_, message, encode([state]), number, step))
+        self.stop.set()
 
-    try:
+    # -- the search ----------------------------------------------------------------------------------------------
+
+    def search(self) -> None:
         # The shared ``stop`` event is a lock to ask: it is asked when idle and every 64 expansions, not per state.
+        stack = self.stack
         while True:
-            if not stack or not (free or holder):  # nothing to do, or waiting for the token
-                if stop.is_set():
-                    break
-                if not stack:
-                    if holder and hand_over(None):
-                        continue
-                    for o in range(n):
-                        send(o)
-                    if working:
-                        working = False
-                        if add(-1) == 0:
-                            status.put(("done",))
-                    hungry[w] = 1
-                    # Idle, it keeps pace with the others: once it has work, it is compared from where they are.
-                    clock = max(clock, *pace)
-                    pace[w] = clock
-                try:
-                    msg = inbox.get(timeout=0.05)
-                except queue.Empty:
-                    if os.getppid() != ppid:
-                        os._exit(0)
-                    continue
-                hungry[w] = 0
-                if not working:
-                    working = True
-                    add(1)
-                if not receive(msg):
+            if not stack or not (self.free or self.holder):  # nothing to do, or waiting for the token
+                if not self._wait():
                     break
                 continue
             entry = stack[-1]
-            s, number, succ, i, place = entry
-            if holder and hand_over(_pending(entry)):  # another process has earlier work
+            if self.holder and self.hand_over(_pending(entry)):  # another process has earlier work
                 continue
-            if succ is None:  # first time on top: expand it
-                if check_state is not None:
-                    v = check_state(s)
-                    if v is not None:
-                        report(v[0], v[1], s, number, None)
-                        break
-                succ = expand(s)
-                if not succ:
-                    stack.pop()
-                    dead = deadlock(s)
-                    if dead:
-                        report("deadlock", dead, s, number, None)
-                        break
-                    continue
-                entry[2] = succ
-                expanded += 1
-                clock += 1
-                if holder:
-                    count += 1
-                    if count >= TOKEN_PHASE:
-                        for o in range(n):
-                            if o != w:
-                                inboxes[o].put(("free", count))
-                        holder, free = False, True
-                        clock = max(clock, count)
-                if max_states is None and len(visited) - reported >= 1024:  # for the progress line
-                    reported = stored[w] = len(visited)
-                if expanded >= next_sync:
-                    # Early on, after every expansion: the sequential order is kept closest where a violation
-                    # takes few states to find; later every 64 (asking costs a lock). A batch is sent once it
-                    # waited for more than a 1,024th of the expansions made, or is full: a violation costs about
-                    # that much more work than sequentially per crossing of its path (module docstring).
-                    next_sync = expanded + min(64, 1 + (expanded >> SYNC_SHIFT))
-                    if stop.is_set() or os.getppid() != ppid:
-                        break
-                    old = expanded - max(1, expanded >> SYNC_SHIFT)
-                    for o in range(n):
-                        if since[o] <= old:
-                            send(o)
-                    # Take what arrived meanwhile, so that senders' batches do not pile up.
-                    try:
-                        while True:
-                            if not receive(inbox.get_nowait()):
-                                break
-                    except queue.Empty:
-                        pass
-                    pace[w] = clock
-                    # Never far ahead of a process that has work (module docstring): wait for it, taking
-                    # what it sends.
-                    while free and ahead(clock):
-                        if stop.is_set() or os.getppid() != ppid:
-                            break
-                        try:
-                            receive(inbox.get(timeout=0.002))
-                        except queue.Empty:
-                            pass
-                    continue
-            home = s[2][:2]
-            two = len(home) == 2
-            n_succ = len(succ)
-            halt = pushed = False
-            while i < n_succ:
-                s2 = succ[i]
-                i += 1
-                transitions += 1
-                if type(s2) is not tuple:
-                    if s2 is None:  # an assume pruned the step
-                        continue
-                    # A failed step, reported where the sequential search meets it: after the subtrees of the
-                    # successors before it.
-                    report(s2.violation[0], s2.violation[1], s, number, (s2.thread, s2.choices))
-                    halt = True
+            if entry[2] is None:  # first time on top: expand it
+                go = self._expand(entry)
+                if go is None:
                     break
-                if len(s2[1]) >= MAX_HEAP:
-                    status.put(("error", f"--workers: a heap of more than {MAX_HEAP:,} objects"))
-                    stop.set()
-                    halt = True
+                if go:
+                    continue
+            if self._successors(entry):
+                break
+
+    def _wait(self) -> bool:
+        """Nothing to do (or waiting for the token): say so, and take the next message; False to stop."""
+        if self.stop.is_set():
+            return False
+        w = self.w
+        if not self.stack:
+            if self.holder and self.hand_over(None):
+                return True
+            for o in range(self.n):
+                self.send(o)
+            if self.working:
+                self.working = False
+                if self.add(-1) == 0:
+                    self.status.put(("done",))
+            self.hungry[w] = 1
+            # Idle, it keeps pace with the others: once it has work, it is compared from where they are.
+            self.clock = max(self.clock, *self.pace)
+            self.pace[w] = self.clock
+        try:
+            msg = self.inbox.get(timeout=0.05)
+        except queue.Empty:
+            if os.getppid() != self.ppid:
+                os._exit(0)
+            return True
+        self.hungry[w] = 0
+        if not self.working:
+            self.working = True
+            self.add(1)
+        return self.receive(msg)
+
+    def _expand(self, entry: list[Any]) -> bool | None:
+        """Expand the state on top: None to stop (a violation), True to look at the stack again (it changed,
+        or the messages were read), False to go on with its successors."""
+        s, number = entry[0], entry[1]
+        if self.check_state is not None:
+            v = self.check_state(s)
+            if v is not None:
+                self.report(v[0], v[1], s, number, None)
+                return None
+        succ = self.expand(s)
+        if not succ:
+            self.stack.pop()
+            dead = self.deadlock(s)
+            if dead:
+                self.report("deadlock", dead, s, number, None)
+                return None
+            return True
+        entry[2] = succ
+        self.expanded += 1
+        self.clock += 1
+        if self.holder:
+            self.count += 1
+            if self.count >= TOKEN_PHASE:
+                self._end_token_phase()
+        if self.max_states is None and len(self.visited) - self.reported >= 1024:  # for the progress line
+            self.reported = self.stored[self.w] = len(self.visited)
+        if self.expanded >= self.next_sync:
+            return self._sync()
+        return False
+
+    def _end_token_phase(self) -> None:
+        for o in range(self.n):
+            if o != self.w:
+                self.inboxes[o].put(("free", self.count))
+        self.holder, self.free = False, True
+        self.clock = max(self.clock, self.count)
+
+    def _sync(self) -> bool | None:
+        """Early on, after every expansion: the sequential order is kept closest where a violation takes few
+        states to find; later every 64 (asking costs a lock). A batch is sent once it waited for more than a
+        1,024th of the expansions made, or is full: a violation costs about that much more work than
+        sequentially per crossing of its path (module docstring). None to stop, else True."""
+        expanded = self.expanded
+        self.next_sync = expanded + min(64, 1 + (expanded >> SYNC_SHIFT))
+        if self.stop.is_set() or os.getppid() != self.ppid:
+            return None
+        old = expanded - max(1, expanded >> SYNC_SHIFT)
+        for o in range(self.n):
+            if self.since[o] <= old:
+                self.send(o)
+        # Take what arrived meanwhile, so that senders' batches do not pile up.
+        try:
+            while True:
+                if not self.receive(self.inbox.get_nowait()):
                     break
-                h = s2[2]
-                # A step of a thread after the first two leaves them as they are: the state stays home.
-                o = w if two and h[0] is home[0] and h[1] is home[1] else owner(s2, n)
-                if o == w:
-                    number2 = admit(s2, number, i - 1)
-                    if number2 >= 0:  # new: go down into it, as the sequential search does
-                        stack.append([s2, number2, None, 0, place + _place(i - 1)])
-                        pushed = True
-                        break
-                    if number2 == -2:
-                        halt = True
-                        break
-                elif holder:
-                    # The sequential search goes down into it now: so does its owner, with the token. (If it was
-                    # stored already, the owner gives the token back at once.)
-                    entry[3] = i
-                    hand_over(place + _place(i), o, encode([(s2, number, i - 1, place + _place(i - 1))]))
+        except queue.Empty:
+            pass
+        self.pace[self.w] = self.clock
+        # Never far ahead of a process that has work (module docstring): wait for it, taking what it sends.
+        while self.free and self.ahead(self.clock):
+            if self.stop.is_set() or os.getppid() != self.ppid:
+                break
+            try:
+                self.receive(self.inbox.get(timeout=0.002))
+            except queue.Empty:
+                pass
+        return True
+
+    def _successors(self, entry: list[Any]) -> bool:
+        """Go on with the successors of the state on top, from its next index: down into the first new one this
+        process owns, sending the others to their owners. True to stop."""
+        s, number, succ, i, place = entry
+        w, n, out, since, hungry = self.w, self.n, self.out, self.since, self.hungry
+        home = s[2][:2]
+        two = len(home) == 2
+        n_succ = len(succ)
+        halt = pushed = False
+        transitions = self.transitions
+        while i < n_succ:
+            s2 = succ[i]
+            i += 1
+            transitions += 1
+            if type(s2) is not tuple:
+                if s2 is None:  # an assume pruned the step
+                    continue
+                # A failed step, reported where the sequential search meets it: after the subtrees of the
+                # successors before it.
+                self.report(s2.violation[0], s2.violation[1], s, number, (s2.thread, s2.choices))
+                halt = True
+                break
+            if len(s2[1]) >= MAX_HEAP:
+                self.status.put(("error", f"--workers: a heap of more than {MAX_HEAP:,} objects"))
+                self.stop.set()
+                halt = True
+                break
+            h = s2[2]
+            # A step of a thread after the first two leaves them as they are: the state stays home.
+            o = w if two and h[0] is home[0] and h[1] is home[1] else owner(s2, n)
+            if o == w:
+                number2 = self.admit(s2, number, i - 1)
+                if number2 >= 0:  # new: go down into it, as the sequential search does
+                    self.stack.append([s2, number2, None, 0, place + _place(i - 1)])
                     pushed = True
                     break
-                else:
-                    batch = out[o]
-                    if not batch:
-                        since[o] = expanded
-                    batch.append((s2, number, i - 1, place + _place(i - 1)))
-                    # An idle owner gets the state at once: the sequential search would go down into it now.
-                    if len(batch) >= BATCH or hungry[o]:
-                        send(o)
-            if halt:
-                break
-            if pushed:
+                if number2 == -2:
+                    halt = True
+                    break
+            elif self.holder:
+                # The sequential search goes down into it now: so does its owner, with the token. (If it was
+                # stored already, the owner gives the token back at once.)
                 entry[3] = i
+                self.hand_over(place + _place(i), o, encode([(s2, number, i - 1, place + _place(i - 1))]))
+                pushed = True
+                break
             else:
-                stack.pop()
-    except BaseException as e:  # noqa: BLE001  (a bug in a worker must reach the parent, never hang it)
-        status.put(("error", f"internal error in worker {w} (a bug in movers): {type(e).__name__}: {e}"))
-        stop.set()
-    if max_states is None:
-        stored[w] = len(visited)
-    report_ = getattr(store, "report", None)
-    status.put(("stats", w, transitions, report_() if report_ is not None else {"kind": kind}))
-    _serve(w, n, inboxes, status, parent_of, position, ppid, requests)
+                batch = out[o]
+                if not batch:
+                    since[o] = self.expanded
+                batch.append((s2, number, i - 1, place + _place(i - 1)))
+                # An idle owner gets the state at once: the sequential search would go down into it now.
+                if len(batch) >= BATCH or hungry[o]:
+                    self.send(o)
+        self.transitions = transitions
+        if halt:
+            return True
+        if pushed:
+            entry[3] = i
+        else:
+            self.stack.pop()
+        return False
+
+
+@dataclass
+class _Shared:
+    """What the processes share: their inboxes, the parent's status queue, the counter of busy processes and
+    states in flight, the states each stored, who is idle, how far each got, --max-states, the stop."""
+
+    inboxes: list[Any]
+    status: Any
+    busy: Any
+    stored: Any
+    hungry: Any
+    pace: Any
+    max_states: int | None
+    stop: Any
+    ppid: int
+
+
+def _worker(w: int, n: int, ts: Any, kind: str, shared: _Shared) -> None:
+    _Worker(w, n, ts, kind, shared).run()
 
 
 def _serve(w: int, n: int, inboxes: list[Any], status: Any, parent_of: Any, position: Any, ppid: int,
@@ -534,93 +608,27 @@ def parallel_search(ts: Any, options: Options, progress: Callable[[Stats], None]
     inboxes = [ctx.Queue() for _ in range(workers)]
     status = ctx.Queue()
     busy = ctx.Value("q", 1)  # the initial state, in flight
-    stored = ctx.Array("q", workers)
+    stored: Any = ctx.Array("q", workers)
     # Read and written without a lock: each process's "my stack is empty" and its expansions so far.
     hungry = ctx.Array("b", workers, lock=False)
     pace = ctx.Array("q", workers, lock=False)
     stop = ctx.Event()
-    procs = [ctx.Process(target=_worker, args=(w, workers, ts, store, inboxes, status, busy, stored, hungry,
-                                                pace, limits.max_states, stop, os.getpid()), daemon=True)
-             for w in range(workers)]
+    shared = _Shared(inboxes, status, busy, stored, hungry, pace, limits.max_states, stop, os.getpid())
+    procs = [ctx.Process(target=_worker, args=(w, workers, ts, store, shared), daemon=True) for w in range(workers)]
     for p in procs:
         p.start()
-    inboxes[owner(init, workers)].put(("token", [None] * workers, 0, encode([(init, -1, 0, b"")])))  # type: ignore[list-item]
-    violation: tuple[Any, ...] | None = None
-    limit: str | None = None
-    error: str | None = None
-    transitions = 0
-    reports: list[dict[str, Any]] = []
-    last = time.perf_counter()
+    inboxes[owner(init, workers)].put(("token", [None] * workers, 0, encode([(init, -1, 0, b"")])))
+    end = _End()
     try:
-        try:
-            while True:
-                try:
-                    msg = status.get(timeout=0.05)
-                except queue.Empty:
-                    msg = None
-                if msg is not None:
-                    if msg[0] == "done":
-                        break
-                    if msg[0] == "violation":
-                        violation = msg
-                        break
-                    if msg[0] == "max-states":
-                        limit = "max-states"
-                        break
-                    if msg[0] == "error":
-                        error = msg[1]
-                        break
-                    if msg[0] == "stats":  # a worker ended early (after a stop)
-                        transitions += msg[2]
-                        reports.append(msg[3])
-                poll()  # the time limit, --max-memory and Ctrl-C of the parent's budget
-                dead = [p for p in procs if not p.is_alive()]
-                if dead:  # killed from outside (the out-of-memory killer): the others would wait for it forever
-                    error = (f"--workers: process {procs.index(dead[0])} ended during the search (exit code "
-                             f"{dead[0].exitcode})")
-                    break
-                _memory_check(procs, limits)
-                now = time.perf_counter()
-                if progress is not None and now - last >= 0.5:
-                    last = now
-                    stats.states, stats.seconds = sum(stored), now - start
-                    progress(stats)
-        except LimitReached as e:
-            limit = e.why
-        except KeyboardInterrupt:
-            limit = "interrupted"
-        except MemoryError:
-            limit = "memory"
+        _watch(end, shared, procs, limits, progress, stats, start)
         # The search is over: what it found is reported whatever the limits say now (a violation is never
         # turned into "incomplete" while its path is rebuilt).
         settle()
         stop.set()
-        deadline = time.perf_counter() + 30
-        while len(reports) < workers and time.perf_counter() < deadline:
-            try:
-                msg = status.get(timeout=0.05)
-            except queue.Empty:
-                if not all(p.is_alive() for p in procs):
-                    break
-                continue
-            if msg[0] == "stats":
-                transitions += msg[2]
-                reports.append(msg[3])
-            elif msg[0] == "violation" and violation is None:  # found as a limit stopped the search: kept
-                violation = msg
-            elif msg[0] == "error" and error is None:
-                error = msg[1]
-        if error is not None:
-            raise RuntimeError(error)
-        found: Found | None = None
-        if violation is not None:
-            _, kind, message, data, number, step = violation
-            state = decode(data)[0]
-            steps = _rebuild(ts, _chain(number, workers, inboxes, status, procs), state)
-            # A failed step is reported after the path to the state it starts from; a deadlock or a state
-            # property shows in the state itself (as the sequential search reports them).
-            found = Found(kind, message, steps + [step], None) if step is not None else Found(kind, message, steps,
-                                                                                              state)
+        _collect(end, status, procs, workers)
+        if end.error is not None:
+            raise RuntimeError(end.error)
+        found = _found(ts, end.violation, workers, inboxes, status, procs)
     finally:
         stop.set()
         for q in inboxes:
@@ -633,12 +641,108 @@ def parallel_search(ts: Any, options: Options, progress: Callable[[Stats], None]
         for q in (*inboxes, status):
             q.cancel_join_thread()
     stats.states = sum(stored)
-    stats.transitions = stats.moves = transitions
+    stats.transitions = stats.moves = end.transitions
     stats.seconds = time.perf_counter() - start
-    out = Outcome(found, stats, limit)
+    out = Outcome(found, stats, end.limit)
     out.split = list(stored)  # type: ignore[attr-defined]  # the states each process stored, for the note
-    out.store = _store_report(store, reports, out.split)  # type: ignore[attr-defined]
+    out.store = _store_report(store, end.reports, out.split)  # type: ignore[attr-defined]
     return out
+
+
+@dataclass
+class _End:
+    """How the parallel search ended, as the parent learns it: the first violation reported (the worker's
+    message), the limit that stopped it, a worker's error, and the processes' statistics."""
+
+    violation: tuple[Any, ...] | None = None
+    limit: str | None = None
+    error: str | None = None
+    transitions: int = 0
+    reports: list[dict[str, Any]] = field(default_factory=list)
+
+    def heard(self, msg: Any) -> bool:
+        """Take a worker's message during the search; True once the search is over."""
+        if msg[0] == "done":
+            return True
+        if msg[0] == "violation":
+            self.violation = msg
+            return True
+        if msg[0] == "max-states":
+            self.limit = "max-states"
+            return True
+        if msg[0] == "error":
+            self.error = msg[1]
+            return True
+        if msg[0] == "stats":  # a worker ended early (after a stop)
+            self.transitions += msg[2]
+            self.reports.append(msg[3])
+        return False
+
+
+def _watch(end: _End, shared: _Shared, procs: list[Any], limits: Any, progress: Callable[[Stats], None] | None,
+           stats: Stats, start: float) -> None:
+    """The parent during the search: the workers' messages, its budget (the time limit, --max-memory, Ctrl-C),
+    the workers' health and the progress line, until the search is over (``end`` says how)."""
+    last = time.perf_counter()
+    try:
+        while True:
+            try:
+                msg = shared.status.get(timeout=0.05)
+            except queue.Empty:
+                msg = None
+            if msg is not None and end.heard(msg):
+                return
+            poll()  # the time limit, --max-memory and Ctrl-C of the parent's budget
+            dead = [p for p in procs if not p.is_alive()]
+            if dead:  # killed from outside (the out-of-memory killer): the others would wait for it forever
+                end.error = (f"--workers: process {procs.index(dead[0])} ended during the search (exit code "
+                             f"{dead[0].exitcode})")
+                return
+            _memory_check(procs, limits)
+            now = time.perf_counter()
+            if progress is not None and now - last >= 0.5:
+                last = now
+                stats.states, stats.seconds = sum(shared.stored), now - start
+                progress(stats)
+    except LimitReached as e:
+        end.limit = e.why
+    except KeyboardInterrupt:
+        end.limit = "interrupted"
+    except MemoryError:
+        end.limit = "memory"
+
+
+def _collect(end: _End, status: Any, procs: list[Any], workers: int) -> None:
+    """After the stop: every process's statistics (for at most 30 s), and a violation or an error that came
+    as the search stopped."""
+    deadline = time.perf_counter() + 30
+    while len(end.reports) < workers and time.perf_counter() < deadline:
+        try:
+            msg = status.get(timeout=0.05)
+        except queue.Empty:
+            if not all(p.is_alive() for p in procs):
+                break
+            continue
+        if msg[0] == "stats":
+            end.transitions += msg[2]
+            end.reports.append(msg[3])
+        elif msg[0] == "violation" and end.violation is None:  # found as a limit stopped the search: kept
+            end.violation = msg
+        elif msg[0] == "error" and end.error is None:
+            end.error = msg[1]
+
+
+def _found(ts: Any, violation: tuple[Any, ...] | None, workers: int, inboxes: list[Any], status: Any,
+           procs: list[Any]) -> Found | None:
+    """The violation a worker reported, with the steps of its path (``_chain``, ``_rebuild``)."""
+    if violation is None:
+        return None
+    _, kind, message, data, number, step = violation
+    state = decode(data)[0]
+    steps = _rebuild(ts, _chain(number, workers, inboxes, status, procs), state)
+    # A failed step is reported after the path to the state it starts from; a deadlock or a state property
+    # shows in the state itself (as the sequential search reports them).
+    return Found(kind, message, steps + [step], None) if step is not None else Found(kind, message, steps, state)
 
 
 def _store_report(kind: str, reports: list[dict[str, Any]], split: list[int]) -> dict[str, Any]:

@@ -1,0 +1,163 @@
+"""The plain full search: ``dfs.py``'s depth-first search hand-inlined for the case where only the states
+matter, the fast path of ``--reduction none``.
+
+It applies (``applies``) where every state is stored, no state property is checked, there is no depth limit,
+and the system can give a state's successors as bare states (``TransitionSystem.successors``, the generated
+code's). It visits the same states in the same order as ``dfs.py``, and finds the same counterexample; its
+stack keeps states rather than moves, and the steps of a counterexample are found again from the states on
+the stack (``_steps_between``). Its loop stays inlined: it is where the time of a full search goes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from movers.search.base import Found, SearchBase, Step, Stop, Strategy
+from movers.search.fingerprints import make_store
+from movers.search.store import StateStore
+from movers.semantics.state import State
+
+
+def applies(search: SearchBase) -> bool:
+    """Whether the search is the plain full one, where only the states matter: every state stored
+    (``none``), no state property, no depth limit, and successors the system can give as bare states."""
+    red, ts = search.red, search.ts
+    return (red.capabilities.plain and getattr(red, "stores_all", False)
+            and search.limits.max_depth is None
+            and getattr(type(ts), "successors", None) is not None  # its own, not an instrumentation's inner
+            and getattr(ts.check_state, "checks_nothing", False)
+            and not hasattr(red, "on_stack") and not hasattr(red, "arrived"))
+
+
+class PlainDepthFirst(Strategy):
+    """``dfs.py``'s search with successors as bare states wherever the generated code runs every step of a
+    state, and the Outcomes of ``steps`` elsewhere. A stack entry is [state, key, successors, the thread each
+    successor moved (None: not known), next index]."""
+
+    def explore(self) -> Found | None:
+        bad = self._start()
+        if bad is not None:
+            return bad
+        self._loop()
+        return None
+
+    def by_steps(self, s: State) -> tuple[list[Any], None]:
+        """Where some step is not on the generated code. A violation stays an Outcome (the loop reports it
+        where ``dfs.py`` would); an assume that pruned the step is None."""
+        return [o if o.violation is not None else o.state for o in self.ts.steps(s)], None
+
+    def _start(self) -> Found | None:
+        """Store the initial state and set up the loop; what the initial state shows, if anything."""
+        search, ts = self.search, self.ts
+        init, bad = search.initial()
+        store_ = make_store(search.store_kind, search.bits)
+        search._store = store_
+        self.store = store_
+        key = search.keys(store_)[0]
+        k0 = key(init)
+        store_.keys.add(k0)
+        self.stats.states = 1
+        if bad:
+            return bad
+        both = ts.successors(init)
+        succ0, moved0 = both if both is not None else self.by_steps(init)
+        if not succ0:
+            dead = ts.deadlock(init)
+            if dead:
+                return Found("deadlock", dead, [], init)
+        self.stack: list[list[Any]] = [[init, k0, succ0, moved0, 0]]
+        return None
+
+    def _loop(self) -> None:
+        search, ts, stats, store_ = self.search, self.ts, self.stats, self.store
+        max_states = search.limits.max_states
+        stack = self.stack
+        visited = store_.keys
+        key = search.keys(store_)[0]
+        successors, by_steps = ts.successors, self.by_steps
+        record, steps_between, tick = search.record, self._steps_between, search.tick
+        visit = visited.add
+        # The exact store's key, in line (store.py's ``key``): the lookups run in C, and a part never seen
+        # before (KeyError) goes through ``key``, which interns it. Where the thread that moved is known, only
+        # the parts that are new objects are looked up: the successor shares every other part with its parent.
+        inline = type(store_) is StateStore and not search.symmetry
+        number = store_.parts.__getitem__
+        expanded = 0
+        check_every = search.CHECK_EVERY
+        transitions = max_d = 0
+        cap = max_states if max_states is not None else float("inf")
+        try:
+            while stack:
+                entry = stack[-1]
+                parent, pk, succ, moved, i = entry
+                pg, ph = parent[0], parent[1]
+                n = len(succ)
+                while i < n:
+                    s = succ[i]
+                    i += 1
+                    transitions += 1
+                    if moved is not None and inline:
+                        # Successors from the generated code: bare states, each from one thread's step.
+                        try:
+                            t = moved[i - 1]
+                            kl = [*pk]
+                            if s[0] is not pg:
+                                kl[0] = number(s[0])
+                            if s[1] is not ph:
+                                kl[1] = number(s[1])
+                            kl[t + 2] = number(s[2][t])
+                            k = tuple(kl)
+                        except KeyError:
+                            k = key(s)
+                    else:
+                        if type(s) is not tuple:
+                            if s is None:
+                                continue
+                            record(Found(s.violation[0], s.violation[1], steps_between(stack) + list(s.steps)))
+                            continue
+                        if inline:
+                            try:
+                                k = (number(s[0]), number(s[1]), *map(number, s[2]))
+                            except KeyError:
+                                k = key(s)
+                        else:
+                            k = key(s)
+                    if k in visited:
+                        continue
+                    if len(visited) >= cap:
+                        raise Stop("max-states")  # --max-states N stores N states, never N + 1
+                    visit(k)
+                    depth = len(stack)
+                    if depth > max_d:
+                        max_d = depth
+                    both = successors(s)
+                    nxt, nmoved = both if both is not None else by_steps(s)
+                    if not nxt:
+                        dead = ts.deadlock(s)
+                        if dead:
+                            stack.append([s])
+                            f = Found("deadlock", dead, steps_between(stack), s)
+                            stack.pop()
+                            record(f)
+                        continue
+                    entry[4] = i
+                    stack.append([s, k, nxt, nmoved, 0])
+                    expanded += 1
+                    if expanded % check_every == 0:
+                        stats.transitions, stats.moves, stats.max_depth = transitions, transitions, max_d
+                        tick(len(visited))
+                    break
+                else:
+                    stack.pop()
+        finally:
+            stats.transitions, stats.moves, stats.max_depth = transitions, transitions, max_d
+
+    def _steps_between(self, stack: list[list[Any]]) -> list[Step]:
+        """The steps from each state on the stack to the next: a step of the first state whose successor is the
+        second (if several threads' steps lead there, the first in thread order: an equally real run)."""
+        out: list[Step] = []
+        for a, b in zip(stack, stack[1:], strict=False):
+            nxt = b[0]
+            o = next(o for o in self.ts.steps(a[0]) if o.violation is None and o.state == nxt)
+            out.extend(o.steps)
+        return out

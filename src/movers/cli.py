@@ -35,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
 
     from movers.reduce import REDUCTIONS
     from movers.report.registry import stdout_formats
+    from movers.search.fingerprints import STORES
+    from movers.search.options import ATOMICITY, SEARCHES, SYMMETRY
     from movers.version import VERSION as __version__
 
     class Parser(argparse.ArgumentParser):
@@ -56,17 +58,17 @@ def _parser() -> argparse.ArgumentParser:
 
     c.add_argument("--reduction", default="none", type=reduction, metavar="{" + ",".join(REDUCTIONS) + "}",
                    help="the reduction (default none); docs/reductions.md says what each explores and preserves")
-    c.add_argument("--search", choices=("dfs", "bfs"), default="dfs",
+    c.add_argument("--search", choices=SEARCHES, default="dfs",
                    help="depth-first (default) or breadth-first (shortest counterexample)")
     c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     _limit_options(c)
     c.add_argument("--max-depth", type=int, metavar="N", help="do not explore paths longer than N moves")
-    c.add_argument("--atomicity", nargs="?", const="auto", choices=("commit", "reduction", "auto"),
+    c.add_argument("--atomicity", nargs="?", const="auto", choices=ATOMICITY,
                    help="check 'with atomic():' blocks: commit (a shadow store), reduction (R* N? L* with movers; "
                         "sound, incomplete) or auto (reduction where it proves a block, the shadow store for the "
                         "rest; the default when --atomicity is given alone); commit with --reduction none, "
                         "optimistic, transactions or a dwyer-* strategy; reduction and auto with none or optimistic")
-    c.add_argument("--store", choices=("exact", "hashcompact", "bitstate"), default="exact",
+    c.add_argument("--store", choices=STORES, default="exact",
                    help="the visited store: exact (default); hashcompact (64-bit fingerprints, as TLC and SPIN's "
                         "-DHC: a collision may hide a state, its probability is printed); bitstate (SPIN's "
                         "supertrace: a bit array of 2^BITS bits, 3 hashes, the expected coverage printed). A lossy "
@@ -74,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--bits", type=int, default=26, metavar="BITS",
                    help="--store bitstate: the bit array has 2^BITS bits (SPIN's -w; default 26, 8 MB; refused if "
                         "larger than --max-memory)")
-    c.add_argument("--symmetry", choices=("threads", "off"), default="off",
+    c.add_argument("--symmetry", choices=SYMMETRY, default="off",
                    help="threads: remember states up to a renaming of the threads, where the model cannot observe "
                         "thread numbers (no tid(), no .owner, no declared predicates; otherwise a note says why "
                         "it was not applied); --reduction none only")
@@ -120,9 +122,9 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("model", help="the model file (a path, whatever its suffix)")
     k.add_argument("--reductions", default=",".join(REDUCTIONS),
                    help="comma-separated reduction names, one row each (default: all of them)")
-    k.add_argument("--search", choices=("dfs", "bfs"), default="dfs",
+    k.add_argument("--search", choices=SEARCHES, default="dfs",
                    help="depth-first (default) or breadth-first, for every row")
-    k.add_argument("--atomicity", nargs="?", const="auto", choices=("commit", "reduction", "auto"),
+    k.add_argument("--atomicity", nargs="?", const="auto", choices=ATOMICITY,
                    help="also check 'with atomic():' blocks: each row then gives the standard states (no "
                         "atomicity checking) beside the instrumented ones, as Flanagan's Figure 1 does")
     _limit_options(k)

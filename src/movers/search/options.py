@@ -18,7 +18,7 @@ __all__ = ["ATOMICITY", "Limits", "Options", "SEARCHES", "SYMMETRY"]
 # The searches (``--search``); search/ has one module per strategy.
 SEARCHES = ("dfs", "bfs")
 ATOMICITY = ("commit", "reduction", "auto")
-SYMMETRY = ("off", "threads")
+SYMMETRY = ("threads", "off")
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -303,3 +304,16 @@ def test_a_stop_before_the_command_line_is_parsed_reports_in_the_format_asked_fo
         assert ET.fromstring(out).find("testcase/skipped") is not None
     else:
         assert out.startswith("incomplete: interrupted")
+
+
+def test_a_lone_surrogate_in_a_model_string_does_not_break_the_html_report(tmp_path: pathlib.Path) -> None:
+    # Found by the fuzz campaign: a thread named "\ud800" (a valid literal, not a character) made --html exit 4.
+    from movers.cli import main
+
+    model = tmp_path / "m.py"
+    model.write_text('from movers.lang import *\nx = 0\ndef w():\n    global x\n    x = 1\n'
+                     '    assert x == 0, "\\ud800"\nThread(target=w, name="a\\ud800").start()\n')
+    page = tmp_path / "r.html"
+    code = main(["check", str(model), "--html", str(page), "--quiet"])
+    assert code == 1
+    assert "\\ud800" in page.read_text(encoding="utf-8")

@@ -530,7 +530,9 @@ def _add_step_states(r: Result, model: str, short: bool = False) -> None:
 
 def _write_html(path: str, page: str) -> bool:
     try:
-        with open(path, "w", encoding="utf-8") as f:
+        # A model's string may hold a lone surrogate ("\ud800" in a literal), which is no character: the page
+        # shows its escape, as the text report does, instead of failing to encode it.
+        with open(path, "w", encoding="utf-8", errors="backslashreplace") as f:
             f.write(page)
     except OSError as e:
         _say(f"movers: cannot write the HTML report {path}: {e.strerror or e}")
@@ -586,19 +588,13 @@ def _report(r: Result, args: argparse.Namespace) -> int:
         if _write_html(args.html, FORMATS["html"].check(r, view)) and not args.json and r.verdict != "error":
             r.notes.append(f"HTML report written to {args.html}")
     fmt = FORMATS["json" if args.json and fmt_name == "text" else fmt_name]
-    if fmt.machine:
-        # The verdict is known: the report is written whole, and its exit code is the verdict's.
-        _ignore_interrupts()
-        _write(fmt.check(r, view))
-        return r.exit_code
-    if r.verdict == "error":
+    if r.verdict == "error" and not fmt.machine:
         _say(r.error or "error")
         return r.exit_code
-    try:
-        _write(fmt.check(r, view))
-    except KeyboardInterrupt:
-        _say("movers: interrupted while printing the report")
-        return EXIT_INCOMPLETE
+    # The verdict is known: the report is written whole (long values are shortened, so it is quick), and its
+    # exit code is the verdict's; a Ctrl-C now once left an empty report that exited as incomplete.
+    _ignore_interrupts()
+    _write(fmt.check(r, view))
     return r.exit_code
 
 

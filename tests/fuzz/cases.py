@@ -208,8 +208,10 @@ def _replay_case(rng: random.Random, case: Case, model: str) -> None:
     if rng.random() < 0.3:
         argv += ["--html", HTML]
         case.outputs.append(HTML)
+    # A trail that no longer fits makes replay check the model (unbounded without a limit, as a check is).
+    argv += ["--time-limit", "1.0"]
     case.argv = argv
-    case.time_limit = None  # replay has no time limit: it must end within NO_LIMIT_BUDGET
+    case.time_limit = 1.0
 
 
 def _shuffled_options(options: list[str], rng: random.Random) -> list[str]:

@@ -241,6 +241,7 @@ def test_random_models_plain_full_search_is_the_general_one(src: str) -> None:
     assert a == b
 
 
+@pytest.mark.slow  # a memory regression, not a verdict: nightly (README)
 def test_a_search_leaves_no_closures_in_cycles() -> None:
     # The search runs with the cycle collector off: a nested function that calls itself (once in the heap's
     # canonical walk, and in transactions' deadlock closure) is a reference cycle per call, memory that only

@@ -2,7 +2,9 @@
 wherever its time goes (compiling, module initialisation, one slow step), running out of memory is an
 incomplete result, and Ctrl-C at any moment, or twice, gives exit 3 and never a traceback.
 
-The machine is shared and noisy: the timings asserted are generous (a 1 s limit must end within 10 s)."""
+The machine is shared and noisy: the durations asserted are generous (a 1 s limit must end within 10 s), and
+are the CPU time of the check, which the load does not stretch; Ctrl-C comes once the child has used so much CPU
+time (has got so far), not after so many seconds (``conftest.wait_for_cpu``)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import children_cpu, wait_for_cpu
 
 import movers
 from movers.search import limits
@@ -79,11 +82,12 @@ def write(tmp_path: Path, src: str, name: str = "model.py") -> Path:
     return f
 
 
-def movers_run(*args: str, timeout: float = 120, **kw) -> tuple[subprocess.CompletedProcess[str], float]:
-    start = time.monotonic()
+def movers_run(*args: str, timeout: float = 600, **kw) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run the command line; also returns the CPU seconds it took."""
+    start = children_cpu()
     p = subprocess.run([sys.executable, "-m", "movers.cli", *args], capture_output=True, text=True,
                        timeout=timeout, **kw)
-    return p, time.monotonic() - start
+    return p, children_cpu() - start
 
 
 def incomplete(p: subprocess.CompletedProcess[str], limit: str) -> dict:
@@ -99,26 +103,26 @@ def incomplete(p: subprocess.CompletedProcess[str], limit: str) -> dict:
 
 def test_time_limit_during_compilation(tmp_path) -> None:
     f = write(tmp_path, huge_model())
-    p, took = movers_run("check", str(f), "--json", "--time-limit", "0.5")
+    p, cpu = movers_run("check", str(f), "--json", "--time-limit", "0.5")
     d = incomplete(p, "time-limit")
     assert d["stats"]["states"] == 0  # stopped before any search: while compiling
-    assert took < 15
+    assert cpu < 15
 
 
 def test_time_limit_during_module_initialisation(tmp_path) -> None:
     f = write(tmp_path, SLOW_INIT)
-    p, took = movers_run("check", str(f), "--json", "--time-limit", "1")
+    p, cpu = movers_run("check", str(f), "--json", "--time-limit", "1")
     d = incomplete(p, "time-limit")
     assert d["stats"]["states"] == 0
-    assert took < 10
+    assert cpu < 10
 
 
 @pytest.mark.parametrize("reduction", ["none", "optimistic"])
 def test_time_limit_inside_one_slow_step(tmp_path, reduction: str) -> None:
     f = write(tmp_path, SLOW_STEP)
-    p, took = movers_run("check", str(f), "--json", "--time-limit", "1", "--reduction", reduction)
+    p, cpu = movers_run("check", str(f), "--json", "--time-limit", "1", "--reduction", reduction)
     incomplete(p, "time-limit")
-    assert took < 10
+    assert cpu < 10
 
 
 def test_time_limit_applies_to_the_api_from_another_thread() -> None:
@@ -126,17 +130,17 @@ def test_time_limit_applies_to_the_api_from_another_thread() -> None:
     out: list[movers.Result] = []
     t = threading.Thread(target=lambda: out.append(movers.check(source=FOREVER, time_limit=0.5)))
     t.start()
-    t.join(timeout=30)
+    t.join(timeout=300)
     assert not t.is_alive()
     assert out[0].verdict == "incomplete" and out[0].limit == "time-limit"
 
 
 def test_time_limit_in_the_api_covers_module_initialisation() -> None:
     handler = signal.getsignal(signal.SIGALRM)
-    start = time.monotonic()
+    start = time.process_time()
     r = movers.check(source=SLOW_INIT, time_limit=0.5)
     assert r.verdict == "incomplete" and r.limit == "time-limit" and r.exit_code == 3
-    assert time.monotonic() - start < 10
+    assert time.process_time() - start < 10
     # The caller's signal handler is back and the timer is disarmed.
     assert signal.getsignal(signal.SIGALRM) == handler
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
@@ -167,10 +171,10 @@ def test_limit_problems() -> None:
 
 def test_max_memory_ends_with_exit_3(tmp_path) -> None:
     f = write(tmp_path, BIG_STATES)
-    p, took = movers_run("check", str(f), "--json", "--max-memory", "200")
+    p, cpu = movers_run("check", str(f), "--json", "--max-memory", "200")
     d = incomplete(p, "memory")
     assert d["stats"]["states"] > 0
-    assert took < 60
+    assert cpu < 60
 
 
 def test_max_memory_has_a_default() -> None:
@@ -196,24 +200,26 @@ def test_memory_error_is_incomplete_not_a_traceback(tmp_path) -> None:
 
 
 def interrupt(model: Path, delays: list[float], *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Start ``movers check`` and send SIGINT after each delay (seconds, one after the other)."""
+    """Start ``movers check`` and send SIGINT once it has used ``delays[0]`` seconds of CPU time, then again
+    after each further delay (wall-clock seconds between the signals); also returns the CPU seconds it took."""
     cmd = [sys.executable, "-m", "movers.cli", *(args or ("check",)), str(model), "--json"]
+    start = children_cpu()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    start = time.monotonic()
-    for d in delays:
+    wait_for_cpu(p, delays[0])
+    p.send_signal(signal.SIGINT)
+    for d in delays[1:]:
         time.sleep(d)
         p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
-    took = time.monotonic() - start
-    return subprocess.CompletedProcess(cmd, p.returncode, out, err), took
+    out, err = p.communicate(timeout=600)
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err), children_cpu() - start
 
 
 def test_ctrl_c_during_compilation(tmp_path) -> None:
     # Compiling 100,000 statements takes seconds; 1 s leaves Python's own start-up well behind.
-    p, took = interrupt(write(tmp_path, huge_model()), [1.0])
+    p, cpu = interrupt(write(tmp_path, huge_model()), [1.0])
     d = incomplete(p, "interrupted")
     assert d["stats"]["states"] == 0
-    assert took < 20
+    assert cpu < 20
 
 
 def test_ctrl_c_during_module_initialisation(tmp_path) -> None:
@@ -223,9 +229,9 @@ def test_ctrl_c_during_module_initialisation(tmp_path) -> None:
 
 
 def test_ctrl_c_inside_a_slow_step(tmp_path) -> None:
-    p, took = interrupt(write(tmp_path, SLOW_STEP), [2.0])
+    p, cpu = interrupt(write(tmp_path, SLOW_STEP), [2.0])
     incomplete(p, "interrupted")
-    assert took < 10
+    assert cpu < 10
 
 
 @pytest.mark.parametrize("second", [0.0, 0.02, 0.2])
@@ -236,21 +242,21 @@ def test_ctrl_c_twice(tmp_path, second: float) -> None:
 
 
 def test_ctrl_c_stops_the_whole_comparison(tmp_path) -> None:
-    p, took = interrupt(write(tmp_path, FOREVER), [1.5], "compare")
+    p, cpu = interrupt(write(tmp_path, FOREVER), [1.5], "compare")
     assert p.returncode == 3 and "Traceback" not in p.stderr, p.stderr
     rows = json.loads(p.stdout)
     assert len(rows) == 1  # the other reductions were not run
     assert rows[0]["reduction"] == "none" and rows[0]["limit"] == "interrupted"
-    assert took < 20
+    assert cpu < 20
 
 
 def test_ctrl_c_in_compare_marks_the_interrupted_row(tmp_path) -> None:
     f = write(tmp_path, FOREVER)
     proc = subprocess.Popen([sys.executable, "-m", "movers.cli", "compare", str(f)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+    wait_for_cpu(proc, 1.5)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=600)
     assert proc.returncode == 3 and "Traceback" not in err, err
     assert "incomplete (interrupted)" in out and "static-por" not in out
 
@@ -347,7 +353,7 @@ def test_commit_atomicity_under_optimistic_ends_on_a_looping_model(tmp_path: Pat
         out = subprocess.run(
             [sys.executable, "-m", "movers.cli", "check", str(model), "--atomicity", atomicity, "--reduction",
              "optimistic", "--time-limit", "60", "--json"],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True, text=True, timeout=600,
         )
         verdicts.append(json.loads(out.stdout)["verdict"])
     base = movers.check(AUTO_LOOPING, atomicity="commit")

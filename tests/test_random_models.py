@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 
 try:
@@ -74,6 +75,7 @@ class _FakeThread:
                 raise
 
 
+@pytest.mark.slow  # checks the generator the other tests use, not movers: nightly (README)
 @GENERATOR
 @given(models())
 def test_generated_models_are_valid_python(src: str) -> None:

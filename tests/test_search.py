@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from conftest import EXAMPLES, run
 
@@ -11,15 +13,15 @@ PHILOSOPHERS = EXAMPLES / "dining_philosophers.py"
 COUNTER = (EXAMPLES / "counter_bench.py").read_text()
 
 
-def test_dfs_and_bfs_agree_on_examples() -> None:
-    for f in sorted(EXAMPLES.glob("*.py")):
-        d, b = movers.check(f), movers.check(f, search="bfs")
-        assert d.verdict == b.verdict, f
-        if d.verdict == "ok":
-            assert d.stats.states == b.stats.states, f
-            assert d.stats.transitions == b.stats.transitions, f
-        else:
-            assert d.violations[0].kind == b.violations[0].kind, f
+@pytest.mark.parametrize("f", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.stem)
+def test_dfs_and_bfs_agree_on_examples(f: Path) -> None:
+    d, b = movers.check(f), movers.check(f, search="bfs")
+    assert d.verdict == b.verdict, f
+    if d.verdict == "ok":
+        assert d.stats.states == b.stats.states, f
+        assert d.stats.transitions == b.stats.transitions, f
+    else:
+        assert d.violations[0].kind == b.violations[0].kind, f
 
 
 def test_bfs_gives_a_shortest_counterexample() -> None:

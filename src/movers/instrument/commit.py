@@ -80,11 +80,12 @@ commit-atomicity"): docs/reductions.md, "Reductions on the instrumented search",
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from movers.instrument.ghost import GhostSystem
 from movers.instrument.phases import LEFT, NON, RIGHT_KINDS, classify_step
 from movers.ir.program import Program, Ref
+from movers.semantics.interface import System
 from movers.semantics.state import canonical
 from movers.semantics.system import Outcome
 from movers.semantics.view import view
@@ -126,10 +127,10 @@ def first_difference(program: Program, normal: tuple, shadow: tuple) -> str:
             if type(a[0][slot]) is not Ref:
                 va, vb = view(program, normal, 0, -1).get(name), view(program, shadow, 0, -1).get(name)
                 return f"{name} is {va} in the interleaved run but {vb} in the serial one"
-    va, vb = view(program, normal, 0, -1), view(program, shadow, 0, -1)
-    for k in sorted(set(va) | set(vb)):
-        if va.get(k) != vb.get(k):
-            return f"{k} is {va.get(k, 'absent')} in the interleaved run but {vb.get(k, 'absent')} in the serial one"
+    na, nb = view(program, normal, 0, -1), view(program, shadow, 0, -1)
+    for k in sorted(set(na) | set(nb)):
+        if na.get(k) != nb.get(k):
+            return f"{k} is {na.get(k, 'absent')} in the interleaved run but {nb.get(k, 'absent')} in the serial one"
     for t, (x, y) in enumerate(zip(a[2], b[2], strict=False)):
         if x != y:
             lx = x[-1][0].nodes[x[-1][1]].line if x else 0
@@ -170,7 +171,7 @@ class CommitSystem(GhostSystem):
     """The instrumented semantics of section 4 over a transition system (``inner``); ghost: the phases and
     the shadow store."""
 
-    def __init__(self, inner: Any, classification: Any = None, proved: frozenset[int] = frozenset()) -> None:
+    def __init__(self, inner: System, classification: Any = None, proved: frozenset[int] = frozenset()) -> None:
         super().__init__(inner)
         self.cls = classification  # movers for the default commit point (``phases.classify_step``)
         if classification is not None:
@@ -270,7 +271,7 @@ class CommitSystem(GhostSystem):
         started = len(o.state[2]) - len(phases)
         shadow = sigma if rho is None else rho
         if not commit:
-            results: list[tuple[Any, Any, tuple]] = [(shadow, None, ())]  # [PRE-COMMIT], [POST-COMMIT]
+            results: list[tuple[Any, Any, tuple | None]] = [(shadow, None, ())]  # [PRE-COMMIT], [POST-COMMIT]
         elif single and rho is None:
             results = [(None, None, ())]  # ρ = σ takes the same step
         else:
@@ -301,7 +302,7 @@ class CommitSystem(GhostSystem):
 
     def _serial(
         self, rho: tuple, t: int, same: tuple[int, ...] | None, sigma: tuple, forced: tuple = (),
-    ) -> list[tuple[Any, Any, tuple]]:
+    ) -> list[tuple[Any, Any, tuple | None]]:
         """Thread t's serial run on the shadow store from ``rho`` ([COMMIT] then [SHADOW]): every way it can
         end, as (final ρ, None, the choices it made after ``forced``, or None where it could not make them),
         or (None, why it went wrong, ()).
@@ -310,10 +311,10 @@ class CommitSystem(GhostSystem):
         which the serial run makes too; after them it makes every choice, each recorded with the options it
         had (module docstring, "Choices inside a block")."""
         program, inner = self.program, self.inner
-        out: list[tuple[Any, Any, tuple]] = []
+        out: list[tuple[Any, Any, tuple | None]] = []
         # A depth-first search of the run's branches: a state met again on the same branch is a run that never
         # ends; met again on another branch (two choices that lead to the same state), it is explored once.
-        stack: list[tuple[bool, tuple]] = [(False, (rho, 0, 0, ()))]
+        stack: list[tuple[bool, tuple[Any, int, int, tuple | None]]] = [(False, (rho, 0, 0, ()))]
         on_branch: set[tuple] = set()
         done: set[tuple] = set()
         while stack:
@@ -342,6 +343,7 @@ class CommitSystem(GhostSystem):
                 continue
             if not inner.enabled(r, t):
                 node = inner.next_node(r, t)
+                assert node is not None  # the thread has not ended (above)
                 if same is not None and n == 0:
                     # A step outside every block that the interleaved run took: the stores have diverged.
                     out.append((None, f"thread {t}'s step at line {node.line} ('{node.source}') cannot be taken on "
@@ -356,8 +358,9 @@ class CommitSystem(GhostSystem):
                                   "alone on the shadow store", ()))
                 continue
             steps = [inner.execute_choice(r, t, same, True)] if same is not None else inner.execute(r, t, True)
-            branches: list[tuple[Outcome, int, tuple]] = [(s, i, chosen) for s in steps]
+            branches: list[tuple[Outcome, int, tuple | None]] = [(s, i, chosen) for s in steps]
             node = inner.next_node(r, t)
+            assert node is not None
             if same is None and node.chooses and chosen is not None:
                 if i < len(forced):
                     branches = [(s, i + 1, chosen) for s in steps if s.choices == forced[i]]
@@ -406,6 +409,10 @@ class CommitSystem(GhostSystem):
     def _wrong(self, normal: tuple, shadow: tuple) -> str:
         return ("no thread is inside an atomic block, and the interleaved run differs from the serial run of "
                 "the committed blocks on the shadow store: " + first_difference(self.program, normal, shadow))
+
+
+if TYPE_CHECKING:
+    _: type[System] = CommitSystem  # mypy checks that it is one
 
 
 __all__ = [

@@ -1,33 +1,48 @@
 """What the atomicity instrumentations share: a transition system over ``inner`` whose states are the
-program state ``(globals, heap, threads)`` followed by ghost components (``GHOST``, their initial values
+program state ``(globals, heap, threads)`` followed by ghost components (``ghost``, their initial values
 for the initial state's threads). Enabledness, deadlock and state properties are the program's; traces are
 replayed on the program alone (``replay_system``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from movers.ir.program import Program
+from movers.semantics.interface import System
 from movers.semantics.system import Outcome
 
 
 class GhostSystem:
-    def __init__(self, inner: Any) -> None:
+    """A ``System`` over ``inner`` (module docstring). The questions about the program go straight to the
+    inner system's methods, bound here, so that they cost no call of their own."""
+
+    # Its steps add ghost state: no bare successors; it stores every ghost vector (``System``).
+    successors = None
+    program_state: Any = None
+
+    def __init__(self, inner: System) -> None:
         self.inner = inner
         self.program: Program = inner.program
-        self.enabled = inner.enabled
+        self.enabled: Callable[[Any, int], bool] = inner.enabled
         self.deadlock = inner.deadlock
         self.next_node = inner.next_node
         self.check_state = inner.check_state
+        self.guard_reads = inner.guard_reads
+        self.evaluate_predicate = inner.evaluate_predicate
         self._initial: Any = None
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
     @property
-    def replay_system(self) -> Any:
+    def replay_system(self) -> System:
         """Counterexamples are shown on the program's own states: replay them there."""
         return self.inner
+
+    @property
+    def initial_names(self) -> dict[int, str]:
+        return self.inner.initial_names
+
+    def reset(self) -> None:
+        """Nothing remembered here: the ghost state is part of the state."""
 
     def ghost(self, threads: int) -> tuple:
         """The ghost components of the initial state."""

@@ -57,6 +57,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from movers.ir.program import Program
+from movers.semantics.interface import System
 from movers.semantics.locality import local_thread, remember, replay, stays_local
 from movers.semantics.system import Outcome
 
@@ -79,7 +81,7 @@ def next_phase(p: Any, mover: str) -> bool:
     return False
 
 
-def classify_step(cls: Classification, inner: Any, state: tuple, t: int, node: Any, outs: list[Outcome]) -> str:
+def classify_step(cls: Classification, inner: System, state: tuple, t: int, node: Any, outs: list[Outcome]) -> str:
     """What kind of mover thread t's step is (module docstring), from its node and, for data steps, the
     exclusive access predicates of what each resolution accessed. A broken declared predicate becomes a
     ``discipline`` violation on that resolution; a broken guess raises ``Refine``."""
@@ -122,27 +124,42 @@ def normal_phase(thread: tuple, p: Any) -> Any:
 
 
 class PhaseSystem:
-    """P#: a transition system whose states carry each thread's phase."""
+    """P#: a transition system whose states carry each thread's phase. A ``System`` over ``inner`` (the
+    program, or commit-atomicity's instrumentation): the questions about the program go straight to the inner
+    system's methods, bound here."""
 
-    def __init__(self, inner: Any, classification: Classification) -> None:
+    successors = None  # its steps add the phases: no bare successors (``System``)
+
+    def __init__(self, inner: System, classification: Classification) -> None:
         self.inner = inner
-        self.program = inner.program
+        self.program: Program = inner.program
         self.cls = classification
         classification.lock_state_matters = True
         self.enabled = inner.enabled
         self.deadlock = inner.deadlock
         self.next_node = inner.next_node
         self.check_state = inner.check_state
+        self.guard_reads = inner.guard_reads
+        self.evaluate_predicate = inner.evaluate_predicate
         # Over commit-atomicity's instrumentation: whether a step leaves its phases and shadow store alone.
-        self.quiet = getattr(inner, "quiet", None)
+        self.quiet = inner.quiet
+        # Traces are replayed on P# itself (its steps check the declared predicates, which the inner system
+        # leaves to it), or on the program's own states when it instruments an atomicity instrumentation.
+        shown = inner.replay_system
+        self.replay_system: System = self if shown is inner else shown
+        # The blocks a commit-atomicity counterexample ran serially (``CommitSystem.serial_order``).
+        serial_order = getattr(inner, "serial_order", None)
+        if serial_order is not None:
+            self.serial_order = serial_order
         self._cache: dict[tuple[Any, int], tuple[list[Outcome], str]] = {}
         # Thread t's step by (classification, t, its stack and phase, globals, heap): see ``step``.
         self._local: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._no_local = self.quiet is not None or bool(classification.declared)
         self._initial: Any = None
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    @property
+    def initial_names(self) -> dict[int, str]:
+        return self.inner.initial_names
 
     def initial(self) -> tuple:
         if self._initial is None:
@@ -209,7 +226,7 @@ class PhaseSystem:
         inner_parts = remember(outs, t) if local else None
         for o in outs:
             self._extend(state, t, o, mover)
-        if local:
+        if local and lk is not None:
             if len(self._local) >= CACHE_LIMIT:
                 self._local.clear()
             self._local[lk] = (inner_parts, mover, outs, [o.state[-1][t] if o.state is not None else None
@@ -239,6 +256,15 @@ class PhaseSystem:
     def execute(self, state: tuple, t: int, track: bool | None = None) -> list[Outcome]:
         return self.step(state, t)[0]
 
+    def steps(self, state: tuple) -> list[Outcome]:
+        """Every enabled thread's next step, phases updated (the reductions ask for ``step`` instead)."""
+        out: list[Outcome] = []
+        enabled = self.enabled
+        for t in range(len(state[2])):
+            if state[2][t] and enabled(state, t):
+                out.extend(self.step(state, t)[0])
+        return out
+
     def execute_choice(self, state: tuple, t: int, choices: tuple[int, ...], track: bool = True) -> Outcome:
         """Replay one resolution (counterexample traces); the phase is carried along."""
         for o in self.step(state, t)[0]:
@@ -247,3 +273,7 @@ class PhaseSystem:
         o = self.inner.execute_choice(state, t, choices, track)
         self._extend(state, t, o, NON)
         return o
+
+
+if TYPE_CHECKING:
+    _: type[System] = PhaseSystem  # mypy checks that it is one

@@ -11,10 +11,11 @@ errors and, through the search, deadlocks):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from movers.ir.machine import show
 from movers.ir.program import Exclusive, Program, Ref
+from movers.semantics.interface import System
 from movers.semantics.state import State
 from movers.semantics.system import RUNTIME_ERRORS, Outcome, TransitionSystem, _runtime_message
 
@@ -57,7 +58,7 @@ def declarations_at(program: Program, state: State) -> tuple[dict[Any, list[Excl
 
 
 def discipline_violation(
-    ts: TransitionSystem,
+    ts: System,
     state: State,
     t: int,
     locs: list[Any],
@@ -72,7 +73,7 @@ def discipline_violation(
         if loc in seen:
             continue
         seen.add(loc)
-        decls = list(by_loc.get(loc, ()))
+        governing = list(by_loc.get(loc, ()))
         obj = None
         if type(loc) is tuple and fields:
             r, idx = loc
@@ -81,9 +82,9 @@ def discipline_violation(
                 for d in fields:
                     c, f = d.target[1], d.target[2]
                     if cls.is_subclass_of(c) and c.field_index[f] == idx:
-                        decls.append(d)
+                        governing.append(d)
                         obj = r
-        for d in decls:
+        for d in governing:
             try:
                 ok = ts.evaluate_predicate(state, d.pred, t, obj)
             except RUNTIME_ERRORS as e:
@@ -95,7 +96,14 @@ def discipline_violation(
 
 
 class Checked:
-    """A transition system with invariants and declared disciplines checked."""
+    """A transition system with invariants and declared disciplines checked: a ``System`` over the program's
+    own (``inner``), whose questions about the program go straight to the inner system's methods, bound
+    here."""
+
+    # Its steps check what bare successors would skip; no ghost state; no shared part of its own (``System``).
+    successors = None
+    program_state = None
+    quiet = None
 
     def __init__(self, inner: TransitionSystem, disciplines: bool = True) -> None:
         self.inner = inner
@@ -110,8 +118,20 @@ class Checked:
         self.deadlock = inner.deadlock
         self.initial = inner.initial
         self.next_node = inner.next_node
+        self.guard_reads = inner.guard_reads
+        self.evaluate_predicate = inner.evaluate_predicate
+        self.reset = inner.reset
         self._decl_state: Any = None
         self._decls: Any = None
+
+    @property
+    def initial_names(self) -> dict[int, str]:
+        return self.inner.initial_names
+
+    @property
+    def replay_system(self) -> Checked:
+        """Counterexamples are replayed with the properties checked, so that the violation is met again."""
+        return self
 
     def _declarations(self, state: State) -> Any:
         # All threads' steps from one state share its concrete declarations.
@@ -119,9 +139,6 @@ class Checked:
             self._decl_state = state
             self._decls = declarations_at(self.program, state)
         return self._decls
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
     def check_state(self, state: State) -> tuple[str, str] | None:
         for name, code in self.invariants:
@@ -179,13 +196,17 @@ class Checked:
         return o
 
 
-def instrument(ts: TransitionSystem, disciplines: bool = True) -> TransitionSystem | Checked:
+def instrument(ts: TransitionSystem, disciplines: bool = True) -> System:
     """Wrap ``ts`` only when the program declares something to check, keeping the plain path fast.
     ``disciplines=False`` leaves declared predicates to a reduction that checks them itself."""
     p = ts.program
     if p.invariants or (disciplines and p.exclusives):
         return Checked(ts, disciplines)
     return ts
+
+
+if TYPE_CHECKING:
+    _: type[System] = Checked  # mypy checks that it is one
 
 
 __all__ = ["Checked", "instrument", "discipline_violation", "show"]

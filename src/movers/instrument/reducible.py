@@ -38,12 +38,13 @@ blocks belong to the outermost.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from movers.instrument.commit import SERIAL_LIMIT, left_blocks, outermost_block
 from movers.instrument.ghost import GhostSystem
 from movers.instrument.phases import LEFT, LEFT_KINDS, NON, NON_KINDS, RIGHT, RIGHT_KINDS, classify_step
 from movers.reduce.classify import Classification
+from movers.semantics.interface import System
 from movers.semantics.system import Outcome
 
 R, L = "R", "L"
@@ -66,7 +67,10 @@ class ReducibleSystem(GhostSystem):
     broken pattern is a violation of kind ``atomicity``; otherwise it is recorded in ``broken`` (block ->
     why) and the search goes on (``--atomicity auto``'s first pass)."""
 
-    def __init__(self, inner: Any, classification: Classification, report: bool = True) -> None:
+    # No ``quiet`` (``System``): a reduction (optimistic) sees its steps as the program's.
+    quiet = None
+
+    def __init__(self, inner: System, classification: Classification, report: bool = True) -> None:
         super().__init__(inner)
         self.cls = classification
         classification.lock_state_matters = True
@@ -90,6 +94,7 @@ class ReducibleSystem(GhostSystem):
         inner, program = self.inner, self.program
         sigma = state[:3]
         node = inner.next_node(sigma, t)
+        assert node is not None  # only a thread that has not ended steps
         outs = inner.execute(sigma, t, True)
         mover = classify_step(self.cls, inner, sigma, t, node, outs)
         stages = state[3]
@@ -148,6 +153,7 @@ class ReducibleSystem(GhostSystem):
         or a non-mover: what its kind says, and the data its guard reads)? Then the search meets it there,
         or the thread stays blocked, which the search reports as a deadlock when nobody else can move."""
         node = self.inner.next_node(sigma, t)
+        assert node is not None  # a blocked thread has not ended
         if node.kind in RIGHT_KINDS or node.kind in NON_KINDS:
             return True
         if self.cls.lock_state_observed and node.kind in LEFT_KINDS:
@@ -181,6 +187,7 @@ class ReducibleSystem(GhostSystem):
                 if self._breaks_blocked(r, t):
                     continue
                 node = inner.next_node(r, t)
+                assert node is not None
                 return f"it blocks at line {node.line} ('{node.source}'), where only another thread could let it go on"
             if n >= SERIAL_LIMIT:
                 return f"it runs more than {SERIAL_LIMIT:,} steps"
@@ -199,6 +206,10 @@ class ReducibleSystem(GhostSystem):
             ends.clear()
         ends.update((t, r[2][t], r[0], r[1]) for r in seen)
         return None
+
+
+if TYPE_CHECKING:
+    _: type[System] = ReducibleSystem  # mypy checks that it is one
 
 
 __all__ = ["ReducibleSystem", "INCOMPLETE", "describe"]

@@ -150,7 +150,7 @@ class Ctx:
 
     def set_field(self, r: Ref, idx: int, v: Any) -> None:
         heap = self.heap
-        if type(heap) is tuple:
+        if type(heap) is not list:
             heap = self.heap = list(heap)
         o = heap[r.i]
         old = o[idx]
@@ -167,13 +167,13 @@ class Ctx:
     def put_object(self, r: Ref, o: tuple) -> None:
         """Replace a whole object (used by synchronisation operations on lock objects)."""
         heap = self.heap
-        if type(heap) is tuple:
+        if type(heap) is not list:
             heap = self.heap = list(heap)
         heap[r.i] = o
 
     def alloc(self, o: tuple) -> Ref:
         heap = self.heap
-        if type(heap) is tuple:
+        if type(heap) is not list:
             heap = self.heap = list(heap)
         r = ref(len(heap))
         for x in o:
@@ -231,7 +231,7 @@ def _show_int(v: int) -> str:
 def new_object(cls: ClassInfo) -> tuple:
     """A fresh instance of a model class: every field unbound until assigned (reading one first is a runtime
     error, as Python's AttributeError), except a Thread subclass's own bookkeeping (not started yet)."""
-    blank = cls.__dict__.get("_blank")
+    blank = cls._blank
     if blank is None:
         builtin = THREAD.fields if cls.is_thread else ()
         blank = cls._blank = (cls, None) + tuple(None if f in builtin else UNBOUND for f in cls.fields)

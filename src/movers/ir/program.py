@@ -137,6 +137,7 @@ class ClassInfo:
     def __post_init__(self) -> None:
         self.field_index: dict[str, int] = {}
         self.synchronized: set[str] = set()
+        self._blank: tuple | None = None  # a fresh instance, made once (``machine.new_object``)
 
     def finish(self) -> None:
         """Compute field slots: object layout is (class, monitor, *fields)."""

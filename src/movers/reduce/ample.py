@@ -450,8 +450,8 @@ class Ample:
         else:
             out = []
             for t in enabled:
-                outs = executed.get(t)
-                out.extend(outs if outs is not None else self.ts.execute(state, t))
+                done = executed.get(t)
+                out.extend(done if done is not None else self.ts.execute(state, t))
         if self.avoid_storage and self.on_stack is not None and (chosen is not None or len(enabled) == 1):
             out = self._unstored(state, out)
         return out

@@ -129,7 +129,7 @@ class LockingRefine(Refine):
 
 def lock_paths(state: State, i: int, held: set[int], constants: frozenset[int]) -> frozenset:
     """The held locks as paths that name the same lock in every state (module docstring, LD)."""
-    paths = {("g", s) for s in constants if type(state[0][s]) is Ref and state[0][s].i in held}
+    paths: set[tuple[Any, ...]] = {("g", s) for s in constants if type(state[0][s]) is Ref and state[0][s].i in held}
     if i in held:
         paths.add(("self",))
     return frozenset(paths)
@@ -296,7 +296,8 @@ class Disciplines:
             if i in building:
                 continue
             for idx in final_slots(o[0], self.final):
-                _refs(o[idx], inner := set())
+                inner: set[int] = set()
+                _refs(o[idx], inner)
                 work.extend(inner)
         return out
 

@@ -19,7 +19,7 @@ class NoReduction:
     def __init__(self, ts: TransitionSystem) -> None:
         self.ts = ts
         # One call fewer per state on the full search's hot path.
-        self.moves = ts.steps  # type: ignore[method-assign]
+        self.moves = ts.steps  # type: ignore[method-assign, assignment]  # an Outcome is a Move
 
     def moves(self, state: State) -> list[Move]:
         # An Outcome is a one-step move already (steps, state, violation).

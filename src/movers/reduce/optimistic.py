@@ -179,7 +179,7 @@ class Optimistic:
             return True  # visible whatever it accesses; a blocked step is never executed to find out
         lk, made = self._remembered(state, i)
         if made is not None:
-            return made[1]  # type: ignore[no-any-return]  (visibility alone: nothing to replay)
+            return made[1]  # type: ignore[no-any-return]  # visibility alone: nothing to replay
         return self._fresh(state, i, lk)[1]
 
     def is_visible_state(self, state: State) -> bool:

@@ -126,6 +126,7 @@ class Transactions:
         if p is INIT:
             return True
         node = self.ts.next_node(state, t)
+        assert node is not None  # the thread has not ended (above)
         if node.kind in RIGHT_KINDS or node.kind in NON_KINDS or not self.ts.enabled(state, t):
             return True  # not a left mover (and a blocked step is never executed to find out)
         _, mover = self.ts.step(state, t)
@@ -219,6 +220,7 @@ class Transactions:
         if not th:
             return True
         node = self.ts.next_node(state, t)
+        assert node is not None  # the thread has not ended (above)
         if node.guard is None:
             return False
         return node.kind != "join" or not self.ts.enabled(state, t)

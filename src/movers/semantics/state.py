@@ -101,7 +101,7 @@ def globals_cover(g: tuple, heap: tuple | list) -> bool:
     return not heap or len(reachable((g, heap, ()), list(g))) == len(heap)
 
 
-def reachable(state: State, roots: list[Any], avoid: set[int] | frozenset[int] = frozenset()) -> set[int]:
+def reachable(state: tuple[Any, ...], roots: list[Any], avoid: set[int] | frozenset[int] = frozenset()) -> set[int]:
     """Heap objects (by index) reachable from the given root values, along paths through no object of
     ``avoid`` (Dwyer et al.'s domination: what a thread reaches without passing a locked object)."""
     heap = state[1]

@@ -61,7 +61,7 @@ class Outcome:
     It is also a one-step move (``steps``, ``state``, ``violation``), so that the full search needs no
     second object per transition."""
 
-    state: State | None
+    state: tuple[Any, ...] | None  # a state of the system that stepped (an instrumentation's has ghost parts)
     choices: tuple[int, ...]
     node: Node
     violation: tuple[str, str] | None = None  # (kind, message)
@@ -108,7 +108,12 @@ RUNTIME_ERRORS = (ModelError, TypeError, ZeroDivisionError, ValueError, Overflow
 
 
 class TransitionSystem:
-    """The program's states and steps. ``track`` asks for Effects on every step (reductions, disciplines)."""
+    """The program's states and steps. ``track`` asks for Effects on every step (reductions, disciplines).
+    A ``semantics.interface.System``: the one the instrumentations wrap."""
+
+    # No ghost components to see through, no instrumentation's shared part (``System``).
+    program_state = None
+    quiet = None
 
     def __init__(self, program: Program, track: bool = False) -> None:
         self.program = program
@@ -443,7 +448,7 @@ class TransitionSystem:
         made = ctx.made
         if made is None:
             self._last_arities = ()
-            choices: tuple[int, ...] = ()
+            choices = ()
         else:
             self._last_arities = ctx.arities
             choices = tuple(made)
@@ -478,6 +483,14 @@ class TransitionSystem:
 
     # The search skips the call per state when it sees this mark (wrappers that forward the method keep it).
     check_state.checks_nothing = True  # type: ignore[attr-defined]
+
+    @property
+    def replay_system(self) -> TransitionSystem:
+        """Counterexamples are replayed on the program's own states: these."""
+        return self
+
+    def reset(self) -> None:
+        """Nothing is remembered between passes: every answer is a function of the state."""
 
     def evaluate_predicate(self, state: State, pred: Any, t: int, obj: Any = None) -> bool:
         c = self._gctx

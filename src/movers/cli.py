@@ -496,10 +496,11 @@ def _check(args: argparse.Namespace) -> int:
         from movers.trail import write_trail
 
         try:
-            options = {"search": args.search, "refine": not args.no_refine, "infer_locks": args.infer_locks,
-                       "symmetry": args.symmetry, "store": args.store, "bits": args.bits, "max_depth": args.max_depth}
+            recorded = {"search": args.search, "refine": not args.no_refine, "infer_locks": args.infer_locks,
+                        "symmetry": args.symmetry, "store": args.store, "bits": args.bits,
+                        "max_depth": args.max_depth}
             # Decoded as the check decoded it (a coding line), so that replay's hash of the model agrees.
-            write_trail(args.trail, r, read_model(args.model), args.model, args.atomicity, options)
+            write_trail(args.trail, r, read_model(args.model), args.model, args.atomicity, recorded)
         except (OSError, ModelSyntaxError) as e:  # the model changed or went away since the check read it
             _say(f"movers: cannot write the trail {args.trail}: {getattr(e, 'strerror', None) or e}")
         else:

@@ -427,7 +427,7 @@ class TransitionSystem:
                     nxt.run(ctx)
                     glue += 1
                     if glue > GLUE_LIMIT:
-                        raise ModelError(_unfinished(node, ctx.atomic))
+                        raise ModelError(_unfinished(node, bool(ctx.atomic)))
         except AssertionFailed as e:
             violation = ("assertion", str(e))
         except Pruned:

@@ -31,8 +31,8 @@ LIMIT_OPTIONS = {"max_states": "--max-states", "time_limit": "--time-limit", "ma
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
-    from movers import __version__
     from movers.reduce import REDUCTIONS
+    from movers.version import __version__
 
     p = argparse.ArgumentParser(prog="movers", description="Model checker for multithreaded Python models.")
     p.add_argument("--version", action="version", version=f"movers {__version__}")
@@ -350,7 +350,7 @@ ZERO_STATS = {"states": 0, "transitions": 0, "max_depth": 0, "seconds": 0.0, "pe
 def _envelope() -> dict:
     """The fields every JSON object has beyond the verdict (report/result.py's ``to_json``), for the objects
     written before the checker's modules are loaded."""
-    from movers import __version__
+    from movers.version import __version__
 
     return {"store": {"kind": "exact"}, "symmetry": "off", "model": "", "search": "dfs", "notes": [],
             "tool": {"name": "movers", "version": __version__}, "schema": 1}

@@ -85,9 +85,9 @@ def read_trail(path: str | os.PathLike[str]) -> dict[str, Any]:
 def replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result:
     """Re-run ``trail`` on ``model`` (module docstring). Raises TrailError when it does not fit; a model that
     does not compile gives verdict "error"."""
+    from movers.analysis.classify import Refine
     from movers.checker import Checker, init_violation, load, peak_memory_mb
     from movers.lang.errors import ModelSyntaxError
-    from movers.reduce.classify import Refine
     from movers.semantics.system import InitError
 
     try:

@@ -12,6 +12,11 @@ from movers.semantics.system import Outcome
 
 
 class GhostSystem:
+    # Its states carry ghost components after the program's, and what its steps are depends on a
+    # classification: a reduction over it (transactions) does not make the arguments that need the plain
+    # program's states.
+    ghost_state = True
+
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.program: Program = inner.program

@@ -233,7 +233,7 @@ class Node:
     blocked_on: Callable[[Any], str] | None = None  # describes what a disabled node waits for
 
     succ: tuple[int, ...] = ()  # control-flow successors in the code (static analyses)
-    # For the static escape analysis (reduce/static_escape.py; see ``lang/function.Facts``): where the node
+    # For the static escape analysis (analysis/static_escape.py; see ``lang/function.Facts``): where the node
     # may copy references (flows), and the abstract values of the objects it may access (uses).
     flows: tuple[tuple[Any, ...], ...] = ()
     uses: tuple[frozenset[Any], ...] = ()

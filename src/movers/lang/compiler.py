@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from movers.analysis.static_escape import points_to
 from movers.ir.machine import Ctx
 from movers.ir.program import (
     CONDITION,
@@ -449,13 +450,11 @@ def resolve_comparisons(program: Program) -> None:
     """Turn the comparisons that may compare two lists (``Node.compared``) into what they read: every
     element of those lists and of the lists inside them (``runtime_ops._eq`` compares contents), for the
     reductions' static facts (``elements_read``) and the escape analysis (``uses``). Which values may be
-    lists is the escape analysis's points-to sets (``reduce/static_escape.py``), solved only for models that
+    lists is the escape analysis's points-to sets (``analysis/static_escape.py``), solved only for models that
     compare possible references at all: ``x == y`` over ints then reads no element, as before."""
     codes = [program.init, *program.codes()]
     if not any(n.compared for code in codes for n in code.nodes):
         return
-    from movers.reduce.static_escape import points_to  # only when needed: it loads every reduction
-
     sites = points_to(program)
 
     def lists(code: Code, av: frozenset[Any]) -> bool:

@@ -22,12 +22,12 @@ from movers.lang.expressions import _model_methods
 from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
 from movers.lang.runtime_ops import (
     BINOPS,
-    _check_ref,
-    _element_index,
-    _item,
-    _length,
-    _range_int,
-    _writable_field,
+    check_ref,
+    element_index,
+    item_at,
+    length_of,
+    range_int,
+    writable_field,
 )
 from movers.lang.syntax import CHANGING_METHODS, DECLARATIONS, SYNC_METHODS, _is_call_to, _is_docstring
 
@@ -153,9 +153,9 @@ class StatementCompiler(FunctionCore):
                 self.flow("store", ("field", self.value(t.value), name), self.value(s.value))
 
                 def finish(ctx: Ctx) -> None:
-                    r = _check_ref(obj(ctx), f"attribute '{name}'")
+                    r = check_ref(obj(ctx), f"attribute '{name}'")
                     o = ctx.heap[r.i]
-                    idx = _writable_field(o, name)
+                    idx = writable_field(o, name)
                     if ctx.track:
                         ctx.reads.append((r, idx))
                     if o[idx] is UNBOUND:
@@ -177,7 +177,7 @@ class StatementCompiler(FunctionCore):
                     if type(r) is not Ref:
                         raise ModelError(f"item assignment on {show(r)}")
                     o = ctx.heap[r.i]
-                    idx = _element_index(ctx, r, o, i)
+                    idx = element_index(ctx, r, o, i)
                     if ctx.track:
                         ctx.reads.append((r, idx))
                     ctx.set_field(r, idx, op(unbox(o[idx]), value(ctx)))
@@ -403,8 +403,8 @@ class StatementCompiler(FunctionCore):
                 b, e = body.pc, end.pc
 
                 def run(ctx: Ctx) -> None:
-                    i, n = _range_int(start(ctx)), _range_int(bound(ctx))
-                    d = _range_int(step_val(ctx)) if step_val is not None else 1
+                    i, n = range_int(start(ctx)), range_int(bound(ctx))
+                    d = range_int(step_val(ctx)) if step_val is not None else 1
                     if d == 0:
                         raise ModelError("range() step must not be zero")
                     if (i < n) if d > 0 else (i > n):
@@ -449,13 +449,13 @@ class StatementCompiler(FunctionCore):
                             raise ModelError(f"cannot iterate over a {o[0].name} object")
                     elif type(v) is not tuple:
                         raise ModelError(f"cannot iterate over {show(v)}")
-                    n = _length(ctx, v)
+                    n = length_of(ctx, v)
                     if n == 0:
                         ctx.pc = e
                         return
                     ctx.loc[cur] = 1
                     ctx.loc[stop] = box(v)
-                    store(ctx, _item(ctx, v, 0))
+                    store(ctx, item_at(ctx, v, 0))
                     ctx.pc = b
 
                 return run
@@ -466,9 +466,9 @@ class StatementCompiler(FunctionCore):
                 def run(ctx: Ctx) -> None:
                     loc = ctx.loc
                     i, v = loc[cur], loc[stop]
-                    if i < _length(ctx, v):
+                    if i < length_of(ctx, v):
                         loc[cur] = i + 1
-                        store(ctx, _item(ctx, v, i))
+                        store(ctx, item_at(ctx, v, i))
                         ctx.pc = b
                     else:
                         clear(ctx)

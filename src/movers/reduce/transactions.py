@@ -50,10 +50,10 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-from movers.instrument.ghost import GhostSystem
-from movers.instrument.phases import BOTH, INIT, LEFT, LEFT_KINDS, NON_KINDS, RIGHT_KINDS, PhaseSystem
+from movers.analysis.classify import Classification
+from movers.analysis.mover import BOTH, LEFT, LEFT_KINDS, NON_KINDS, RIGHT_KINDS
 from movers.reduce.base import MOVE_LIMIT, Move, thread_moves
-from movers.reduce.classify import Classification
+from movers.reduce.phases import INIT, PhaseSystem
 
 BASE_KINDS = frozenset({"assertion", "invariant", "discipline", "runtime-error"})
 # Steps the right-mover closure of one state may take before the deadlock check gives up (then an optimistic
@@ -84,7 +84,7 @@ class Transactions:
         # states stored under it may hold commits the final classification does not make) instead of
         # weakening in place; and the right-mover closure's argument is not made: there an optimistic search
         # checks deadlock freedom, as before.
-        plain = not isinstance(ts.inner if isinstance(ts, PhaseSystem) else ts, GhostSystem)
+        plain = not getattr(ts.inner if isinstance(ts, PhaseSystem) else ts, "ghost_state", False)
         cls = classification or Classification(ts.program, incremental=plain)
         cls.incremental = plain
         self.cls = cls

@@ -167,7 +167,7 @@ JSON_SCHEMA_VERSION = 1
 def envelope() -> dict[str, Any]:
     """What every JSON object of movers carries: the tool and the version of the object's schema
     (docs/result.schema.json)."""
-    from movers import __version__
+    from movers.version import __version__
 
     return {"tool": {"name": "movers", "version": __version__}, "schema": JSON_SCHEMA_VERSION}
 

@@ -7,7 +7,7 @@ holds a function's locals and hidden slots, its labels, the nodes emitted so far
 ``finish``, which resolves the labels and builds the ``Node``s), the facts each node records for the static
 analyses (``Facts``, abstract values ``AV``), and the lowering of statements that contain calls (``simple``).
 
-The granularity of LANGUAGE.md section 6 is decided by the function compiler and only by it: the first node of
+The granularity of docs/language.md section 8 is decided by the function compiler and only by it: the first node of
 every simple statement, every non-constant ``if``/``while`` condition, every ``for`` header, and the entry and
 exit of ``with lock:`` are *costly* (a step starts there: ``emit(…, costly=True)``); everything else is free
 glue that runs as part of the step before it.
@@ -237,7 +237,7 @@ class FunctionCore:
         self.emit(make, False, node, source="", succ=[target], fast=codegen.jump(target))
 
     def finish(self) -> None:
-        # Falling off the end returns None and costs nothing (LANGUAGE.md 6.4); a synchronized method leaves
+        # Falling off the end returns None and costs nothing (docs/language.md 8.3); a synchronized method leaves
         # its monitor first.
         def make() -> Callable[[Ctx], None]:
             def run(ctx: Ctx) -> None:

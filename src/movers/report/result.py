@@ -1,7 +1,7 @@
 """The result of a check: verdict, statistics and violations, with the fields of the ``--json`` contract.
 
-``Result.to_json()`` gives exactly the object that DESIGN.md fixes; the dataclasses are what the Python API
-(``movers.check``) returns, so tests and notebooks can inspect a run without parsing text.
+``Result.to_json()`` gives exactly the object that docs/cli.md (``--json``) fixes; the dataclasses are what the
+Python API (``movers.check``) returns, so tests and notebooks can inspect a run without parsing text.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 Where Stoller & Cohen only let invisible steps move left, transactions also move right movers (lock
 acquires) right: a transaction is a sequence of right movers, at most one non-mover (the commit), then
-left movers. Runs on the instrumented program P# (``instrument/phases.py``), whose states carry each
+left movers. Runs on the instrumented program P# (``phases.py``), whose states carry each
 thread's phase. Following section 4.2, each thread t is at every state in one of
 
 - R(t): in the right-mover (pre-commit) part of a transaction: its phase is True (condition A);
@@ -23,7 +23,7 @@ adds interleavings of the real system). Letting only the cut thread move there w
 transaction whose left-mover part loops for ever (``x = 1`` then ``while True: k = (k + 1) % 2``) would
 keep the other threads out for ever, and an assertion that only fails after ``x = 1`` would never be
 reached (tests/test_transactions.py). P#'s phases are normalised where they carry no information
-(``instrument/phases.py``), so the stored states are program states.
+(``phases.py``), so the stored states are program states.
 
 Protecting locks are inferred incrementally (section 6): a location starts protected (unshared by its first
 accessor, then read-only, then by the locks held at every access) and loses protection the moment an access

@@ -5,7 +5,7 @@ The model (written by ``model_source``): K workers, each doing L increments ``wi
 count = t + 1`` written out one after the other (unrolled, as minicheck's counter is: no loop counter in
 the state), and a checker that joins them all and asserts ``count == K * L`` under the lock. The
 successor function below is what the pure-Python checkers on PyPI ask their users to write: flat tuples,
-one branch per program counter. It encodes movers' granularity exactly (LANGUAGE.md section 6: the entry
+one branch per program counter. It encodes movers' granularity exactly (docs/language.md section 8: the entry
 and exit of ``with m:`` are steps, a worker's frame and its local ``t`` are gone once its last release
 ends it, the checker's ``for`` header is a step), and the script checks that both searches store the
 same number of states before it prints a ratio: K=4, L=3 gives 183,215 states in both.

@@ -21,8 +21,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from movers.analysis.escape import Locality  # noqa: E402
 from movers.checker import Checker, load  # noqa: E402
-from movers.reduce.escape import Locality  # noqa: E402
 from movers.search.options import Limits, Options  # noqa: E402
 from movers.semantics.system import TransitionSystem  # noqa: E402
 

@@ -1,5 +1,5 @@
 # Source: Stoller & Cohen, "Optimistic Synchronization-Based State-Space Reduction" (TACAS 2003),
-#         section 7, the worked example (papers/000); the first model of LANGUAGE.md, section 1.
+#         section 7, the worked example (papers/000); the model of docs/cli.md's examples.
 #         Two workers write x[0] under m0 and x[1] under m1, meet at a barrier (y == 2), then each
 #         owns its own element x[i] without a lock.
 # Expected: ok

@@ -13,7 +13,7 @@
   with only one possible kind).
 
 - both say ``ok`` and the reduction stored more states than ``none``: every reduction stores states of the
-  program (transactions normalise the phases they add, ``instrument/phases.py``), a subset of those the full
+  program (transactions normalise the phases they add, ``reduce/phases.py``), a subset of those the full
   search reaches, so ``states`` may only shrink. (A search that stops at a violation has stored an
   arbitrary part of its space, so counts are compared only when both searches completed with ``ok``.)
 

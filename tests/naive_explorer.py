@@ -1,7 +1,7 @@
 """A deliberately naive explicit-state explorer for the models that ``tests/strategies.py`` generates.
 
 It is a test oracle independent of ``src/movers``: it parses a model with ``ast``, turns each thread function
-into a flat list of instructions (one instruction per atomic step, following LANGUAGE.md section 6), and
+into a flat list of instructions (one instruction per atomic step, following docs/language.md section 8), and
 explores every interleaving, evaluating expressions with ``eval`` on the AST of the model. It is slow and
 simple on purpose; it exists to say which kinds of violation are reachable in a small model and how big its
 state space is. Its states are represented differently from the checker's (loop counters, lock owners, no

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, note, settings
 from strategies import models, single_kind_models, value_models
 
 import movers
+from movers.analysis.escape import Locality, ThreadLocal
 from movers.checker import Checker, load
 from movers.reduce.ample import Ample, StepView
 from movers.reduce.dwyer import DwyerDA, DwyerS, DwyerSDA
-from movers.reduce.escape import Locality, ThreadLocal
 from movers.search.explore import Search
 from movers.search.options import Limits, Options
 from movers.semantics.system import TransitionSystem

@@ -1,4 +1,4 @@
-"""The command line and the --json contract of DESIGN.md (issue items 6 and 8)."""
+"""The command line and the --json contract of docs/cli.md (issue items 6 and 8)."""
 
 from __future__ import annotations
 
@@ -163,7 +163,7 @@ def test_incomplete_json_says_which_limit() -> None:
     d = json.loads(p.stdout)
     assert p.returncode == 3 and d["limit"] == "max-states"
     p = movers_cli("check", SC, "--json")
-    assert "limit" not in json.loads(p.stdout)  # the object of DESIGN.md, unchanged for complete runs
+    assert "limit" not in json.loads(p.stdout)  # the object of docs/cli.md, unchanged for complete runs
 
 
 @pytest.mark.parametrize("json_flag", [True, False])

@@ -1,4 +1,4 @@
-"""The language (issue item 2): every construct of LANGUAGE.md compiles and means what Python means."""
+"""The language (issue item 2): every construct of docs/language.md compiles and means what Python means."""
 
 from __future__ import annotations
 

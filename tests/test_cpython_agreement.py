@@ -196,7 +196,7 @@ def test_comparisons_of_values_that_are_never_lists_read_no_element() -> None:
 
 
 def test_a_comparison_with_a_list_inside_another_uses_both_for_the_escape_analysis() -> None:
-    from movers.reduce.static_escape import analyse
+    from movers.analysis.static_escape import analyse
 
     program = compile_model(textwrap.dedent("""
     from movers.lang import *

@@ -1,6 +1,6 @@
 """The static facts of every step cover what the step does when it executes.
 
-Reductions decide from two sources that must agree: the static footprint of a step (``reduce/footprint``,
+Reductions decide from two sources that must agree: the static footprint of a step (``analysis/footprint``,
 from the facts the compiler records on each node) and the accesses the step's execution records in its
 Effect. A construct whose accesses appear in neither (``v in a``, ``x, y = a``, ``for v in a`` once did) is
 invisible to every reduction, which then misses violations. So, for every construct of the language and
@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from movers.analysis.footprint import LOCK_KINDS, Footprint, Footprints
 from movers.checker import load
 from movers.ir.program import MON, Program
-from movers.reduce.footprint import LOCK_KINDS, Footprint, Footprints
 from movers.semantics.system import TransitionSystem
 
 try:

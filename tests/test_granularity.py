@@ -1,4 +1,4 @@
-"""LANGUAGE.md section 6: what one step is. One thread doing k steps from the initial state has k+1 states
+"""docs/language.md section 8: what one step is. One thread doing k steps from the initial state has k+1 states
 (the last one terminated), so state counts measure the granularity exactly."""
 
 from __future__ import annotations

@@ -377,3 +377,15 @@ def test_the_docs_show_the_page() -> None:
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) < 150_000  # small, for the repository's sake
     synopsis = (docs / "cli.md").read_text().split("```")[1]
     assert synopsis.count("[--html FILE]") == 3  # check, replay, compare
+
+
+def test_control_characters_of_the_model_are_escaped_in_the_page(tmp_path: Path) -> None:
+    # Found by the fuzz campaign: a NUL or an ESC[2J in an assert message or a thread name reached the page raw.
+    from movers.report.html import render_result
+
+    model = tmp_path / "m.py"
+    model.write_text('from movers.lang import *\ndef w():\n    assert False, "a\\x00b\\x1b[2J"\n'
+                     'Thread(target=w, name="t\\x1b[H").start()\n')
+    page = render_result(movers.check(model), str(model))
+    assert "\x00" not in page and "\x1b" not in page
+    assert "a\\x00b\\x1b[2J" in page and "t\\x1b[H" in page

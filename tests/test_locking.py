@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import movers
+from movers.analysis.classify import Refine
 from movers.checker import Checker, load
 from movers.reduce import locking
 from movers.reduce.ample import final_fields
-from movers.reduce.classify import Refine
 from movers.search.explore import Search
 from movers.search.options import Limits, Options
 

@@ -370,7 +370,8 @@ def test_blocked_guard_on_declared_data_watches_it(reduction: str) -> None:
 
 
 def _without_memos(monkeypatch: pytest.MonkeyPatch) -> None:
-    from movers.reduce import classify, optimistic
+    from movers.analysis import classify
+    from movers.reduce import optimistic
 
     monkeypatch.setattr(optimistic.Optimistic, "_local_key", lambda self, state, i: None)
     real = classify.Classification.check_guards

@@ -1,4 +1,4 @@
-"""The static escape analysis (reduce/static_escape.py: Dwyer et al., section 5.1 and appendix A).
+"""The static escape analysis (analysis/static_escape.py: Dwyer et al., section 5.1 and appendix A).
 
 Two kinds of test. Per route: a small model for each way an object can escape its thread (a global, a
 field of a shared object, an array element, ``Thread(args=…)``, a started Thread subclass, a return value,
@@ -20,11 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from movers.analysis import static_escape
+from movers.analysis.static_escape import StaticLocality, analyse
 from movers.checker import load
 from movers.ir.machine import AssertionFailed, Ctx, Pruned
 from movers.ir.program import Code, Program
-from movers.reduce import static_escape
-from movers.reduce.static_escape import StaticLocality, analyse
 from movers.semantics.system import RUNTIME_ERRORS, TransitionSystem
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -375,7 +375,7 @@ def test_a_left_mover_part_that_never_ends_does_not_keep_the_others_out() -> Non
 def test_wait_and_notify_are_not_reads_of_lock_state(monkeypatch: pytest.MonkeyPatch) -> None:
     # wait() and notify() read an object's wait set as part of the lock operation: that must not make every
     # lock operation a non-mover (it once tripled the stored states of the Dwyer examples).
-    from movers.reduce.classify import Classification
+    from movers.analysis.classify import Classification
 
     seen: list[object] = []
     real = Classification._observe_lock_state
@@ -394,14 +394,14 @@ def test_wait_and_notify_are_not_reads_of_lock_state(monkeypatch: pytest.MonkeyP
     assert seen
 
 
-# -- P#'s per-thread memo of steps (instrument/phases.py, semantics/locality.py) ------------------------------
+# -- P#'s per-thread memo of steps (reduce/phases.py, semantics/locality.py) ------------------------------
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_the_step_memo_changes_nothing_but_time(path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A step is remembered per (thread, its stack and phase, globals, heap) and replayed onto other states:
     # the search must be the one that executes and classifies every step anew, state for state.
-    from movers.instrument.phases import PhaseSystem
+    from movers.reduce.phases import PhaseSystem
 
     memo = search_summary(movers.check(path, reduction="transactions", max_states=30_000))
     monkeypatch.setattr(PhaseSystem, "_local_key", lambda self, state, t: None)
@@ -411,7 +411,7 @@ def test_the_step_memo_changes_nothing_but_time(path, monkeypatch: pytest.Monkey
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(models())
 def test_random_models_the_step_memo_changes_nothing(src: str) -> None:
-    from movers.instrument.phases import PhaseSystem
+    from movers.reduce.phases import PhaseSystem
 
     note(src)
     memo = search_summary(movers.check(src, reduction="transactions", max_states=5_000))

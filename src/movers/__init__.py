@@ -12,7 +12,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from movers.version import VERSION
+from movers.version import __version__ as __version__
 
 if TYPE_CHECKING:
     from movers.checker import Checker, check, load
@@ -29,7 +29,6 @@ _WHERE = {
 }
 
 __all__ = ["check", "load", "Checker", "Result", "Stats", "TraceStep", "Violation"]
-__version__ = VERSION
 
 
 def __getattr__(name: str) -> Any:

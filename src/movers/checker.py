@@ -22,12 +22,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from movers.analysis.classify import Classification, Refine
 from movers.instrument.properties import instrument
 from movers.ir.program import Program
 from movers.lang.compiler import compile_model
 from movers.lang.errors import ModelSyntaxError
 from movers.reduce import Capabilities, capabilities, make_reduction
-from movers.reduce.classify import Classification, Refine
 from movers.report.result import Result, Stats, Violation
 from movers.report.trace import violation
 from movers.search.explore import Search, thaw

@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     from movers.report.registry import stdout_formats
     from movers.search.fingerprints import STORES
     from movers.search.options import ATOMICITY, SEARCHES, SYMMETRY
-    from movers.version import VERSION as __version__
+    from movers.version import __version__
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
@@ -388,7 +388,7 @@ ZERO_STATS = {"states": 0, "transitions": 0, "max_depth": 0, "seconds": 0.0, "pe
 def _envelope() -> dict:
     """The fields every JSON object has beyond the verdict (report/result.py's ``to_json``), for the objects
     written before the checker's modules are loaded."""
-    from movers.version import VERSION as __version__
+    from movers.version import __version__
 
     return {"store": {"kind": "exact"}, "symmetry": "off", "model": "", "search": "dfs", "notes": [],
             "tool": {"name": "movers", "version": __version__}, "schema": 1}

@@ -179,9 +179,9 @@ def _flag(name: str, value: Any) -> str:
 
 def _replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result | str:
     """The result of running the trail's steps on the model, or why and where the trail does not fit."""
+    from movers.analysis.classify import Refine
     from movers.checker import Checker, init_violation, load, peak_memory_mb
     from movers.lang.errors import ModelSyntaxError
-    from movers.reduce.classify import Refine
     from movers.search.limits import settle
     from movers.search.options import Options
     from movers.semantics.system import InitError

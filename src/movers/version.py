@@ -1,3 +1,5 @@
-"""The version of movers, in one place (the package, the reports and `movers --version` read it)."""
+"""movers' version, in a module of its own: the reports and the command line name it without importing the
+package's lazy re-exports (``movers/__init__.py``), which would make every module that reports it part of an
+import cycle through the checker."""
 
-VERSION = "0.1.0"
+__version__ = "0.1.0"

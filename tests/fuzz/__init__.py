@@ -2,7 +2,7 @@
 
 A grammar-aware mutation fuzzer over the models of ``examples/`` and ``docs/`` (``mutate.py``), a
 command-line, signal and file-level suite (``cases.py``), hostile strings in thread names, messages and file
-names, and corrupted or hostile trails (``hostile.py``), and the contract of DESIGN.md and docs/cli.md as
+names, and corrupted or hostile trails (``hostile.py``), and the contract of docs/cli.md as
 the oracle (``oracle.py``), run on warm workers that fork per input (``worker.py``, ``campaign.py``).
 
 Every command line may use the options of issue 21: all twelve reductions, ``--store hashcompact`` and

@@ -1,4 +1,4 @@
-"""The oracle: the contract of DESIGN.md and docs/cli.md, checked on one run of `movers`.
+"""The oracle: the contract of docs/cli.md, checked on one run of `movers`.
 
 - the exit code is 0 (verified), 1 (violation), 2 (bad model or command line) or 3 (incomplete); 4 is the
   documented internal error, and a movers bug, so it fails the campaign like any other code or a signal;

@@ -30,7 +30,7 @@ there.
 
 **The commit point** of a block is the step after ``commit()`` when the model marks one, else the block's
 first step that is not a right mover: a non-mover or a left mover, with movers from the exclusive access
-predicates (declared or inferred, ``phases.classify_step``), so that a block that is reducible (R* N? L*)
+predicates (declared or inferred, ``mover.classify_step``), so that a block that is reducible (R* N? L*)
 commits at its non-mover, as Lipton's reduction has it. A step that leaves the block from PreCommit commits
 too ([COMMIT], PreCommit to Outside), which covers ``commit()`` as a block's last statement.
 
@@ -74,7 +74,7 @@ docs/atomicity.md, "Blocks that do not end").
 
 **Under a reduction** (``optimistic``, the ``dwyer-*`` strategies): a step that changes a phase or the
 shadow store, or stops a thread in a proved block, is never invisible (``quiet``); under ``transactions``
-it is a non-mover of P#, and so is a lock operation outside every block (``phases.py``, "Over
+it is a non-mover of P#, and so is a lock operation outside every block (``reduce/phases.py``, "Over
 commit-atomicity"): docs/reductions.md, "Reductions on the instrumented search", gives the argument.
 """
 
@@ -82,8 +82,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from movers.analysis.mover import LEFT, NON, RIGHT_KINDS, classify_step
 from movers.instrument.ghost import GhostSystem
-from movers.instrument.phases import LEFT, NON, RIGHT_KINDS, classify_step
 from movers.ir.program import Program, Ref
 from movers.semantics.interface import System
 from movers.semantics.state import canonical
@@ -145,7 +145,7 @@ def rule(
 ) -> tuple[bool, bool, Any, int | None]:
     """Which rule a step of a thread in phase ``p`` resting at ``frames`` takes (module docstring, "Phases
     as steps happen"): (a commit: ρ takes the step, a single step outside every block, the phase after it,
-    the block). ``mover``: what kind of mover the step is (``phases.classify_step``), for the default
+    the block). ``mover``: what kind of mover the step is (``mover.classify_step``), for the default
     commit point; without it, every step but a lock acquire counts as not a right mover."""
     if p is None:
         b = outermost_block(program, frames)
@@ -173,7 +173,7 @@ class CommitSystem(GhostSystem):
 
     def __init__(self, inner: System, classification: Any = None, proved: frozenset[int] = frozenset()) -> None:
         super().__init__(inner)
-        self.cls = classification  # movers for the default commit point (``phases.classify_step``)
+        self.cls = classification  # movers for the default commit point (``mover.classify_step``)
         if classification is not None:
             classification.lock_state_matters = True
         self.proved = proved

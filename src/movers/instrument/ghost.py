@@ -17,6 +17,10 @@ class GhostSystem:
     """A ``System`` over ``inner`` (module docstring). The questions about the program go straight to the
     inner system's methods, bound here, so that they cost no call of their own."""
 
+    # Its states carry ghost components after the program's, and what its steps are depends on a
+    # classification: a reduction over it (transactions) does not make the arguments that need the plain
+    # program's states.
+    ghost_state = True
     # Its steps add ghost state: no bare successors; it stores every ghost vector (``System``).
     successors = None
     program_state: Any = None

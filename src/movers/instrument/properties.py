@@ -13,48 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from movers.analysis.declarations import declarations_at, location_name
 from movers.ir.machine import show
-from movers.ir.program import Exclusive, Program, Ref
+from movers.ir.program import Exclusive
 from movers.semantics.interface import System
 from movers.semantics.state import State
-from movers.semantics.system import RUNTIME_ERRORS, Outcome, TransitionSystem, _runtime_message
-
-
-def _loc_name(program: Program, state: State, loc: Any) -> str:
-    if type(loc) is int:
-        return program.globals[loc]
-    r, idx = loc
-    obj = state[1][r.i]
-    for slot, v in enumerate(state[0]):
-        if v is r and obj[0].is_list:
-            return f"{program.globals[slot]}[{idx - 2}]"
-    if obj[0].is_list:
-        return f"<list #{r.i}>[{idx - 2}]"
-    cls = obj[0]
-    name = cls.fields[idx - 2] if idx - 2 < len(cls.fields) else str(idx)
-    return f"{cls.name}.{name}"
-
-
-def declarations_at(program: Program, state: State) -> tuple[dict[Any, list[Exclusive]], list[Exclusive]]:
-    """Concrete locations governed by declared predicates in ``state``, and the field declarations."""
-    by_loc: dict[Any, list[Exclusive]] = {}
-    fields: list[Exclusive] = []
-    g, heap = state[0], state[1]
-    for d in program.exclusives:
-        kind = d.target[0]
-        if kind == "field":
-            fields.append(d)
-            continue
-        slot = program.globals.index(d.target[1])
-        v = g[slot]
-        if kind == "name":
-            by_loc.setdefault(slot, []).append(d)
-            if type(v) is Ref and heap[v.i][0].is_list:
-                for idx in range(2, len(heap[v.i])):
-                    by_loc.setdefault((v, idx), []).append(d)
-        elif type(v) is Ref and heap[v.i][0].is_list:
-            by_loc.setdefault((v, d.target[2] + 2), []).append(d)
-    return by_loc, fields
+from movers.semantics.system import RUNTIME_ERRORS, Outcome, TransitionSystem, runtime_message
 
 
 def discipline_violation(
@@ -88,9 +52,9 @@ def discipline_violation(
             try:
                 ok = ts.evaluate_predicate(state, d.pred, t, obj)
             except RUNTIME_ERRORS as e:
-                return f"the exclusive access predicate of line {d.line} fails: {_runtime_message(e)}"
+                return f"the exclusive access predicate of line {d.line} fails: {runtime_message(e)}"
             if not ok:
-                return (f"thread {t} accesses {_loc_name(program, state, loc)} without exclusive access "
+                return (f"thread {t} accesses {location_name(program, state, loc)} without exclusive access "
                         f"({d.text}, line {d.line})")
     return None
 
@@ -152,7 +116,7 @@ class Checked:
             try:
                 ok = self.inner.call(state, code)
             except RUNTIME_ERRORS as e:
-                return ("invariant", f"invariant {name}() fails: {_runtime_message(e)}")
+                return ("invariant", f"invariant {name}() fails: {runtime_message(e)}")
             if not ok:
                 return ("invariant", f"invariant {name}() is false")
         return None

@@ -2,7 +2,7 @@
 Flanagan & Qadeer's transactions (papers/004, sections 4-5; Lipton's reduction): right movers (lock
 acquires), at most one non-mover, then left movers (lock releases). Steps that are both movers (accesses to
 data the thread has exclusive access to, ``notify``) fit anywhere. Movers come from the exclusive access
-predicates, declared or inferred, exactly as for ``--reduction transactions`` (``phases.classify_step``).
+predicates, declared or inferred, exactly as for ``--reduction transactions`` (``mover.classify_step``).
 
 The instrumented state is ``(globals, heap, threads, stages)``: ``stages[t]`` is None while thread t is
 outside every block, else ``(block, stage, line, what)`` with stage ``R`` (before the block's non-mover or
@@ -40,10 +40,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from movers.analysis.classify import Classification
+from movers.analysis.mover import LEFT, LEFT_KINDS, NON, NON_KINDS, RIGHT, RIGHT_KINDS, classify_step
 from movers.instrument.commit import SERIAL_LIMIT, left_blocks, outermost_block
 from movers.instrument.ghost import GhostSystem
-from movers.instrument.phases import LEFT, LEFT_KINDS, NON, NON_KINDS, RIGHT, RIGHT_KINDS, classify_step
-from movers.reduce.classify import Classification
 from movers.semantics.interface import System
 from movers.semantics.system import Outcome
 

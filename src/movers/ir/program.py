@@ -5,7 +5,7 @@ initialisation). A code object is a control-flow graph of *nodes*: each node is 
 integer slots plus the static facts a reduction asks about (line, source, the globals it may read and write,
 whether it is a synchronisation operation). A node is *costly* when execution must stop before it: the
 thread's program counter only ever rests on costly nodes, and one atomic step runs from one costly node up to
-the next (LANGUAGE.md section 6). Free nodes are the glue between: jumps, the continuation of a statement
+the next (docs/language.md section 8). Free nodes are the glue between: jumps, the continuation of a statement
 after a call returns, falling off the end of a function.
 
 Runtime values that are not plain Python data are interned objects compared by identity, so that states stay
@@ -234,7 +234,7 @@ class Node:
     blocked_on: Callable[[Any], str] | None = None  # describes what a disabled node waits for
 
     succ: tuple[int, ...] = ()  # control-flow successors in the code (static analyses)
-    # For the static escape analysis (reduce/static_escape.py; see ``lang/function.Facts``): where the node
+    # For the static escape analysis (analysis/static_escape.py; see ``lang/function.Facts``): where the node
     # may copy references (flows), and the abstract values of the objects it may access (uses).
     flows: tuple[tuple[Any, ...], ...] = ()
     uses: tuple[frozenset[Any], ...] = ()

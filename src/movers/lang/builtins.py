@@ -18,7 +18,7 @@ from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Func, Ref
 from movers.lang.function import NO_VALUE, Fn, FunctionCore
-from movers.lang.runtime_ops import _as_tuple, _count, _extremum, _length, _truth
+from movers.lang.runtime_ops import as_tuple, choice_count, extremum, length_of, truth_of
 from movers.lang.syntax import _is_call_to
 
 
@@ -49,7 +49,7 @@ class BuiltinCompiler(FunctionCore):
     def b_len(self, e: ast.Call) -> Fn:
         (a,) = self._args(e, 1, 1, "len")
         self.length_use(e.args[0])
-        return lambda ctx: _length(ctx, a(ctx))
+        return lambda ctx: length_of(ctx, a(ctx))
 
     def b_abs(self, e: ast.Call) -> Fn:
         (a,) = self._args(e, 1, 1, "abs")
@@ -62,7 +62,7 @@ class BuiltinCompiler(FunctionCore):
     def b_bool(self, e: ast.Call) -> Fn:
         (a,) = self._args(e, 1, 1, "bool")
         self.length_use(e.args[0])
-        return lambda ctx: _truth(ctx, a(ctx))
+        return lambda ctx: truth_of(ctx, a(ctx))
 
     def b_min(self, e: ast.Call) -> Fn:
         return self._extremum(e, "min", "<", min)
@@ -72,13 +72,13 @@ class BuiltinCompiler(FunctionCore):
 
     def _extremum(self, e: ast.Call, name: str, op: str, pick: Callable[[Any], Any]) -> Fn:
         """``min(a, b, …)``, or, as in Python, ``min(seq)`` of a list's or tuple's elements; lists among them
-        compare by their contents (``runtime_ops._extremum``)."""
+        compare by their contents (``runtime_ops.extremum``)."""
         parts = self._args(e, 1, 8, name)
         self.note(e, *(self.value(a) for a in e.args))
         if len(parts) > 1:
             every = NO_VALUE.union(*(self.value(a) for a in e.args))
             self.compares(every, every)
-            return lambda ctx: _extremum(ctx, [p(ctx) for p in parts], op, pick)
+            return lambda ctx: extremum(ctx, [p(ctx) for p in parts], op, pick)
         (seq,) = parts
         self.facts.elements_read = True
         self.facts.uses.append(self.value(e.args[0]))
@@ -88,12 +88,12 @@ class BuiltinCompiler(FunctionCore):
         self.compares(items, items)
 
         def run(ctx: Ctx) -> Any:
-            items = _as_tuple(ctx, seq(ctx))
+            items = as_tuple(ctx, seq(ctx))
             if type(items) is not tuple:
                 raise ModelError(f"{name}() of {show(items)}: one argument must be a list or a tuple")
             if not items:
                 raise ModelError(f"{name}() of an empty sequence")
-            return _extremum(ctx, items, op, pick)
+            return extremum(ctx, items, op, pick)
 
         return run
 
@@ -109,12 +109,12 @@ class BuiltinCompiler(FunctionCore):
             bounds = self._args(r, 1, 2, "range")
             if len(bounds) == 1:
                 hi = bounds[0]
-                return lambda ctx: ctx.choose(_count(hi(ctx)))
+                return lambda ctx: ctx.choose(choice_count(hi(ctx)))
             lo, hi = bounds
 
             def run(ctx: Ctx) -> int:
                 a = lo(ctx)
-                return a + ctx.choose(_count(hi(ctx) - a))
+                return a + ctx.choose(choice_count(hi(ctx) - a))
 
             return run
         if not e.args:
@@ -130,7 +130,7 @@ class BuiltinCompiler(FunctionCore):
         self.note(e, self.value(e.args[0]), frozenset({("element", self.value(e.args[0]))}))
 
         def one_of(ctx: Ctx) -> Any:
-            items = _as_tuple(ctx, seq(ctx))
+            items = as_tuple(ctx, seq(ctx))
             if type(items) is not tuple:
                 raise ModelError(f"choose({show(items)}): one argument must be a list, a tuple or a range; "
                                  "to choose among values, give two or more")

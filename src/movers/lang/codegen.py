@@ -48,13 +48,50 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from movers.ir.program import FALSE, LOCK, THREAD, TRUE, UNBOUND, Bool, Ref
 
 if TYPE_CHECKING:
     from movers.ir.program import Code
-    from movers.lang.function import FunctionCore, Label
+
+
+class Target(Protocol):
+    """A jump target (``function.Label`` is one): the number of its node, once placed."""
+
+    @property
+    def pc(self) -> int: ...
+
+
+class ModuleNames(Protocol):
+    """The module's globals, by name (``compiler.ModuleCompiler``)."""
+
+    @property
+    def global_slot(self) -> dict[str, int]: ...
+
+
+class CompiledFunction(Protocol):
+    """What the emitters read of the function being compiled (``function.FunctionCore`` is one): its code,
+    its local slots and the names it declares global, the module's globals, the field names the generated
+    code binds (which the emitters add to), and whether it is the module's initialisation."""
+
+    @property
+    def code(self) -> Code: ...
+
+    @property
+    def slot(self) -> dict[str, int]: ...
+
+    @property
+    def global_names(self) -> set[str]: ...
+
+    @property
+    def fast_names(self) -> dict[str, str]: ...
+
+    @property
+    def is_module(self) -> bool: ...
+
+    @property
+    def mc(self) -> ModuleNames: ...
 
 
 class Fallback(Exception):
@@ -157,7 +194,7 @@ def _track(line: str) -> str:
 # -- expressions: an emitter per shape, returning the text of a value (or None: not handled) --------------------
 
 
-def _variable(fc: FunctionCore, name: str) -> tuple[str, int] | None:
+def _variable(fc: CompiledFunction, name: str) -> tuple[str, int] | None:
     """Where a name lives, exactly as ``ExpressionCompiler.e_Name`` decides it."""
     if name in fc.slot and name not in fc.global_names:
         return "loc", fc.slot[name]
@@ -188,7 +225,7 @@ def _load(src: _Source, where: str, slot: int) -> str:
 MAX_DEPTH = 40
 
 
-def value(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
+def value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
     """The text of ``e``'s value, after the statements it needs are added to ``src``; None when ``e`` has a
     shape the fast path does not handle. Operands are evaluated eagerly (they have no effects; one that fails
     where the closures would not have evaluated it only sends the step back to them)."""
@@ -201,7 +238,7 @@ def value(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
         src.depth -= 1
 
 
-def _value(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
+def _value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
     if isinstance(e, ast.Constant):
         return _literal(e.value)
     if isinstance(e, ast.Name):
@@ -248,7 +285,7 @@ def _value(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
     return None
 
 
-def _stored(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
+def _stored(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
     """The text of what a variable, a list's element or a field holds, as stored (references and boxes
     included, unchecked); None for other shapes."""
     if isinstance(e, ast.Name):
@@ -267,7 +304,7 @@ def _stored(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
     return None
 
 
-def reference(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
+def reference(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
     """The text of a reference ``e`` holds (a variable, a list's element, a field), or None when ``e`` has
     another shape; the step falls back when the value is not a reference."""
     x = _stored(fc, e, src)
@@ -276,7 +313,7 @@ def reference(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
     return x
 
 
-def _raw(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
+def _raw(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
     """What ``e`` holds as stored (references and boxes included), failing where it is unbound."""
     x = _stored(fc, e, src)
     if x is not None:
@@ -284,7 +321,7 @@ def _raw(fc: FunctionCore, e: ast.expr, src: _Source) -> str | None:
     return x
 
 
-def _name_constant(fc: FunctionCore, name: str) -> str:
+def _name_constant(fc: CompiledFunction, name: str) -> str:
     """The identifier under which a field's name is bound in the generated code's namespace: the name is
     data there, never source text."""
     names = fc.fast_names
@@ -293,7 +330,7 @@ def _name_constant(fc: FunctionCore, name: str) -> str:
     return names[name]
 
 
-def _field_slot(fc: FunctionCore, e: ast.Attribute, src: _Source) -> tuple[str, str, str] | None:
+def _field_slot(fc: CompiledFunction, e: ast.Attribute, src: _Source) -> tuple[str, str, str] | None:
     """For ``obj.f`` on a model object: the texts of the reference, the object and the field's index."""
     r = reference(fc, e.value, src)
     if r is None:
@@ -305,7 +342,7 @@ def _field_slot(fc: FunctionCore, e: ast.Attribute, src: _Source) -> tuple[str, 
     return r, o, i
 
 
-def _field(fc: FunctionCore, e: ast.Attribute, src: _Source) -> str | None:
+def _field(fc: CompiledFunction, e: ast.Attribute, src: _Source) -> str | None:
     """A field's value, as stored (``ExpressionCompiler.e_Attribute``)."""
     return _read_slot(_field_slot(fc, e, src), src)
 
@@ -320,7 +357,7 @@ def _read_slot(where: tuple[str, str, str] | None, src: _Source) -> str | None:
     return x
 
 
-def _list_slot(fc: FunctionCore, e: ast.Subscript, src: _Source) -> tuple[str, str, str] | None:
+def _list_slot(fc: CompiledFunction, e: ast.Subscript, src: _Source) -> tuple[str, str, str] | None:
     """For ``a[i]`` on a list: the texts of the list's reference, its object and the element's index in the
     object tuple (``runtime_ops._index``, for ints)."""
     if isinstance(e.slice, ast.Slice):
@@ -340,12 +377,12 @@ def _list_slot(fc: FunctionCore, e: ast.Subscript, src: _Source) -> tuple[str, s
     return r, o, i
 
 
-def _element(fc: FunctionCore, e: ast.Subscript, src: _Source) -> str | None:
+def _element(fc: CompiledFunction, e: ast.Subscript, src: _Source) -> str | None:
     """A list's element, as stored (the caller unboxes or checks it)."""
     return _read_slot(_list_slot(fc, e, src), src)
 
 
-def _store(fc: FunctionCore, target: ast.expr, v: str, src: _Source) -> bool:
+def _store(fc: CompiledFunction, target: ast.expr, v: str, src: _Source) -> bool:
     """Store value text ``v`` into a variable, as ``store_local`` and ``Ctx.set_global`` do for values that
     are not references: booleans boxed; overwriting a reference or a tuple falls back (the closures would mark
     the heap for canonicalisation)."""
@@ -374,7 +411,7 @@ def _store(fc: FunctionCore, target: ast.expr, v: str, src: _Source) -> bool:
     return True
 
 
-def _store_element(fc: FunctionCore, target: ast.Subscript, v: str, src: _Source) -> bool:
+def _store_element(fc: CompiledFunction, target: ast.Subscript, v: str, src: _Source) -> bool:
     """``a[i] = v`` on a list, as ``store_item`` and ``Ctx.set_field`` do for values that are not references."""
     x = src.temp()
     src.add(f"{x} = {v}")  # the value first, as the closures evaluate it
@@ -389,7 +426,7 @@ def _store_element(fc: FunctionCore, target: ast.Subscript, v: str, src: _Source
     return True
 
 
-def _store_field(fc: FunctionCore, target: ast.Attribute, v: str, src: _Source) -> bool:
+def _store_field(fc: CompiledFunction, target: ast.Attribute, v: str, src: _Source) -> bool:
     """``obj.f = v``, as ``store_field`` and ``Ctx.set_field`` do for values that are not references (the
     fields of builtin objects and of threads are the closures' business: they refuse some)."""
     x = src.temp()
@@ -412,7 +449,7 @@ def _store_field(fc: FunctionCore, target: ast.Attribute, v: str, src: _Source) 
 # -- statements: an emitter per shape, returning a FragmentMaker (or None: not handled) --------------------------
 
 
-def assign(fc: FunctionCore, target: ast.expr, e: ast.expr, nxt: Label, op: ast.operator | None = None
+def assign(fc: CompiledFunction, target: ast.expr, e: ast.expr, nxt: Target, op: ast.operator | None = None
            ) -> FragmentMaker | None:
     """``x = e`` and ``x op= e`` (``op``) for a local or global ``x``."""
     src = _Source()
@@ -432,7 +469,7 @@ def assign(fc: FunctionCore, target: ast.expr, e: ast.expr, nxt: Label, op: ast.
     return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, tracked)
 
 
-def branch(fc: FunctionCore, test: ast.expr, nxt: Label, on_false: Label) -> FragmentMaker | None:
+def branch(fc: CompiledFunction, test: ast.expr, nxt: Target, on_false: Target) -> FragmentMaker | None:
     """A condition step (``if``, ``while``): on to ``nxt`` when it holds, else to ``on_false``."""
     src = _Source()
     c = value(fc, test, src)
@@ -442,7 +479,7 @@ def branch(fc: FunctionCore, test: ast.expr, nxt: Label, on_false: Label) -> Fra
                             (nxt.pc, on_false.pc))
 
 
-def check(fc: FunctionCore, test: ast.expr, nxt: Label) -> FragmentMaker | None:
+def check(fc: CompiledFunction, test: ast.expr, nxt: Target) -> FragmentMaker | None:
     """``assert test``: when it fails, the closures raise it with its message."""
     src = _Source()
     c = value(fc, test, src)
@@ -451,7 +488,7 @@ def check(fc: FunctionCore, test: ast.expr, nxt: Label) -> FragmentMaker | None:
     return lambda: Fragment([*src.lines, f"if not {c}: _fail()", f"pc = {nxt.pc}"], nxt.pc, not src.eager)
 
 
-def jump(target: Label) -> FragmentMaker:
+def jump(target: Target) -> FragmentMaker:
     return lambda: Fragment([f"pc = {target.pc}"], target.pc)
 
 
@@ -464,8 +501,8 @@ def _indented(lines: list[str]) -> list[str]:
     return ["    " + line for line in lines]
 
 
-def range_loop(fc: FunctionCore, target: ast.expr, args: list[ast.expr], cur: int, stop: int, body: Label,
-               end: Label) -> tuple[FragmentMaker, FragmentMaker] | None:
+def range_loop(fc: CompiledFunction, target: ast.expr, args: list[ast.expr], cur: int, stop: int, body: Target,
+               end: Target) -> tuple[FragmentMaker, FragmentMaker] | None:
     """``for x in range(a, b)`` (step 1): its first header (evaluates the bounds) and its next header, as the
     closures of ``StatementCompiler.stmt_For`` run them: the counter and the bound in hidden slots."""
     if not 1 <= len(args) <= 2:
@@ -505,12 +542,12 @@ def range_loop(fc: FunctionCore, target: ast.expr, args: list[ast.expr], cur: in
     return first, following
 
 
-def leave_loop(cur: int, stop: int, end: Label) -> FragmentMaker:
+def leave_loop(cur: int, stop: int, end: Target) -> FragmentMaker:
     """``break`` out of a range loop: its hidden slots cleared."""
     return lambda: Fragment([f"loc[{cur}] = None", f"loc[{stop}] = None", f"pc = {end.pc}"], end.pc)
 
 
-def join(fc: FunctionCore, receiver: ast.expr, after: Label) -> FragmentMaker | None:
+def join(fc: CompiledFunction, receiver: ast.expr, after: Target) -> FragmentMaker | None:
     """``t.join()`` on a started Thread (its guard, on the closures, waited for the thread to end)."""
     src = _Source()
     r = reference(fc, receiver, src)
@@ -520,7 +557,7 @@ def join(fc: FunctionCore, receiver: ast.expr, after: Label) -> FragmentMaker | 
         *src.lines,
         f"_o = heap[{r}.i]",
         "if not _o[0].is_thread or _o[2] is None or (_o[0] is not THREAD and _user_join(_o[0])): _fail()",
-        _track(f"eff.reads.append(({r}, 2))"),  # the thread's id (runtime_ops._join_op)
+        _track(f"eff.reads.append(({r}, 2))"),  # the thread's id (runtime_ops.join_op)
     ]
     return lambda: Fragment([*lines, f"pc = {after.pc}"], after.pc)
 
@@ -536,8 +573,8 @@ def _guard_text(lines: list[str]) -> list[str]:
             for line in lines if not line.endswith(TRACKED)]
 
 
-def join_guard(fc: FunctionCore, receiver: ast.expr) -> GuardSource | None:
-    """May ``t.join()`` go on: has the started thread ended (``runtime_ops._join_guard``)?"""
+def join_guard(fc: CompiledFunction, receiver: ast.expr) -> GuardSource | None:
+    """May ``t.join()`` go on: has the started thread ended (``runtime_ops.join_guard``)?"""
     src = _Source()
     r = reference(fc, receiver, src)
     if r is None:
@@ -548,7 +585,7 @@ def join_guard(fc: FunctionCore, receiver: ast.expr) -> GuardSource | None:
                         "return _o[2] < len(threads) and threads[_o[2]] == ()"])
 
 
-def lock_method(fc: FunctionCore, receiver: ast.expr, method: str, after: Label) -> FragmentMaker | None:
+def lock_method(fc: CompiledFunction, receiver: ast.expr, method: str, after: Target) -> FragmentMaker | None:
     """``m.acquire()`` and ``m.release()`` on a plain Lock (``sync.acquire``, ``sync.release``; a Lock is a
     builtin object, so no model method of that name can be meant)."""
     src = _Source()
@@ -567,7 +604,7 @@ def lock_method(fc: FunctionCore, receiver: ast.expr, method: str, after: Label)
     return lambda: Fragment([*body, f"pc = {after.pc}"], after.pc)
 
 
-def lock_method_guard(fc: FunctionCore, receiver: ast.expr) -> GuardSource | None:
+def lock_method_guard(fc: CompiledFunction, receiver: ast.expr) -> GuardSource | None:
     """May ``m.acquire()`` or ``with m:`` take a plain Lock now (``sync.can_acquire``)?"""
     src = _Source()
     r = reference(fc, receiver, src)
@@ -576,7 +613,7 @@ def lock_method_guard(fc: FunctionCore, receiver: ast.expr) -> GuardSource | Non
     return _guard_text([*src.lines, f"_o = heap[{r}.i]", "if _o[0] is not LOCK: _fail()", "return _o[2] is None"])
 
 
-def acquire_global_lock(fc: FunctionCore, name: str, slot: int, nxt: Label) -> FragmentMaker | None:
+def acquire_global_lock(fc: CompiledFunction, name: str, slot: int, nxt: Target) -> FragmentMaker | None:
     """``with m:`` entry for a global ``m`` holding a plain Lock (``sync.acquire``); the block's hidden slot
     keeps the lock for the exit."""
     where = _variable(fc, name)
@@ -596,7 +633,7 @@ def acquire_global_lock(fc: FunctionCore, name: str, slot: int, nxt: Label) -> F
     return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
 
 
-def release_lock(slot: int, after: Label) -> FragmentMaker:
+def release_lock(slot: int, after: Target) -> FragmentMaker:
     """``with m:`` exit: release the plain Lock the entry kept in ``slot`` (``sync.release``)."""
     lines = [
         f"_r = loc[{slot}]",
@@ -611,7 +648,7 @@ def release_lock(slot: int, after: Label) -> FragmentMaker:
     return lambda: Fragment([*lines, f"pc = {after.pc}"], after.pc)
 
 
-def expression_function(fc: FunctionCore, body: list[ast.stmt]) -> Callable[[tuple, tuple], Any] | None:
+def expression_function(fc: CompiledFunction, body: list[ast.stmt]) -> Callable[[tuple, tuple], Any] | None:
     """A function without parameters whose body is ``return e`` (an ``@invariant``, typically) as a generated
     ``f(g, heap) -> value`` of ``e``, evaluated without a frame or a Ctx; None for other bodies. Like a fast
     step, it may raise where the closures would give a value or an error: the caller then calls the

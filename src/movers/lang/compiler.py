@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from movers.analysis.static_escape import points_to
 from movers.ir.machine import Ctx
 from movers.ir.program import (
     CONDITION,
@@ -115,84 +116,12 @@ class ModuleCompiler:
     # -- pass 1: the module's shape ---------------------------------------------------------------------------
 
     def compile(self) -> Program:
-        try:
-            tree = ast.parse(self.source, self.filename)
-        except SyntaxError as e:
-            msg = e.msg
-            if "integer string conversion" in msg:
-                msg = "integer literal too large (more than 4,300 digits)"
-            raise ModelSyntaxError(self.filename, max(e.lineno or 1, 1), max(e.offset or 1, 1),
-                                   f"syntax error: {msg}") from None
-        # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-        self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "pop") for n in calls)
-        # Whether the model has lists at all: only then may a comparison read elements (``compares``).
-        self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
-        # Whether a `.wait()` may meet an Event or a Barrier: only then does it get their branches (a guard,
-        # a second blocking step), so that models without them compile exactly as before.
-        called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
-        self.uses_events = "Event" in called
-        self.uses_barriers = "Barrier" in called
-        init_body: list[ast.stmt] = []
-        declarations: list[ast.Call] = []
-        for s in tree.body:
-            if isinstance(s, ast.ImportFrom):
-                if s.module != "movers.lang" or s.level:
-                    raise self.error(s, f"import of '{s.module}' is not allowed: only 'from movers.lang import *'")
-            elif isinstance(s, ast.Import):
-                raise self.error(s, "import is not allowed in a model: only 'from movers.lang import *'")
-            elif isinstance(s, ast.FunctionDef):
-                if s.name in self.function_nodes or s.name in self.class_nodes:
-                    raise self.error(s, f"'{s.name}' is defined twice")
-                self.function_nodes[s.name] = s
-            elif isinstance(s, ast.AsyncFunctionDef):
-                raise self.error(s, "unsupported construct: async def")
-            elif isinstance(s, ast.ClassDef):
-                if s.name in self.function_nodes or s.name in self.class_nodes:
-                    raise self.error(s, f"'{s.name}' is defined twice")
-                self.class_nodes[s.name] = s
-            elif (
-                isinstance(s, ast.Expr)
-                and isinstance(s.value, ast.Call)
-                and isinstance(s.value.func, ast.Name)
-                and s.value.func.id in DECLARATIONS
-            ):
-                declarations.append(s.value)
-            elif isinstance(s, ast.If) and self._is_main_guard(s.test):
-                init_body.extend(s.body)
-            else:
-                init_body.append(s)
-        for s in init_body:
-            for n in ast.walk(s):
-                if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Lambda)):
-                    raise self.error(n, "unsupported construct: definitions must be at the top level of a model")
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_slot:
-                    if n.id in self.function_nodes or n.id in self.class_nodes:
-                        raise self.error(n, f"'{n.id}' is a function or class and cannot be assigned")
-                    self.global_slot[n.id] = len(self.globals)
-                    self.globals.append(n.id)
+        tree = self._parse()
+        self._survey(tree)
+        init_body, declarations = self._top_level(tree)
+        self._declare_globals(init_body)
         self._declare_classes()
-        for name, fn in self.function_nodes.items():
-            code = self._new_code(fn, name, None)
-            self.functions[name] = code
-            self.funcs[name] = Func(name, code)
-        for c in self.class_nodes.values():
-            self._declare_methods(c)
-        for name, fn in self.function_nodes.items():
-            decorators = [self._decorator_name(d) for d in fn.decorator_list]
-            for d, dn in zip(decorators, fn.decorator_list, strict=True):
-                if d != "invariant":
-                    raise self.error(dn, f"unsupported decorator '@{d}' on a function")
-            FunctionCompiler(self, self.functions[name], fn, None).compile_function()
-            if "invariant" in decorators:
-                if fn.args.args:
-                    raise self.error(fn, "an @invariant takes no arguments")
-                self.invariants.append((name, self.functions[name]))
-        for cname, c in self.class_nodes.items():
-            info = self.classes[cname]
-            for item in c.body:
-                if isinstance(item, ast.FunctionDef):
-                    FunctionCompiler(self, info.methods[item.name], item, info).compile_function()
+        self._compile_functions()
         init = Code("<module>", [], [], line=1)
         fc = FunctionCompiler(self, init, None, None)
         fc.compile_block(init_body)
@@ -215,6 +144,102 @@ class ModuleCompiler:
             self._check_pure(program, code)
         resolve_comparisons(program)
         return program
+
+    def _parse(self) -> ast.Module:
+        try:
+            return ast.parse(self.source, self.filename)
+        except SyntaxError as e:
+            msg = e.msg
+            if "integer string conversion" in msg:
+                msg = "integer literal too large (more than 4,300 digits)"
+            raise ModelSyntaxError(self.filename, max(e.lineno or 1, 1), max(e.offset or 1, 1),
+                                   f"syntax error: {msg}") from None
+
+    def _survey(self, tree: ast.Module) -> None:
+        """What the whole module uses, which decides how some constructs compile everywhere in it."""
+        # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "pop") for n in calls)
+        # Whether the model has lists at all: only then may a comparison read elements (``compares``).
+        self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
+        # Whether a `.wait()` may meet an Event or a Barrier: only then does it get their branches (a guard,
+        # a second blocking step), so that models without them compile exactly as before.
+        called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
+        self.uses_events = "Event" in called
+        self.uses_barriers = "Barrier" in called
+
+    def _top_level(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.Call]]:
+        """Sort the module's statements: functions and classes (recorded by name), declarations, and the
+        statements of the initialisation (those under ``if __name__ == "__main__":`` included)."""
+        init_body: list[ast.stmt] = []
+        declarations: list[ast.Call] = []
+        for s in tree.body:
+            if isinstance(s, ast.ImportFrom):
+                if s.module != "movers.lang" or s.level:
+                    raise self.error(s, f"import of '{s.module}' is not allowed: only 'from movers.lang import *'")
+            elif isinstance(s, ast.Import):
+                raise self.error(s, "import is not allowed in a model: only 'from movers.lang import *'")
+            elif isinstance(s, ast.FunctionDef):
+                self._new_name(s)
+                self.function_nodes[s.name] = s
+            elif isinstance(s, ast.AsyncFunctionDef):
+                raise self.error(s, "unsupported construct: async def")
+            elif isinstance(s, ast.ClassDef):
+                self._new_name(s)
+                self.class_nodes[s.name] = s
+            elif (
+                isinstance(s, ast.Expr)
+                and isinstance(s.value, ast.Call)
+                and isinstance(s.value.func, ast.Name)
+                and s.value.func.id in DECLARATIONS
+            ):
+                declarations.append(s.value)
+            elif isinstance(s, ast.If) and self._is_main_guard(s.test):
+                init_body.extend(s.body)
+            else:
+                init_body.append(s)
+        return init_body, declarations
+
+    def _new_name(self, s: ast.FunctionDef | ast.ClassDef) -> None:
+        if s.name in self.function_nodes or s.name in self.class_nodes:
+            raise self.error(s, f"'{s.name}' is defined twice")
+
+    def _declare_globals(self, init_body: list[ast.stmt]) -> None:
+        """A slot for every name the initialisation assigns, in the order of first assignment."""
+        for s in init_body:
+            for n in ast.walk(s):
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Lambda)):
+                    raise self.error(n, "unsupported construct: definitions must be at the top level of a model")
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_slot:
+                    if n.id in self.function_nodes or n.id in self.class_nodes:
+                        raise self.error(n, f"'{n.id}' is a function or class and cannot be assigned")
+                    self.global_slot[n.id] = len(self.globals)
+                    self.globals.append(n.id)
+
+    def _compile_functions(self) -> None:
+        """Every function and method: all are declared first (a body may call one defined after it), then
+        compiled; ``@invariant`` functions are recorded."""
+        for name, fn in self.function_nodes.items():
+            code = self._new_code(fn, name, None)
+            self.functions[name] = code
+            self.funcs[name] = Func(name, code)
+        for c in self.class_nodes.values():
+            self._declare_methods(c)
+        for name, fn in self.function_nodes.items():
+            decorators = [self._decorator_name(d) for d in fn.decorator_list]
+            for d, dn in zip(decorators, fn.decorator_list, strict=True):
+                if d != "invariant":
+                    raise self.error(dn, f"unsupported decorator '@{d}' on a function")
+            FunctionCompiler(self, self.functions[name], fn, None).compile_function()
+            if "invariant" in decorators:
+                if fn.args.args:
+                    raise self.error(fn, "an @invariant takes no arguments")
+                self.invariants.append((name, self.functions[name]))
+        for cname, c in self.class_nodes.items():
+            info = self.classes[cname]
+            for item in c.body:
+                if isinstance(item, ast.FunctionDef):
+                    FunctionCompiler(self, info.methods[item.name], item, info).compile_function()
 
     def _check_pure(self, program: Program, invariant: Code) -> None:
         """An @invariant is evaluated in every state and must not change it, block or branch: reject, at the
@@ -449,13 +474,11 @@ def resolve_comparisons(program: Program) -> None:
     """Turn the comparisons that may compare two lists (``Node.compared``) into what they read: every
     element of those lists and of the lists inside them (``runtime_ops._eq`` compares contents), for the
     reductions' static facts (``elements_read``) and the escape analysis (``uses``). Which values may be
-    lists is the escape analysis's points-to sets (``reduce/static_escape.py``), solved only for models that
+    lists is the escape analysis's points-to sets (``analysis/static_escape.py``), solved only for models that
     compare possible references at all: ``x == y`` over ints then reads no element, as before."""
     codes = [program.init, *program.codes()]
     if not any(n.compared for code in codes for n in code.nodes):
         return
-    from movers.reduce.static_escape import points_to  # only when needed: it loads every reduction
-
     sites = points_to(program)
 
     def lists(code: Code, av: frozenset[Any]) -> bool:

@@ -20,7 +20,7 @@ from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import BARRIER, CONDITION, EVENT, MON, SYNC_KINDS, AtomicBlock, Ref
 from movers.lang import codegen
 from movers.lang.function import AV, NO_VALUE, Exit, Facts, Fn, FunctionCore, Label
-from movers.lang.runtime_ops import _join_guard, _join_op, _start_thread
+from movers.lang.runtime_ops import join_guard, join_op, start_thread
 from movers.lang.syntax import _is_call_to
 
 
@@ -570,9 +570,9 @@ class ConcurrencyCompiler(FunctionCore):
             def op(ctx: Ctx, r: Any, everyone: bool = everyone) -> None:
                 sync.notify(ctx, r, False, everyone)
         elif method == "start":
-            op = _start_thread
+            op = start_thread
         else:  # join
-            op, guard = _join_op, _join_guard
+            op, guard = join_op, join_guard
 
             def blocked(ctx: Ctx, r: Any) -> str:
                 return f"waits for {sync.thread_text(ctx, ctx.heap[r.i][2])} ({name}) to finish"

@@ -23,20 +23,20 @@ from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
 from movers.lang.runtime_ops import (
-    _BOXED,
     BINOPS,
+    BOXED,
     MAX_SEQUENCE,
-    _append,
-    _check_ref,
-    _comparison,
-    _element_index,
-    _int_like,
-    _list_items,
-    _make_in,
-    _pop,
-    _too_big,
-    _truth,
-    _writable_field,
+    check_ref,
+    comparison,
+    element_index,
+    int_like,
+    list_append,
+    list_items,
+    list_pop,
+    make_in,
+    too_big,
+    truth_of,
+    writable_field,
 )
 from movers.lang.syntax import BUILTIN_METHODS, DECLARATIONS, FORBIDDEN, SYNC_METHODS, _is_call_to
 
@@ -77,7 +77,7 @@ class ExpressionCompiler(FunctionCore):
 
         def truth(ctx: Ctx) -> bool:
             v = f(ctx)
-            return _truth(ctx, v) if type(v) is Ref else bool(v)
+            return truth_of(ctx, v) if type(v) is Ref else bool(v)
 
         return truth
 
@@ -116,7 +116,7 @@ class ExpressionCompiler(FunctionCore):
 
             def read_local(ctx: Ctx) -> Any:
                 v = ctx.loc[i]
-                if type(v) in _BOXED:
+                if type(v) in BOXED:
                     if v is UNBOUND:
                         raise ModelError(f"local variable '{name}' referenced before assignment")
                     return unbox(v)
@@ -132,7 +132,7 @@ class ExpressionCompiler(FunctionCore):
                 if ctx.track:
                     ctx.reads.append(s)
                 v = ctx.g[s]
-                return unbox(v) if type(v) in _BOXED else v
+                return unbox(v) if type(v) in BOXED else v
 
             return read
         if name in self.mc.funcs:
@@ -183,10 +183,10 @@ class ExpressionCompiler(FunctionCore):
 
             def alloc(ctx: Ctx) -> Ref:
                 n = count(ctx)
-                if not _int_like(n) or n < 0:
+                if not int_like(n) or n < 0:
                     raise ModelError(f"array length must be a non-negative int, got {show(n)}")
                 if n > MAX_SEQUENCE:
-                    raise _too_big(f"array of {show(n)} elements")
+                    raise too_big(f"array of {show(n)} elements")
                 return ctx.alloc((cls, None, *((item(ctx),) * n)))
 
             return alloc
@@ -199,7 +199,7 @@ class ExpressionCompiler(FunctionCore):
             def add(ctx: Ctx) -> Any:
                 v = a(ctx) + b(ctx)
                 if type(v) is tuple and len(v) > MAX_SEQUENCE:
-                    raise _too_big("tuple too long")
+                    raise too_big("tuple too long")
                 return v
 
             return add
@@ -230,7 +230,7 @@ class ExpressionCompiler(FunctionCore):
                 v: Any = True
                 for p in parts:
                     v = p(ctx)
-                    if not (_truth(ctx, v) if type(v) is Ref else v):
+                    if not (truth_of(ctx, v) if type(v) is Ref else v):
                         return v
                 return v
         else:
@@ -238,7 +238,7 @@ class ExpressionCompiler(FunctionCore):
                 v: Any = False
                 for p in parts:
                     v = p(ctx)
-                    if _truth(ctx, v) if type(v) is Ref else v:
+                    if truth_of(ctx, v) if type(v) is Ref else v:
                         return v
                 return v
 
@@ -263,11 +263,11 @@ class ExpressionCompiler(FunctionCore):
                 self.facts.elements_read = True  # `v in a` reads every element of a list
                 self.facts.uses.append(b)
                 self.compares(a, frozenset({("element", b)}))  # v against each element
-                ops.append(_make_in(isinstance(o, ast.NotIn)))
+                ops.append(make_in(isinstance(o, ast.NotIn)))
             else:
                 if not isinstance(o, (ast.Is, ast.IsNot)):
                     self.compares(a, b)
-                ops.append(_comparison(type(o)))
+                ops.append(comparison(type(o)))
         if len(ops) == 1:
             op, r = ops[0], rights[0]
             # Two ints, the common case, compare in line; anything else as ``runtime_ops`` says.
@@ -332,11 +332,11 @@ class ExpressionCompiler(FunctionCore):
                 o = ctx.heap[v.i]
                 if not o[0].is_list:
                     raise ModelError(f"a {o[0].name} object is not subscriptable")
-                idx = _element_index(ctx, v, o, i)
+                idx = element_index(ctx, v, o, i)
                 if ctx.track:
                     ctx.reads.append((v, idx))
                 x = o[idx]
-                return unbox(x) if type(x) in _BOXED else x
+                return unbox(x) if type(x) in BOXED else x
             if type(v) is tuple:
                 if type(i) is not int or not -len(v) <= i < len(v):
                     raise ModelError(f"tuple index {show(i)} out of range")
@@ -367,7 +367,7 @@ class ExpressionCompiler(FunctionCore):
             if ctx.track:
                 ctx.reads.append((r, idx))
             x = o[idx]
-            if type(x) in _BOXED:
+            if type(x) in BOXED:
                 if x is UNBOUND:
                     raise ModelError(f"{o[0].name} object has no attribute '{name}' (not assigned yet)")
                 return unbox(x)
@@ -445,11 +445,11 @@ class ExpressionCompiler(FunctionCore):
             self.facts.elements_read = self.facts.elements_written = True
             if e.args:
                 self.flow("store", ("element", rv), self.value(e.args[0]))
-            op = lambda ctx, r, vals: _append(ctx, r, *vals)  # noqa: E731
+            op = lambda ctx, r, vals: list_append(ctx, r, *vals)  # noqa: E731
         elif method == "pop":
             self.facts.elements_read = self.facts.elements_written = True
             self.note(e, frozenset({("element", rv)}))
-            op = lambda ctx, r, vals: _pop(ctx, r, *vals)  # noqa: E731
+            op = lambda ctx, r, vals: list_pop(ctx, r, *vals)  # noqa: E731
         elif method == "is_set":
             self.facts.fields_read.add("$flag")
             op = lambda ctx, r, vals: sync.event_is_set(ctx, r)  # noqa: E731
@@ -601,8 +601,8 @@ class ExpressionCompiler(FunctionCore):
             self.flow("store", ("field", self.value(t.value), name), value)
 
             def store_field(ctx: Ctx, v: Any) -> None:
-                r = _check_ref(obj(ctx), f"attribute '{name}'")
-                ctx.set_field(r, _writable_field(ctx.heap[r.i], name), v)
+                r = check_ref(obj(ctx), f"attribute '{name}'")
+                ctx.set_field(r, writable_field(ctx.heap[r.i], name), v)
 
             return store_field
         if isinstance(t, ast.Subscript):
@@ -620,7 +620,7 @@ class ExpressionCompiler(FunctionCore):
                 o = ctx.heap[r.i]
                 if not o[0].is_list:
                     raise ModelError(f"item assignment on a {o[0].name} object")
-                ctx.set_field(r, _element_index(ctx, r, o, index(ctx)), v)
+                ctx.set_field(r, element_index(ctx, r, o, index(ctx)), v)
 
             return store_item
         if isinstance(t, (ast.Tuple, ast.List)):
@@ -632,7 +632,7 @@ class ExpressionCompiler(FunctionCore):
 
             def store_tuple(ctx: Ctx, v: Any) -> None:
                 if type(v) is Ref and ctx.heap[v.i][0].is_list:
-                    v = _list_items(ctx, v)
+                    v = list_items(ctx, v)
                 if type(v) is not tuple or len(v) != n:
                     raise ModelError(f"cannot unpack {show(v)} into {n} values")
                 for p, x in zip(parts, v, strict=True):

@@ -7,7 +7,7 @@ holds a function's locals and hidden slots, its labels, the nodes emitted so far
 ``finish``, which resolves the labels and builds the ``Node``s), the facts each node records for the static
 analyses (``Facts``, abstract values ``AV``), and the lowering of statements that contain calls (``simple``).
 
-The granularity of LANGUAGE.md section 6 is decided by the function compiler and only by it: the first node of
+The granularity of docs/language.md section 8 is decided by the function compiler and only by it: the first node of
 every simple statement, every non-constant ``if``/``while`` condition, every ``for`` header, and the entry and
 exit of ``with lock:`` are *costly* (a step starts there: ``emit(…, costly=True)``); everything else is free
 glue that runs as part of the step before it.
@@ -26,17 +26,35 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from movers.ir.machine import Ctx
-from movers.ir.program import ClassInfo, Code, Node, box
+from movers.ir.program import AtomicBlock, ClassInfo, Code, Func, Node, box
 from movers.lang import codegen
+from movers.lang.errors import ModelSyntaxError
 from movers.lang.syntax import _is_docstring
 
-if TYPE_CHECKING:
-    from movers.lang.compiler import ModuleCompiler
-
 Fn = Callable[[Ctx], Any]
+
+
+class ModuleFacts(Protocol):
+    """What a function's compiler asks of its module's (``compiler.ModuleCompiler`` is the one): the module's
+    names, what the whole module uses, its atomic blocks, its source text and its error messages."""
+
+    global_slot: dict[str, int]
+    classes: dict[str, ClassInfo]
+    class_nodes: dict[str, ast.ClassDef]
+    functions: dict[str, Code]
+    funcs: dict[str, Func]
+    atomic_blocks: list[AtomicBlock]
+    lists_grow: bool
+    has_lists: bool
+    uses_events: bool
+    uses_barriers: bool
+
+    def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError: ...
+
+    def text(self, node: ast.AST) -> str: ...
 
 
 class Label:
@@ -75,7 +93,7 @@ class Facts:
         self.callees: set[str] = set()
         self.allocates = False
         self.chooses = False
-        # For the static escape analysis (reduce/static_escape.py): where references flow, and the objects
+        # For the static escape analysis (analysis/static_escape.py): where references flow, and the objects
         # the node accesses (fields, elements, lock state), as abstract values (``AV``). A flow is
         # ("store", dest, av), dest one of ("local", slot), ("global", name), ("field", av, name),
         # ("element", av), ("return",); ("call", code, (av, ...)): arguments to parameters;
@@ -126,7 +144,7 @@ class FunctionCore:
     """One function's compilation: its slots, labels and pending nodes, and the facts of the node being
     compiled. The rules for each construct are the mixins that subclass it."""
 
-    def __init__(self, mc: ModuleCompiler, code: Code, fn: ast.FunctionDef | None, cls: ClassInfo | None) -> None:
+    def __init__(self, mc: ModuleFacts, code: Code, fn: ast.FunctionDef | None, cls: ClassInfo | None) -> None:
         self.mc = mc
         self.code = code
         self.fn = fn
@@ -219,7 +237,7 @@ class FunctionCore:
         self.emit(make, False, node, source="", succ=[target], fast=codegen.jump(target))
 
     def finish(self) -> None:
-        # Falling off the end returns None and costs nothing (LANGUAGE.md 6.4); a synchronized method leaves
+        # Falling off the end returns None and costs nothing (docs/language.md 8.3); a synchronized method leaves
         # its monitor first.
         def make() -> Callable[[Ctx], None]:
             def run(ctx: Ctx) -> None:

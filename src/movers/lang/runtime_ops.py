@@ -3,7 +3,7 @@
 They check values (a reference where an object is needed, list indices, fields), apply the bounded arithmetic
 (``MAX_INT_BITS``, ``MAX_SEQUENCE``), read lists and tuples element by element (recording each read), and start
 and join threads. The operators of expressions are here too (``BINOPS``; the comparisons ``_eq``, ``_order``
-and ``_make_in``, which compare lists by their contents, as CPython does). They are on the hot path: keep
+and ``make_in``, which compare lists by their contents, as CPython does). They are on the hot path: keep
 them small.
 
 Not to be confused with ``lang/runtime.py``, the shim that runs a model under plain CPython threads.
@@ -19,7 +19,7 @@ from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Bool, Ref, Unbound, unbox
 
 
-def _check_ref(v: Any, what: str) -> Ref:
+def check_ref(v: Any, what: str) -> Ref:
     if type(v) is not Ref:
         if v is None:
             raise ModelError(f"{what} of None")
@@ -45,7 +45,7 @@ def _field_index(o: tuple, name: str) -> int:
     return idx
 
 
-def _writable_field(o: tuple, name: str) -> int:
+def writable_field(o: tuple, name: str) -> int:
     cls = o[0]
     if cls.builtin or (cls.is_thread and name in THREAD.fields):
         raise ModelError(f"'{name}' of a {cls.name} cannot be assigned")
@@ -67,7 +67,7 @@ def _read_length(ctx: Ctx, r: Ref, o: tuple) -> None:
         ctx.reads.append((r, n))
 
 
-def _length(ctx: Ctx, v: Any) -> int:
+def length_of(ctx: Ctx, v: Any) -> int:
     if type(v) is Ref:
         o = ctx.heap[v.i]
         if not o[0].is_list:
@@ -79,7 +79,7 @@ def _length(ctx: Ctx, v: Any) -> int:
     raise ModelError(f"len() of {show(v)}")
 
 
-def _truth(ctx: Ctx, v: Any) -> bool:
+def truth_of(ctx: Ctx, v: Any) -> bool:
     """Python's truth of a value: a list is false when empty; any other object is true."""
     if type(v) is Ref:
         o = ctx.heap[v.i]
@@ -103,11 +103,11 @@ MAX_INT_BITS = 1 << 16
 MAX_SEQUENCE = 100_000
 
 
-def _int_like(v: Any) -> bool:
+def int_like(v: Any) -> bool:
     return type(v) is int or type(v) is bool
 
 
-def _too_big(what: str) -> ModelError:
+def too_big(what: str) -> ModelError:
     return ModelError(f"{what}: the checker bounds integers to {MAX_INT_BITS:,} bits and tuples and arrays "
                       f"to {MAX_SEQUENCE:,} elements")
 
@@ -115,33 +115,33 @@ def _too_big(what: str) -> ModelError:
 def _add(a: Any, b: Any) -> Any:
     v = a + b
     if type(v) is tuple and len(v) > MAX_SEQUENCE:
-        raise _too_big("tuple too long")
+        raise too_big("tuple too long")
     return v
 
 
 def _mul(a: Any, b: Any) -> Any:
-    if _int_like(a) and _int_like(b):
+    if int_like(a) and int_like(b):
         if a.bit_length() + b.bit_length() > MAX_INT_BITS:
-            raise _too_big("integer too large")
-    elif type(a) is tuple and _int_like(b) and len(a) * b > MAX_SEQUENCE:
-        raise _too_big("tuple too long")
-    elif type(b) is tuple and _int_like(a) and len(b) * a > MAX_SEQUENCE:
-        raise _too_big("tuple too long")
+            raise too_big("integer too large")
+    elif type(a) is tuple and int_like(b) and len(a) * b > MAX_SEQUENCE:
+        raise too_big("tuple too long")
+    elif type(b) is tuple and int_like(a) and len(b) * a > MAX_SEQUENCE:
+        raise too_big("tuple too long")
     return a * b
 
 
 def _pow(a: Any, b: Any) -> Any:
-    if _int_like(a) and _int_like(b):
+    if int_like(a) and int_like(b):
         if b < 0:
             raise ModelError(f"{show(a)} ** {show(b)}: a negative exponent gives a fraction; values are ints")
         if b > 1 and (a > 1 or a < -1) and b * (abs(a).bit_length() - 1) > MAX_INT_BITS:
-            raise _too_big("integer too large")
+            raise too_big("integer too large")
     return a**b
 
 
 def _lshift(a: Any, b: Any) -> Any:
-    if _int_like(a) and _int_like(b) and a and b > 0 and a.bit_length() + b > MAX_INT_BITS:
-        raise _too_big("integer too large")
+    if int_like(a) and int_like(b) and a and b > 0 and a.bit_length() + b > MAX_INT_BITS:
+        raise too_big("integer too large")
     return a << b
 
 
@@ -272,7 +272,7 @@ def _order(ctx: Ctx, a: Any, b: Any, op: str, depth: int = 0) -> bool:
     return cmp(len(xs), len(ys))
 
 
-def _comparison(op: type) -> Callable[[Ctx, Any, Any], bool]:
+def comparison(op: type) -> Callable[[Ctx, Any, Any], bool]:
     """The comparison ``op`` (an ``ast.cmpop`` type) as ``f(ctx, a, b)``."""
     if op is ast.Eq:
         return _eq
@@ -288,7 +288,7 @@ def _comparison(op: type) -> Callable[[Ctx, Any, Any], bool]:
 
 def _contains(ctx: Ctx, b: Any, a: Any) -> bool:
     """Python's ``a in b`` for a tuple or a list ``b``: some item is ``a`` or equals it."""
-    items = _as_tuple(ctx, b)
+    items = as_tuple(ctx, b)
     if type(items) is not tuple:
         raise ModelError(f"'in' needs a tuple or a list, got {show(b)}")
     if not _deep(a):
@@ -299,13 +299,13 @@ def _contains(ctx: Ctx, b: Any, a: Any) -> bool:
     return any(_eq(ctx, x, a) for x in items)
 
 
-def _make_in(neg: bool) -> Callable[[Ctx, Any, Any], bool]:
+def make_in(neg: bool) -> Callable[[Ctx, Any, Any], bool]:
     if neg:
         return lambda ctx, a, b: not _contains(ctx, b, a)
     return lambda ctx, a, b: _contains(ctx, b, a)
 
 
-def _extremum(ctx: Ctx, items: list[Any] | tuple, op: str, pick: Callable[[Any], Any]) -> Any:
+def extremum(ctx: Ctx, items: list[Any] | tuple, op: str, pick: Callable[[Any], Any]) -> Any:
     """``min`` (op ``<``) or ``max`` (op ``>``) of ``items`` as Python's builtins choose: the first item that
     no later one beats."""
     if not any(_deep(x) for x in items):
@@ -318,10 +318,10 @@ def _extremum(ctx: Ctx, items: list[Any] | tuple, op: str, pick: Callable[[Any],
 
 
 # The types of state values that a load must unbox (see ``program.Bool``).
-_BOXED = frozenset({Bool, tuple, Unbound})
+BOXED = frozenset({Bool, tuple, Unbound})
 
 
-def _list_items(ctx: Ctx, r: Ref) -> tuple:
+def list_items(ctx: Ctx, r: Ref) -> tuple:
     """Every element of a list, read at once (``v in a``, ``x, y = a``): each element is an access."""
     o = ctx.heap[r.i]
     if ctx.track:
@@ -330,7 +330,7 @@ def _list_items(ctx: Ctx, r: Ref) -> tuple:
     return tuple([unbox(x) for x in o[2:]])
 
 
-def _element_index(ctx: Ctx, r: Ref, o: tuple, i: Any) -> int:
+def element_index(ctx: Ctx, r: Ref, o: tuple, i: Any) -> int:
     """``_index`` for ``a[i]`` on list ``r``: whether i is in range, and which element it names when it is
     negative, depend on the length."""
     _read_length(ctx, r, o)
@@ -346,11 +346,11 @@ def _list_of(ctx: Ctx, r: Any, method: str) -> tuple:
     return o
 
 
-def _append(ctx: Ctx, r: Any, v: Any) -> None:
+def list_append(ctx: Ctx, r: Any, v: Any) -> None:
     """``xs.append(v)``: a new list object one element longer (the state is immutable)."""
     o = _list_of(ctx, r, "append")
     if len(o) - 2 >= MAX_SEQUENCE:
-        raise _too_big("list too long")
+        raise too_big("list too long")
     _read_length(ctx, r, o)
     heap = ctx.heap
     if type(heap) is tuple:
@@ -359,7 +359,7 @@ def _append(ctx: Ctx, r: Any, v: Any) -> None:
     ctx.set_field(r, len(o), v)  # boxes v, marks references, records the write of slot n + 2
 
 
-def _pop(ctx: Ctx, r: Any, i: Any = -1) -> Any:
+def list_pop(ctx: Ctx, r: Any, i: Any = -1) -> Any:
     """``xs.pop()`` / ``xs.pop(i)``: remove and return an element; the later ones move down by one."""
     o = _list_of(ctx, r, "pop")
     _read_length(ctx, r, o)
@@ -382,18 +382,18 @@ def _pop(ctx: Ctx, r: Any, i: Any = -1) -> Any:
     heap[r.i] = o[:k] + o[k + 1:]
     if type(x) is Ref or type(x) is tuple or any(type(y) is Ref or type(y) is tuple for y in o[k + 1:]):
         ctx.dirty = ctx.reshaped = True  # references moved or dropped
-    return unbox(x) if type(x) in _BOXED else x
+    return unbox(x) if type(x) in BOXED else x
 
 
-def _as_tuple(ctx: Ctx, v: Any) -> Any:
+def as_tuple(ctx: Ctx, v: Any) -> Any:
     if type(v) is Ref:
         o = ctx.heap[v.i]
         if o[0].is_list:
-            return _list_items(ctx, v)
+            return list_items(ctx, v)
     return v
 
 
-def _item(ctx: Ctx, v: Any, i: int) -> Any:
+def item_at(ctx: Ctx, v: Any, i: int) -> Any:
     if type(v) is tuple:
         return unbox(v[i])
     if ctx.track:
@@ -401,7 +401,7 @@ def _item(ctx: Ctx, v: Any, i: int) -> Any:
     return unbox(ctx.heap[v.i][i + 2])
 
 
-def _range_int(v: Any) -> int:
+def range_int(v: Any) -> int:
     # range() takes ints (a bool counts as one, as in Python) and yields ints.
     if type(v) is int:
         return v
@@ -410,13 +410,13 @@ def _range_int(v: Any) -> int:
     raise ModelError(f"range() needs ints, got {show(v)}")
 
 
-def _count(n: Any) -> int:
+def choice_count(n: Any) -> int:
     if type(n) is not int:
         raise ModelError(f"choose(range(n)) needs an int, got {show(n)}")
     return n
 
 
-def _start_thread(ctx: Ctx, r: Any) -> None:
+def start_thread(ctx: Ctx, r: Any) -> None:
     if type(r) is not Ref:
         raise ModelError(f"start() on {show(r)}")
     o = ctx.heap[r.i]
@@ -455,7 +455,7 @@ def _thread_id(ctx: Ctx, r: Any) -> int:
     return t
 
 
-def _join_guard(ctx: Ctx, r: Any) -> bool:
+def join_guard(ctx: Ctx, r: Any) -> bool:
     if type(r) is not Ref or not ctx.heap[r.i][0].is_thread or ctx.heap[r.i][2] is None:
         return True  # the operation reports the error
     t = ctx.heap[r.i][2]
@@ -463,7 +463,15 @@ def _join_guard(ctx: Ctx, r: Any) -> bool:
     return t < len(threads) and threads[t] == ()
 
 
-def _join_op(ctx: Ctx, r: Any) -> None:
+def join_op(ctx: Ctx, r: Any) -> None:
     _thread_id(ctx, r)
     if ctx.track:
         ctx.reads.append((r, 2))  # the thread object's id: an access to it, for the reductions
+
+
+__all__ = [
+    "BINOPS", "BOXED", "MAX_COMPARE_DEPTH", "MAX_INT_BITS", "MAX_SEQUENCE", "as_tuple", "check_ref", "choice_count",
+    "comparison", "element_index", "extremum", "int_like", "item_at", "join_guard", "join_op", "length_of",
+    "list_append", "list_items", "list_pop", "make_in", "range_int", "start_thread", "too_big", "truth_of",
+    "writable_field",
+]

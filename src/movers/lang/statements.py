@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import UNBOUND, Ref, box, unbox
@@ -22,12 +24,12 @@ from movers.lang.expressions import _model_methods
 from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
 from movers.lang.runtime_ops import (
     BINOPS,
-    _check_ref,
-    _element_index,
-    _item,
-    _length,
-    _range_int,
-    _writable_field,
+    check_ref,
+    element_index,
+    item_at,
+    length_of,
+    range_int,
+    writable_field,
 )
 from movers.lang.syntax import CHANGING_METHODS, DECLARATIONS, SYNC_METHODS, _is_call_to, _is_docstring
 
@@ -153,9 +155,9 @@ class StatementCompiler(FunctionCore):
                 self.flow("store", ("field", self.value(t.value), name), self.value(s.value))
 
                 def finish(ctx: Ctx) -> None:
-                    r = _check_ref(obj(ctx), f"attribute '{name}'")
+                    r = check_ref(obj(ctx), f"attribute '{name}'")
                     o = ctx.heap[r.i]
-                    idx = _writable_field(o, name)
+                    idx = writable_field(o, name)
                     if ctx.track:
                         ctx.reads.append((r, idx))
                     if o[idx] is UNBOUND:
@@ -177,7 +179,7 @@ class StatementCompiler(FunctionCore):
                     if type(r) is not Ref:
                         raise ModelError(f"item assignment on {show(r)}")
                     o = ctx.heap[r.i]
-                    idx = _element_index(ctx, r, o, i)
+                    idx = element_index(ctx, r, o, i)
                     if ctx.track:
                         ctx.reads.append((r, idx))
                     ctx.set_field(r, idx, op(unbox(o[idx]), value(ctx)))
@@ -364,123 +366,33 @@ class StatementCompiler(FunctionCore):
             raise self.mc.error(s, "unsupported construct: for … else")
         it = s.iter
         cur, stop = self.hidden("i"), self.hidden("n")
-        store = None
-        step_val: Fn | None = None
         is_range = _is_call_to(it, "range") and "range" not in self.slot
+        bounds: tuple[Fn, Fn, Fn | None] | None = None
+        stp: int | None = None
         with self.recording() as facts:
             if is_range:
                 assert isinstance(it, ast.Call)
-                if it.keywords or not 1 <= len(it.args) <= 3:
-                    raise self.mc.error(it, "range() takes 1 to 3 arguments")
-                args = [self.expr(a, allow_calls=False) for a in it.args]
-                if len(args) == 1:
-                    start, bound = (lambda ctx: 0), args[0]
-                else:
-                    start, bound = args[0], args[1]
-                step_val = args[2] if len(args) == 3 else None
-                if step_val is not None:
+                bounds = self._range_bounds(it)
+                if bounds[2] is not None:
                     stp = self.hidden("s")
-                seq = None
             else:
                 seq = self.expr(it, allow_calls=False)
-                start = bound = None  # type: ignore[assignment]
                 self.facts.elements_read = True  # each header reads the next element of a list
                 self.facts.uses.append(self.value(it))
             item = NO_VALUE if is_range else self.value(it) | frozenset({("element", self.value(it))})
             store = self.store(s.target, item)
         body, end, nxt_head, brk = self.label(), self.label(), self.label(), self.label()
         src = f"for {self.mc.text(s.target)} in {self.mc.text(it)}"
-
-        def clear(ctx: Ctx) -> None:
-            loc = ctx.loc
-            loc[cur] = None
-            loc[stop] = None
-            if step_val is not None:
-                loc[stp] = None
-
-        if is_range:
-            def first_make() -> Callable[[Ctx], None]:
-                b, e = body.pc, end.pc
-
-                def run(ctx: Ctx) -> None:
-                    i, n = _range_int(start(ctx)), _range_int(bound(ctx))
-                    d = _range_int(step_val(ctx)) if step_val is not None else 1
-                    if d == 0:
-                        raise ModelError("range() step must not be zero")
-                    if (i < n) if d > 0 else (i > n):
-                        loc = ctx.loc
-                        loc[cur] = i + d
-                        loc[stop] = n
-                        if step_val is not None:
-                            loc[stp] = d
-                        store(ctx, i)
-                        ctx.pc = b
-                    else:
-                        clear(ctx)
-                        ctx.pc = e
-
-                return run
-
-            def next_make() -> Callable[[Ctx], None]:
-                b, e = body.pc, end.pc
-
-                def run(ctx: Ctx) -> None:
-                    loc = ctx.loc
-                    i, n = loc[cur], loc[stop]
-                    d = loc[stp] if step_val is not None else 1
-                    if (i < n) if d > 0 else (i > n):
-                        loc[cur] = i + d
-                        store(ctx, i)
-                        ctx.pc = b
-                    else:
-                        clear(ctx)
-                        ctx.pc = e
-
-                return run
+        loop = _Loop(cur=cur, stop=stop, step=stp, store=store, body=body, end=end)
+        if bounds is not None:
+            first_make, next_make = _range_headers(loop, bounds)
         else:
-            def first_make() -> Callable[[Ctx], None]:
-                b, e = body.pc, end.pc
-
-                def run(ctx: Ctx) -> None:
-                    v = seq(ctx)
-                    if type(v) is Ref:
-                        o = ctx.heap[v.i]
-                        if not o[0].is_list:
-                            raise ModelError(f"cannot iterate over a {o[0].name} object")
-                    elif type(v) is not tuple:
-                        raise ModelError(f"cannot iterate over {show(v)}")
-                    n = _length(ctx, v)
-                    if n == 0:
-                        ctx.pc = e
-                        return
-                    ctx.loc[cur] = 1
-                    ctx.loc[stop] = box(v)
-                    store(ctx, _item(ctx, v, 0))
-                    ctx.pc = b
-
-                return run
-
-            def next_make() -> Callable[[Ctx], None]:
-                b, e = body.pc, end.pc
-
-                def run(ctx: Ctx) -> None:
-                    loc = ctx.loc
-                    i, v = loc[cur], loc[stop]
-                    if i < _length(ctx, v):
-                        loc[cur] = i + 1
-                        store(ctx, _item(ctx, v, i))
-                        ctx.pc = b
-                    else:
-                        clear(ctx)
-                        ctx.pc = e
-
-                return run
-
+            first_make, next_make = _sequence_headers(loop, seq)
         # Both headers get every fact: over-approximating the second (which only reads the hidden counters
         # and, for a list, the next element) costs reductions nothing worth a second record.
         info = facts.info()
         fast = (codegen.range_loop(self, s.target, it.args, cur, stop, body, end)  # type: ignore[attr-defined]
-                if is_range and step_val is None else None)
+                if bounds is not None and bounds[2] is None else None)
         self.emit(first_make, True, s, kind="loop", source=src, succ=[body, end], **info,
                   fast=fast[0] if fast else None)
         self.here(nxt_head)
@@ -493,6 +405,7 @@ class StatementCompiler(FunctionCore):
         self.jump(nxt_head)
         # `break` leaves through here, clearing the loop's hidden counters.
         self.here(brk)
+        clear = loop.clearing()
 
         def brk_make() -> Callable[[Ctx], None]:
             e = end.pc
@@ -506,6 +419,15 @@ class StatementCompiler(FunctionCore):
         self.emit(brk_make, False, s, source="", succ=[end],
                   fast=codegen.leave_loop(cur, stop, end) if fast else None)
         self.here(end)
+
+    def _range_bounds(self, it: ast.Call) -> tuple[Fn, Fn, Fn | None]:
+        """``range(…)``'s start, stop and step (None: 1)."""
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.mc.error(it, "range() takes 1 to 3 arguments")
+        args = [self.expr(a, allow_calls=False) for a in it.args]
+        if len(args) == 1:
+            return (lambda ctx: 0), args[0], None
+        return args[0], args[1], args[2] if len(args) == 3 else None
 
     # -- statement-level builtins -----------------------------------------------------------------------------
 
@@ -557,3 +479,128 @@ def _formatted(value: Fn, spec: str) -> Callable[[Ctx], str]:
 
     return run
 
+
+@dataclass(frozen=True, slots=True)
+class _Loop:
+    """A ``for`` loop's hidden slots (the next index, the bound or the sequence, and the step of a ``range``
+    with three arguments), how it stores the loop variable, and where its headers go."""
+
+    cur: int
+    stop: int
+    step: int | None
+    store: Callable[[Ctx, Any], None]
+    body: Label
+    end: Label
+
+    def clearing(self) -> Callable[[Ctx], None]:
+        """What leaving the loop does: clear its hidden slots."""
+        cur, stop, stp = self.cur, self.stop, self.step
+
+        def clear(ctx: Ctx) -> None:
+            loc = ctx.loc
+            loc[cur] = None
+            loc[stop] = None
+            if stp is not None:
+                loc[stp] = None
+
+        return clear
+
+
+Make = Callable[[], Callable[[Ctx], None]]
+
+
+def _range_headers(loop: _Loop, bounds: tuple[Fn, Fn, Fn | None]) -> tuple[Make, Make]:
+    """The first and the next header of ``for x in range(…)``: the first evaluates the bounds, both store the
+    next value and go to the body, or clear the slots and leave."""
+    cur, stop, store, body, end = loop.cur, loop.stop, loop.store, loop.body, loop.end
+    start, bound, step_val = bounds
+    stp = loop.step if loop.step is not None else -1  # read only when there is a step
+    clear = loop.clearing()
+
+    def first_make() -> Callable[[Ctx], None]:
+        b, e = body.pc, end.pc
+
+        def run(ctx: Ctx) -> None:
+            i, n = range_int(start(ctx)), range_int(bound(ctx))
+            d = range_int(step_val(ctx)) if step_val is not None else 1
+            if d == 0:
+                raise ModelError("range() step must not be zero")
+            if (i < n) if d > 0 else (i > n):
+                loc = ctx.loc
+                loc[cur] = i + d
+                loc[stop] = n
+                if step_val is not None:
+                    loc[stp] = d
+                store(ctx, i)
+                ctx.pc = b
+            else:
+                clear(ctx)
+                ctx.pc = e
+
+        return run
+
+    def next_make() -> Callable[[Ctx], None]:
+        b, e = body.pc, end.pc
+
+        def run(ctx: Ctx) -> None:
+            loc = ctx.loc
+            i, n = loc[cur], loc[stop]
+            d = loc[stp] if step_val is not None else 1
+            if (i < n) if d > 0 else (i > n):
+                loc[cur] = i + d
+                store(ctx, i)
+                ctx.pc = b
+            else:
+                clear(ctx)
+                ctx.pc = e
+
+        return run
+
+    return first_make, next_make
+
+
+def _sequence_headers(loop: _Loop, seq: Fn) -> tuple[Make, Make]:
+    """The first and the next header of ``for x in xs`` over a list or a tuple: the first evaluates ``xs``
+    and keeps it (boxed) in the bound's slot; both store the next element and go to the body, or leave."""
+    cur, stop, store, body, end = loop.cur, loop.stop, loop.store, loop.body, loop.end
+    clear = loop.clearing()
+
+    def first_make() -> Callable[[Ctx], None]:
+        b, e = body.pc, end.pc
+
+        def run(ctx: Ctx) -> None:
+            v = seq(ctx)
+            if type(v) is Ref:
+                o = ctx.heap[v.i]
+                if not o[0].is_list:
+                    raise ModelError(f"cannot iterate over a {o[0].name} object")
+            elif type(v) is not tuple:
+                raise ModelError(f"cannot iterate over {show(v)}")
+            n = length_of(ctx, v)
+            if n == 0:
+                ctx.pc = e
+                return
+            ctx.loc[cur] = 1
+            ctx.loc[stop] = box(v)
+            store(ctx, item_at(ctx, v, 0))
+            ctx.pc = b
+
+        return run
+
+    def next_make() -> Callable[[Ctx], None]:
+        b, e = body.pc, end.pc
+
+        def run(ctx: Ctx) -> None:
+            loc = ctx.loc
+            i, v = loc[cur], loc[stop]
+            if i < length_of(ctx, v):
+                loc[cur] = i + 1
+                store(ctx, item_at(ctx, v, i))
+                ctx.pc = b
+            else:
+                clear(ctx)
+                ctx.pc = e
+
+        return run
+
+    return first_make, next_make

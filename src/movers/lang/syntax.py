@@ -18,7 +18,6 @@ DECLARATIONS = {"exclusive", "guarded_by", "thread_local", "self_locking", "lock
 LOCKING_DECLARATIONS = {"self_locking", "lock_protected"}
 BUILTIN_CLASS_NAMES = {"Lock", "RLock", "Condition", "Semaphore", "BoundedSemaphore", "Event", "Barrier", "Thread",
                        "list", "object"}
-PURE_BUILTINS = {"len", "min", "max", "abs", "tid", "choose", "int", "bool"}
 
 
 def _is_call_to(node: ast.AST, name: str) -> bool:

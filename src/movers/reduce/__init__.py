@@ -1,4 +1,4 @@
-"""Scheduling policies: given a state, which moves to explore (DESIGN.md, "Reductions")."""
+"""Scheduling policies: given a state, which moves to explore (docs/reductions.md)."""
 
 from __future__ import annotations
 

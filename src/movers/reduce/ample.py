@@ -11,7 +11,7 @@ in thread-id order. For a candidate t it executes t's next step under every reso
 builds a ``StepView`` and returns enabled(s, t) when
 
 - **checkC1**: the ``Independence`` strategy says t's current transitions are independent at s of every
-  transition of every other thread (section 4, Definition 2; (D): Algorithm 3 in ``escape.py``). Before
+  transition of every other thread (section 4, Definition 2; (D): Algorithm 3 in ``analysis/escape.py``). Before
   asking, two things are settled here for every strategy. *Disabled transitions* (section 5.1's note on
   checkC1): a thread whose step another thread could disable must not be ample. A step's guard (lock
   acquire, re-acquire after ``wait``, ``wait_until``, ``join``) is part of what the view says the step
@@ -55,12 +55,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from movers.instrument.properties import declarations_at
+from movers.analysis.classify import predicate_support
+from movers.analysis.declarations import declarations_at
+from movers.analysis.escape import Locality
+from movers.analysis.footprint import Footprint, Footprints
 from movers.ir.program import MON, THREAD, ClassInfo, Node, Program, Ref, ref
 from movers.reduce.base import Capabilities, Move
-from movers.reduce.classify import predicate_support
-from movers.reduce.escape import Locality
-from movers.reduce.footprint import Footprint, Footprints
 from movers.reduce.optimistic import ALL_BUT_ATOMICITY
 from movers.semantics.state import State
 from movers.semantics.system import Outcome

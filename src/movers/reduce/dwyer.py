@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from movers.analysis.escape import Sda, StaticThreadLocal, ThreadLocal
 from movers.reduce.ample import Ample
-from movers.reduce.escape import Sda, StaticThreadLocal, ThreadLocal
 
 
 class DwyerD(Ample):
@@ -40,13 +40,13 @@ class DwyerDA(Ample):
 
 
 def _static(ts: Any) -> Any:
-    from movers.reduce.static_escape import analyse
+    from movers.analysis.static_escape import analyse
 
     return analyse(ts.program)
 
 
 class DwyerS(Ample):
-    """(S): Algorithm 2, checkC1 from the static escape analysis (``static_escape.py``)."""
+    """(S): Algorithm 2, checkC1 from the static escape analysis (``analysis/static_escape.py``)."""
 
     name = "dwyer-s"
 

@@ -95,6 +95,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from movers.analysis.classify import Refine, held_refs, key_name, lock_owner
+from movers.analysis.escape import Locality
 from movers.ir.program import CONDITION, LOCK, MON, RLOCK, SEMAPHORE, THREAD, ClassInfo, Program, Ref, ref
 from movers.reduce.ample import (
     RECEIVER_KINDS,
@@ -106,8 +108,6 @@ from movers.reduce.ample import (
     view_of,
 )
 from movers.reduce.base import Capabilities, Move
-from movers.reduce.classify import Refine, held_refs, key_name, lock_owner
-from movers.reduce.escape import Locality
 from movers.semantics.state import State, reachable
 
 WSL, LD = "self_locking", "lock_protected"

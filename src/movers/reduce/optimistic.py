@@ -41,8 +41,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from movers.analysis.classify import Classification
 from movers.reduce.base import Capabilities, Move, thread_moves
-from movers.reduce.classify import Classification
 from movers.semantics.locality import local_thread, remember, replay, stays_local
 from movers.semantics.state import State
 from movers.semantics.system import Outcome

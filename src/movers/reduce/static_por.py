@@ -7,7 +7,7 @@ set algorithm"). In each state we explore the enabled steps of a *persistent set
 stubborn set from a seed thread:
 
 - if a thread p in T is enabled, every thread whose *future* may conflict with p's next step joins T
-  (the "might be the first to interfere" closure, with static footprints: ``footprint.py``);
+  (the "might be the first to interfere" closure, with static footprints: ``analysis/footprint.py``);
 - if p is disabled, every thread that may enable its next step joins T: for a lock acquire, the threads
   that operate on that lock; for ``wait_until``, those that may write what its condition reads; for a
   ``join`` or a re-acquire after ``wait``, every thread.
@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from movers.analysis.footprint import Footprint, Footprints, declared_support
 from movers.reduce.base import Capabilities, Move
-from movers.reduce.footprint import Footprint, Footprints, declared_support
 from movers.reduce.optimistic import ALL_BUT_ATOMICITY
 from movers.semantics.state import State
 

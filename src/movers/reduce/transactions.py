@@ -3,7 +3,7 @@
 
 Where Stoller & Cohen only let invisible steps move left, transactions also move right movers (lock
 acquires) right: a transaction is a sequence of right movers, at most one non-mover (the commit), then
-left movers. Runs on the instrumented program P# (``instrument/phases.py``), whose states carry each
+left movers. Runs on the instrumented program P# (``phases.py``), whose states carry each
 thread's phase. Following section 4.2, each thread t is at every state in one of
 
 - R(t): in the right-mover (pre-commit) part of a transaction: its phase is True (condition A);
@@ -23,7 +23,7 @@ adds interleavings of the real system). Letting only the cut thread move there w
 transaction whose left-mover part loops for ever (``x = 1`` then ``while True: k = (k + 1) % 2``) would
 keep the other threads out for ever, and an assertion that only fails after ``x = 1`` would never be
 reached (tests/test_transactions.py). P#'s phases are normalised where they carry no information
-(``instrument/phases.py``), so the stored states are program states.
+(``phases.py``), so the stored states are program states.
 
 Protecting locks are inferred incrementally (section 6): a location starts protected (unshared by its first
 accessor, then read-only, then by the locks held at every access) and loses protection the moment an access
@@ -50,10 +50,10 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-from movers.instrument.ghost import GhostSystem
-from movers.instrument.phases import BOTH, INIT, LEFT, LEFT_KINDS, NON_KINDS, RIGHT_KINDS, PhaseSystem
+from movers.analysis.classify import Classification
+from movers.analysis.mover import BOTH, LEFT, LEFT_KINDS, NON_KINDS, RIGHT_KINDS
 from movers.reduce.base import MOVE_LIMIT, Capabilities, Move, thread_moves
-from movers.reduce.classify import Classification
+from movers.reduce.phases import INIT, PhaseSystem
 
 BASE_KINDS = frozenset({"assertion", "invariant", "discipline", "runtime-error"})
 # Steps the right-mover closure of one state may take before the deadlock check gives up (then an optimistic
@@ -86,7 +86,7 @@ class Transactions:
         # states stored under it may hold commits the final classification does not make) instead of
         # weakening in place; and the right-mover closure's argument is not made: there an optimistic search
         # checks deadlock freedom, as before.
-        plain = not isinstance(ts.inner if isinstance(ts, PhaseSystem) else ts, GhostSystem)
+        plain = not getattr(ts.inner if isinstance(ts, PhaseSystem) else ts, "ghost_state", False)
         cls = classification or Classification(ts.program, incremental=plain)
         cls.incremental = plain
         self.cls = cls

@@ -49,7 +49,7 @@ def _steps_text(v: Violation) -> list[str]:
 
 
 def to_sarif(result: Result, model: str) -> dict[str, Any]:
-    from movers.version import VERSION as __version__
+    from movers.version import __version__
 
     results = []
     for v in result.violations:

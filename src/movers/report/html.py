@@ -21,6 +21,7 @@ from typing import Any
 
 from movers.report.compare import Comparison, comparison
 from movers.report.result import Result, TraceStep, Violation
+from movers.report.safe import printable
 from movers.report.shorten import entries_text, short_entries
 from movers.report.steps import thread_names
 from movers.report.text import compare_verdict, headline, store_line
@@ -175,7 +176,9 @@ JS = r"""
 
 
 def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    """``value`` as HTML text: markup escaped, and control characters (a model's `ESC[2J`, a NUL) shown as
+    their escapes, as the text report shows them (a NUL is not allowed in an HTML document)."""
+    return html.escape(printable(str(value), True), quote=True)
 
 
 def embed_json(data: object) -> str:

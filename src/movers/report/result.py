@@ -1,7 +1,7 @@
 """The result of a check: verdict, statistics and violations, with the fields of the ``--json`` contract.
 
-``Result.to_json()`` gives exactly the object that DESIGN.md fixes; the dataclasses are what the Python API
-(``movers.check``) returns, so tests and notebooks can inspect a run without parsing text.
+``Result.to_json()`` gives exactly the object that docs/cli.md (``--json``) fixes; the dataclasses are what the
+Python API (``movers.check``) returns, so tests and notebooks can inspect a run without parsing text.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ JSON_SCHEMA_VERSION = 1
 def envelope() -> dict[str, Any]:
     """What every JSON object of movers carries: the tool and the version of the object's schema
     (docs/result.schema.json)."""
-    from movers.version import VERSION as __version__
+    from movers.version import __version__
 
     return {"tool": {"name": "movers", "version": __version__}, "schema": JSON_SCHEMA_VERSION}
 

@@ -20,7 +20,7 @@ from movers.ir.program import CONDITION, UNBOUND, Node, Program, Ref
 from movers.ir.sync import ReportCtx
 from movers.report.result import TraceStep, Violation
 from movers.semantics.state import State
-from movers.semantics.view import Names, _value, frame_view, list_changes, state_names, view
+from movers.semantics.view import Names, frame_view, list_changes, state_names, value_text, view
 
 # The name of an element of a list: ``b[3]``, ``buf.items[0]`` (the list's name, then the index).
 _ELEMENT = re.compile(r"^(.*)\[(\d+)\]$")
@@ -81,7 +81,7 @@ def changes(program: Program, before: State, after: State, t: int, who: Callable
         lists = {p: i for i, p in paths.items()}
         for p in shrunk:
             if p in lists and p not in changed:
-                changed[p] = _value(after, Ref(lists[p]))
+                changed[p] = value_text(after, Ref(lists[p]))
     started = len(after[2]) - len(before[2])
     for k in range(started):
         changed[f"thread {who(len(before[2]) + k)}"] = "started"
@@ -223,7 +223,7 @@ def _global_text(state: State, g: int) -> str | None:
     v = state[0][g]
     if type(v) is Ref and state[1][v.i][0].is_list and len(state[1][v.i]) > 2:
         return None
-    return _value(state, v)
+    return value_text(state, v)
 
 
 def _waiting(state: State) -> set[int]:
@@ -325,7 +325,7 @@ def assert_values(program: Program, state: State, t: int, node: Node) -> dict[st
                                           and e.id not in glob):
                 text = ast.get_source_segment(src, e) or ast.unparse(e)
                 if text not in out:
-                    out[text] = _value(state, v)
+                    out[text] = value_text(state, v)
                 if not isinstance(e, ast.Subscript) or isinstance(e.slice, ast.Constant):
                     return
                 visit(e.slice)  # the index's variables too

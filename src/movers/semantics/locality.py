@@ -4,7 +4,7 @@ A reduction asks for the same thread's step from many states that differ only in
 combination of where they are). Where the step reads and writes nothing but its own thread's stack, the
 globals and the heap, its resolutions are the same in all of those states, up to the other threads, which
 it leaves as they are: the reduction can execute and classify it once and replay it onto the others
-(``reduce/optimistic.py``, ``instrument/phases.py``). This module says where that is exact:
+(``reduce/optimistic.py``, ``reduce/phases.py``). This module says where that is exact:
 
 - the step is a plain statement or a lock operation (``LOCAL_KINDS``): ``join`` reads another thread,
   ``start`` adds one, ``notify`` and ``wait`` act on waiting threads, ``assume`` prunes; a step is only asked

@@ -13,7 +13,7 @@ tuple hashing and equality are the state store's. Successors share every unchang
 The heap is canonical: objects are numbered in the order a breadth-first walk first meets them, first from
 the globals (in slot order), then from each thread's frames (bottom first, locals in slot order), and
 objects the walk does not meet are garbage and dropped. Two states that differ only in allocation order or
-garbage are therefore one state (heap symmetry, LANGUAGE.md section 3): any fixed walk order is a canonical
+garbage are therefore one state (heap symmetry, docs/language.md 8.6): any fixed walk order is a canonical
 labelling, so which one is used changes object numbers, never which states are one.
 
 The globals come first so that the walk can be skipped where it cannot change anything. It runs after steps

@@ -89,7 +89,7 @@ class InitError(Exception):
 _TYPE_NAMES = (("'NoneType'", "None"), ("'Ref'", "object"), ("'Func'", "function"), ("'Bool'", "bool"))
 
 
-def _runtime_message(e: BaseException) -> str:
+def runtime_message(e: BaseException) -> str:
     if isinstance(e, ZeroDivisionError):
         return "division by zero"
     if isinstance(e, RecursionError):
@@ -145,7 +145,7 @@ class TransitionSystem:
             except AssertionFailed as e:
                 raise InitError("assertion", str(e), _line(ctx)) from None
             except RUNTIME_ERRORS as e:
-                raise InitError("runtime-error", _runtime_message(e), _line(ctx)) from None
+                raise InitError("runtime-error", runtime_message(e), _line(ctx)) from None
             except Pruned:
                 raise InitError("runtime-error", "assume() failed during module initialisation") from None
             if ctx.made:
@@ -433,7 +433,7 @@ class TransitionSystem:
         except Pruned:
             pass
         except RUNTIME_ERRORS as e:
-            violation = ("runtime-error", _runtime_message(e))
+            violation = ("runtime-error", runtime_message(e))
         else:
             nt = list(threads)
             nt[t] = (*ctx.frames, (ctx.code, ctx.pc, *ctx.loc)) if ctx.code is not None else ()
@@ -617,4 +617,4 @@ def _line(ctx: Ctx) -> int:
     return ctx.code.nodes[ctx.pc].line if ctx.pc < len(ctx.code.nodes) else 0
 
 
-__all__ = ["TransitionSystem", "Outcome", "Effect", "InitError", "show"]
+__all__ = ["TransitionSystem", "Outcome", "Effect", "InitError", "runtime_message", "show"]

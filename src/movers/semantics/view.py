@@ -15,7 +15,9 @@ from movers.ir.program import BARRIER, CONDITION, EVENT, LOCK, RLOCK, SEMAPHORE,
 from movers.semantics.state import State
 
 
-def _value(state: State, v: Any, labels: dict[int, str] | None = None, inside: frozenset[int] = frozenset()) -> str:
+def value_text(
+    state: State, v: Any, labels: dict[int, str] | None = None, inside: frozenset[int] = frozenset()
+) -> str:
     """``v`` as Python's ``repr`` shows it: a list or tuple whole, another object as ``<Class>``
     (``<Account#2>`` when ``labels``, an object's name for a whole state, names it); ``inside``: the lists
     being shown around it (a list that holds itself shows as ``[...]`` there, as in Python)."""
@@ -27,11 +29,11 @@ def _value(state: State, v: Any, labels: dict[int, str] | None = None, inside: f
             if len(obj) > CHUNK and plain(obj):
                 return _list_text(obj)
             inner = inside | {v.i}
-            return "[" + ", ".join(_value(state, x, labels, inner) for x in obj[2:]) + "]"
+            return "[" + ", ".join(value_text(state, x, labels, inner) for x in obj[2:]) + "]"
         label = labels.get(v.i) if labels else None
         return f"<{label or obj[0].name}>"
     if type(v) is tuple:
-        items = ", ".join(_value(state, x, labels, inside) for x in v)
+        items = ", ".join(value_text(state, x, labels, inside) for x in v)
         return f"({items},)" if len(v) == 1 else f"({items})"
     return show(v)
 
@@ -188,13 +190,13 @@ class _Walk:
             obj = self.state[1][v.i]
             if obj[0].is_list:
                 if v.i in self.seen:
-                    self.out[path] = _value(self.state, v, self.labels)
+                    self.out[path] = value_text(self.state, v, self.labels)
                 self.expand(path, v)
             else:
-                self.out[path] = _value(self.state, v, self.labels)
+                self.out[path] = value_text(self.state, v, self.labels)
                 self.expand(path, v)
         else:
-            self.out[path] = _value(self.state, v, self.labels)
+            self.out[path] = value_text(self.state, v, self.labels)
 
 
 def view(program: Program, state: State, t: int, frame_depth: int | None = None,
@@ -271,4 +273,4 @@ def frame_view(program: Program, state: State, t: int, names: Names, who: Callab
     return w.out
 
 
-__all__ = ["CHUNK", "Names", "frame_view", "list_changes", "plain", "state_names", "view"]
+__all__ = ["CHUNK", "Names", "frame_view", "list_changes", "plain", "state_names", "value_text", "view"]

@@ -22,13 +22,30 @@ any other step gets the dynamic one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from movers.ir.program import Code, Ref
 from movers.semantics.state import State, reachable
 
-if TYPE_CHECKING:
-    from movers.reduce.ample import StepView
+
+class StepFacts(Protocol):
+    """What the checkC1 strategies read of a step (``reduce/ample.py``'s ``StepView`` is one): the state,
+    the thread, the global slots and the pre-state objects it accesses, and the state's ``Locality``."""
+
+    @property
+    def state(self) -> State: ...
+
+    @property
+    def thread(self) -> int: ...
+
+    @property
+    def globals(self) -> frozenset[int]: ...
+
+    @property
+    def objects(self) -> frozenset[int]: ...
+
+    @property
+    def locality(self) -> Any: ...
 
 
 class Locality:
@@ -142,7 +159,7 @@ class ThreadLocal:
 
     name = "thread-local"
 
-    def check_c1(self, view: StepView) -> bool:
+    def check_c1(self, view: StepFacts) -> bool:
         if view.globals:
             return False
         return not view.locality.reachable_by_others(view.thread, view.objects)
@@ -213,7 +230,7 @@ class StaticThreadLocal:
             self._memo[key] = v
         return v
 
-    def check_c1(self, view: StepView) -> bool:
+    def check_c1(self, view: StepFacts) -> bool:
         return self.statically_local(view.state[2][view.thread])
 
 
@@ -226,8 +243,8 @@ class Sda:
         self.static = StaticThreadLocal(static)
         self.dynamic = ThreadLocal()
 
-    def check_c1(self, view: StepView) -> bool:
+    def check_c1(self, view: StepFacts) -> bool:
         return self.static.check_c1(view) or self.dynamic.check_c1(view)
 
 
-__all__ = ["Locality", "ThreadLocal", "StaticThreadLocal", "Sda", "StaticLocality", "step_nodes"]
+__all__ = ["Locality", "ThreadLocal", "StaticThreadLocal", "Sda", "StaticLocality", "StepFacts", "step_nodes"]

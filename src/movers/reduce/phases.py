@@ -1,5 +1,6 @@
 """The instrumented program P# of Flanagan & Qadeer, *Transactions for Software Model Checking* (SoftMC
-2003, ``papers/004``), section 4.2, specialised to locks as in section 5.
+2003, ``papers/004``), section 4.2, specialised to locks as in section 5: the system the transactions
+reduction (``transactions.py``) searches.
 
 P# extends every state with a *phase* per thread, the ghost variable p of the paper: ``True`` while the
 thread is in the pre-commit (right-mover) part of a transaction, ``False`` after it (post-commit, or between
@@ -7,18 +8,8 @@ transactions), and ``INIT`` before the thread's first step (the paper's location
 ``(globals, heap, threads, phases)``: the plain state with the phases appended, so every explorer and
 reduction works on them unchanged.
 
-Each executed step is a **right mover**, a **left mover**, **both**, or a **non-mover**, from the exclusive
-access predicates E(t, x) of the locations it accesses (section 4.1: right mover if t has exclusive access
-to everything it accesses in the post-state, left mover if in the pre-state):
-
-- lock acquire, the re-acquire after ``wait``, entering a monitor, semaphore acquire: right movers
-  (section 5; 5.2 re-entrant locks; 5.3 wait is a left mover then a right mover);
-- lock release, the release-and-wait half of ``wait``, leaving a monitor, semaphore release: left movers;
-- ``notify``/``notify_all``: both (they need the lock, and only its holder can touch the wait set, 5.3);
-- ``start``, ``join``, and ``indivisible`` blocks that synchronise: non-movers;
-- a data step (assignments, conditions, ``assert``, ``assume``, ``wait_until``, calls): both if the thread
-  has exclusive access to every location it accesses (unshared data 5.1, lock-protected data, read-only
-  data), a non-mover if it touches an unprotected location.
+Each executed step is a right mover, a left mover, both, or a non-mover (``analysis/mover.py``, from the
+exclusive access predicates E(t, x) of the locations it accesses, section 4.1).
 
 The phase update is the paper's: p' = E(t, l) in the post-state and (p or l = Init or not E(t, l) in the
 pre-state), which for these classes is: right -> True; left and non-movers -> False; both -> p (True at
@@ -57,19 +48,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from movers.analysis.classify import Classification
+from movers.analysis.mover import BOTH, NON, RIGHT, classify_step
 from movers.ir.program import Program
 from movers.semantics.interface import System
 from movers.semantics.locality import local_thread, remember, replay, stays_local
 from movers.semantics.system import Outcome
 
-if TYPE_CHECKING:  # reduce imports this module (transactions): a run-time import would be circular
-    from movers.reduce.classify import Classification
-
 INIT = None
-RIGHT, LEFT, BOTH, NON = "right", "left", "both", "non"
-RIGHT_KINDS = frozenset({"acquire", "reacquire"})
-LEFT_KINDS = frozenset({"release", "wait"})
-NON_KINDS = frozenset({"start", "join", "indivisible"})
 CACHE_LIMIT = 100_000
 
 
@@ -79,38 +65,6 @@ def next_phase(p: Any, mover: str) -> bool:
     if mover == BOTH:
         return True if p is INIT else p
     return False
-
-
-def classify_step(cls: Classification, inner: System, state: tuple, t: int, node: Any, outs: list[Outcome]) -> str:
-    """What kind of mover thread t's step is (module docstring), from its node and, for data steps, the
-    exclusive access predicates of what each resolution accessed. A broken declared predicate becomes a
-    ``discipline`` violation on that resolution; a broken guess raises ``Refine``."""
-    kind = node.kind
-    if kind in RIGHT_KINDS:
-        mover = RIGHT
-    elif kind in LEFT_KINDS:
-        mover = LEFT
-    elif kind == "notify":
-        mover = BOTH
-    elif kind in NON_KINDS:
-        mover = NON
-    else:
-        mover = BOTH
-    for o in outs:
-        eff = o.effect
-        if eff is None:
-            continue
-        nonmover, bad = cls.check_access(inner, state, t, eff.reads, eff.writes)
-        if bad is not None and o.violation is None:
-            o.violation = ("discipline", bad)
-            o.state = None
-        if nonmover:
-            mover = NON  # e.g. a lock reached through an unprotected reference
-        if eff.started:
-            mover = NON
-    if cls.lock_state_observed and (kind in RIGHT_KINDS or kind in LEFT_KINDS or kind == "notify"):
-        mover = NON  # some thread reads lock state as data (m.owner): a lock operation commutes with nothing
-    return mover
 
 
 def normal_phase(thread: tuple, p: Any) -> Any:

@@ -45,9 +45,10 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from movers.instrument.properties import declarations_at
+from movers.analysis.declarations import declarations_at, location_name
 from movers.ir.program import CONDITION, LOCK, MON, RLOCK, Code, Exclusive, Program, Ref, ref
 from movers.semantics.state import State, reachable
+from movers.semantics.system import RUNTIME_ERRORS, runtime_message
 
 UNSHARED, READONLY, LOCKED, UNPROTECTED = "unshared", "read-only", "protected", "unprotected"
 
@@ -176,12 +177,10 @@ def predicate_support(program: Program) -> tuple[set[str], set[str]]:
 def predicate_failure(ts: Any, state: State, d: Exclusive, t: int, obj: Any) -> str | None:
     """The message when evaluating a declared exclusive access predicate fails (a runtime error in the
     model's predicate, as the full search reports it: ``instrument/properties.py``), else None."""
-    from movers.semantics.system import RUNTIME_ERRORS, _runtime_message
-
     try:
         ts.evaluate_predicate(state, d.pred, t, obj)
     except RUNTIME_ERRORS as e:
-        return f"the exclusive access predicate of line {d.line} fails: {_runtime_message(e)}"
+        return f"the exclusive access predicate of line {d.line} fails: {runtime_message(e)}"
     return None
 
 
@@ -382,7 +381,8 @@ class Classification:
                         if failed is not None:
                             return True, failed
                         if not ts.evaluate_predicate(state, d.pred, t, obj):
-                            return True, (f"thread {t} accesses {self._loc_name(state, loc)} without exclusive "
+                            where = location_name(self.program, state, loc)
+                            return True, (f"thread {t} accesses {where} without exclusive "
                                           f"access ({d.text}, line {d.line})")
                     if self.watched and self.key(state, loc) in self.watched:
                         visible = True  # a blocked guard of another thread reads it: see check_guards
@@ -534,11 +534,6 @@ class Classification:
         if r.key not in self.watched:
             self.guess[r.key] = r.new
         self.refinements.append(r)
-
-    def _loc_name(self, state: State, loc: Any) -> str:
-        from movers.instrument.properties import _loc_name
-
-        return _loc_name(self.program, state, loc)
 
     # -- declared predicates: disjointness and WFendExcl -----------------------------------------------------------
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from movers.analysis.classify import predicate_support
 from movers.ir.program import Code, Node, Program
 
 
@@ -209,8 +210,6 @@ class Footprints:
 def declared_support(program: Program) -> dict[str, Footprint]:
     """Extra footprint for steps that access declared locations: what their predicates read, so that a
     step whose discipline check depends on another thread's step is never reordered past it."""
-    from movers.reduce.classify import predicate_support
-
     names, fields = predicate_support(program)
     support = Footprint(reads=frozenset(names), fields_read=frozenset(fields), locks=frozenset(names))
     extra: dict[str, Any] = {}

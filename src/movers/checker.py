@@ -125,7 +125,7 @@ def _deepest(tree: ast.AST) -> tuple[int, int, int]:
     while todo:
         node, d = todo.pop()
         if d > best[0] and hasattr(node, "lineno"):
-            best = (d, node.lineno, node.col_offset)
+            best = (d, node.lineno, getattr(node, "col_offset", 0))
         todo.extend((c, d + 1) for c in ast.iter_child_nodes(node))
     return best
 
@@ -334,6 +334,7 @@ class Checker:
         elif self.atomicity in ("reduction", "proof"):
             from movers.instrument.reducible import ReducibleSystem
 
+            assert self.atomicity_classification is not None
             ts = ReducibleSystem(ts, self.atomicity_classification, report=self.atomicity == "reduction")
         self.last_system = ts
         return ts
@@ -432,29 +433,8 @@ class Checker:
                 notes.append(f"--symmetry threads not applied (the search ran without it): {why}")
         start = time.perf_counter()
         self.last_reduction = red
-        while True:
-            search = Search(ts, red, options if symmetric else options.but(symmetry="off"), self.progress)
-            self.last_search = search
-            try:
-                out = search.run(self.search)
-                break
-            except Refine as r:
-                refined = getattr(red, "refined", None)
-                if refined is not None and getattr(r, "discipline", None) is not None:
-                    # The reduction keeps its own guesses (Dwyer et al.'s disciplines): it revises them.
-                    notes.append(refined(r))
-                    poll()
-                    continue
-                # Section 8: revise the guess and start again; the classification only ever weakens. The time
-                # limit covers every restart: the budget is the check's, not the search's.
-                cls = made.get("classification") or self.atomicity_classification
-                cls.apply(r)
-                for part in (red, ts):
-                    reset = getattr(part, "reset", None)
-                    if reset is not None:
-                        reset()
-                notes.append(f"refined: {r.message}; now {r.new.describe(self.program)} (search restarted)")
-                poll()
+        search, out = self._search(ts, red, options if symmetric else options.but(symmetry="off"),
+                                   made.get("classification"), notes)
         deadlock_search = (out.found is None and out.limit is None and "deadlock" not in red.preserves
                            and self._can_block())
         if not deadlock_search:
@@ -486,6 +466,34 @@ class Checker:
         elif hasattr(red, "disciplines"):
             result.classification = red.disciplines.report()
         return result
+
+    def _search(self, ts: Any, red: Any, options: Options, cls: Classification | None,
+                notes: list[str]) -> tuple[Search, Any]:
+        """Run the search until no guess of the classification is refuted: each ``Refine`` revises the guess
+        and restarts it (Stoller & Cohen, section 8), with a note."""
+        while True:
+            search = Search(ts, red, options, self.progress)
+            self.last_search = search
+            try:
+                return search, search.run(self.search)
+            except Refine as r:
+                refined = getattr(red, "refined", None)
+                if refined is not None and getattr(r, "discipline", None) is not None:
+                    # The reduction keeps its own guesses (Dwyer et al.'s disciplines): it revises them.
+                    notes.append(refined(r))
+                    poll()
+                    continue
+                # Section 8: revise the guess and start again; the classification only ever weakens. The time
+                # limit covers every restart: the budget is the check's, not the search's.
+                guess = cls or self.atomicity_classification
+                assert guess is not None  # a Refine comes from a classification
+                guess.apply(r)
+                for part in (red, ts):
+                    reset = getattr(part, "reset", None)
+                    if reset is not None:
+                        reset()
+                notes.append(f"refined: {r.message}; now {r.new.describe(self.program)} (search restarted)")
+                poll()
 
     def _run_parallel(self, ts: Any, red: Any) -> Result:
         """``--workers N``: the partitioned search (search/parallel.py); deadlocks are preserved (it is the full

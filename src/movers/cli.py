@@ -30,6 +30,19 @@ LIMIT_OPTIONS = {"max_states": "--max-states", "time_limit": "--time-limit", "ma
                  "max_memory": "--max-memory"}
 
 
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            # Every refusal of the command line says `movers: error:`, the subcommands' too (argparse would
+            # say `movers check: error:`).
+            self.print_usage(sys.stderr)
+            self.exit(2, f"movers: error: {message}\n")
+
+    return Parser
+
+
 def _parser() -> argparse.ArgumentParser:
     import argparse
 
@@ -39,14 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     from movers.search.options import ATOMICITY, SEARCHES, SYMMETRY
     from movers.version import __version__
 
-    class Parser(argparse.ArgumentParser):
-        def error(self, message: str) -> NoReturn:
-            # Every refusal of the command line says `movers: error:`, the subcommands' too (argparse would
-            # say `movers check: error:`).
-            self.print_usage(sys.stderr)
-            self.exit(2, f"movers: error: {message}\n")
-
-    p = Parser(prog="movers", description="Model checker for multithreaded Python models.")
+    p = _parser_class()(prog="movers", description="Model checker for multithreaded Python models.")
     p.add_argument("--version", action="version", version=f"movers {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("check", help="explore every interleaving of a model")

@@ -305,7 +305,7 @@ class Classification:
         if g is not self._refs_of:
             self._refs_of = g
             self._global_refs = [(s, v.i) for s, v in enumerate(g) if type(v) is Ref]
-        paths = {("g", s) for s, i in self._global_refs if i in held} if held else set()
+        paths: set[tuple[Any, ...]] = {("g", s) for s, i in self._global_refs if i in held} if held else set()
         if type(loc) is tuple:
             r = loc[0]
             o = heap[r.i]

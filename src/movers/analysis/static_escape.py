@@ -272,8 +272,8 @@ class _Solver:
                     self.params(callee, [{s}, *args])
         elif kind == "thread":
             # Thread(target=code, args=…): the new thread's parameters receive the arguments' items.
-            args = _eval(pts, program, code, f[3])
-            self.params(f[2], [args] * len(f[2].params))
+            items = _eval(pts, program, code, f[3])
+            self.params(f[2], [items] * len(f[2].params))
         elif kind == "start":
             for s in _eval(pts, program, code, f[1]):
                 if s not in self.started:

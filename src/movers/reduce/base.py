@@ -72,7 +72,8 @@ class Reduction(Protocol):
     name: str
     capabilities: Capabilities
     # Which violation kinds this reduction preserves; the checker refuses or warns for the others.
-    preserves: frozenset[str]
+    @property
+    def preserves(self) -> frozenset[str]: ...
 
     def moves(self, state: State) -> list[Move]: ...
 

@@ -412,7 +412,7 @@ class Checker:
         except ValueError as e:
             return Result("error", self.reduction, error=str(e), refused=True)
         # A reduction may run on an instrumentation of the system (transactions: P#, with phases).
-        ts = getattr(red, "system", ts)
+        ts = red.system
         try:
             ts.initial()
         except InitError as e:
@@ -463,8 +463,8 @@ class Checker:
         if "classification" in made:
             result.classification = made["classification"].report()
             result.locks = made["classification"].protecting_locks()
-        elif hasattr(red, "disciplines"):
-            result.classification = red.disciplines.report()
+        else:
+            result.classification = red.classification_report() or {}
         return result
 
     def _search(self, ts: Any, red: Any, options: Options, cls: Classification | None,
@@ -477,10 +477,10 @@ class Checker:
             try:
                 return search, search.run(self.search)
             except Refine as r:
-                refined = getattr(red, "refined", None)
-                if refined is not None and getattr(r, "discipline", None) is not None:
-                    # The reduction keeps its own guesses (Dwyer et al.'s disciplines): it revises them.
-                    notes.append(refined(r))
+                own = red.refined(r)
+                if own is not None:
+                    # The reduction keeps its own guesses (Dwyer et al.'s disciplines): it revised them.
+                    notes.append(own)
                     poll()
                     continue
                 # Section 8: revise the guess and start again; the classification only ever weakens. The time
@@ -488,10 +488,8 @@ class Checker:
                 guess = cls or self.atomicity_classification
                 assert guess is not None  # a Refine comes from a classification
                 guess.apply(r)
-                for part in (red, ts):
-                    reset = getattr(part, "reset", None)
-                    if reset is not None:
-                        reset()
+                red.reset()
+                ts.reset()
                 notes.append(f"refined: {r.message}; now {r.new.describe(self.program)} (search restarted)")
                 poll()
 

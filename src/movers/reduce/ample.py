@@ -60,7 +60,7 @@ from movers.analysis.declarations import declarations_at
 from movers.analysis.escape import Locality
 from movers.analysis.footprint import Footprint, Footprints
 from movers.ir.program import MON, THREAD, ClassInfo, Node, Program, Ref, ref
-from movers.reduce.base import Capabilities, Move
+from movers.reduce.base import Capabilities, Move, ReductionBase
 from movers.reduce.optimistic import ALL_BUT_ATOMICITY
 from movers.semantics.state import State
 from movers.semantics.system import Outcome
@@ -349,11 +349,13 @@ class Visibility:
 STORE_AFTER = 10_000
 
 
-class Ample:
+class Ample(ReductionBase):
     """The ample-set reduction (Algorithms 1-2) with a pluggable checkC1 (``Independence``); with
     ``avoid_storage``, section 7's DA. The named configurations are in ``dwyer.py``."""
 
     name = "ample"
+    # The cycle proviso (on the stack, or stored), and DA's count of unstored states on the path (arrived).
+    needs_stack = needs_stored = needs_arrival = True
     capabilities = Capabilities(atomicity=frozenset({"commit"}), classifies=True)
     preserves = ALL_BUT_ATOMICITY
 
@@ -366,9 +368,6 @@ class Ample:
         self.visibility = Visibility(ts.program, self.footprints)
         self.constants = constant_globals(ts.program)
         self.final = final_fields(ts.program)
-        self.on_stack: Any = None  # set by a depth-first search: state -> bool
-        self.stored: Any = None  # set by a breadth-first search: state -> bool
-        self.arrived: Any = None  # set by the search: the move that led to the state being expanded
         self.quiet = getattr(ts, "quiet", None)  # an instrumented system's own visibility (commit.py)
 
     def store(self, state: State) -> bool:
@@ -462,7 +461,7 @@ class Ample:
         """DA: the successors of an independent (or the only enabled) thread's step are not stored, except a
         state where no thread is enabled and a back edge's state at the end of a long unstored run."""
         m = self.arrived
-        run = (m.run if getattr(m, "keep", True) is False else 0) + 1
+        run = (m.run if m is not None and getattr(m, "keep", True) is False else 0) + 1
         out: list[Any] = []
         for o in outs:
             s2 = o.state

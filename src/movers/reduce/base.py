@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from movers.semantics.state import State
 
@@ -68,16 +68,60 @@ class Capabilities:
     refuses_model: Callable[[Any], str | None] | None = None
 
 
-class Reduction(Protocol):
-    name: str
-    capabilities: Capabilities
-    # Which violation kinds this reduction preserves; the checker refuses or warns for the others.
+class ReductionBase:
+    """What every reduction is to the search and the checker, declared with its defaults: everything the
+    search and the checker ask of a reduction is here, so that neither probes for attributes.
+
+    The search tells the reduction what it keeps, where the reduction asks for it (``needs_*``): ``on_stack``
+    (depth-first: is a state on the search stack, for the cycle proviso C3), ``stored`` (breadth-first: was a
+    state stored) and ``arrived`` (the move that led to the state about to be expanded: Dwyer et al.'s DA)."""
+
+    name = "reduction"
+    capabilities = Capabilities()
+    # Which violation kinds it preserves (``preserves``; the checker refuses or warns for the others).
+    preserves: frozenset[str] = frozenset()
+    # store() is always True: the search may skip asking.
+    stores_all = False
+    needs_stack = False
+    needs_stored = False
+    needs_arrival = False
+    on_stack: Callable[[State], bool] | None = None
+    stored: Callable[[State], bool] | None = None
+    arrived: Move | None = None
+
+    def __init__(self, ts: Any) -> None:
+        self.ts = ts
+
     @property
-    def preserves(self) -> frozenset[str]: ...
+    def system(self) -> Any:
+        """The transition system the search runs on (an instrumentation of the checker's, for some)."""
+        return self.ts
 
-    def moves(self, state: State) -> list[Move]: ...
+    def moves(self, state: State) -> list[Move]:
+        raise NotImplementedError
 
-    def store(self, state: State) -> bool: ...
+    def store(self, state: State) -> bool:
+        return True
+
+    def reset(self) -> None:
+        """Forget what was derived from a guess that a refinement has revised (the search restarts)."""
+
+    def refined(self, r: Any) -> str | None:
+        """Revise a guess of the reduction's own (``r``: a ``Refine`` it raised) and say how, or None where the
+        guess is the classification's, which the checker revises."""
+        return None
+
+    def version(self) -> int:
+        """For ``capabilities.incremental``: changes whenever the reduction's predicates weaken."""
+        return 0
+
+    def classification_report(self) -> dict[str, str] | None:
+        """What the reduction guessed about the program (disciplines per class), for the report, or None."""
+        return None
+
+
+# The interface every reduction implements (its declared defaults are ``ReductionBase``'s).
+Reduction = ReductionBase
 
 
 # Steps after which a move ends even though the reduction would go on (see ``thread_moves``).

@@ -529,9 +529,15 @@ class LockingAmple(Ample):
         self.disciplines.reset()
         self._executed = (None, {})
 
-    def refined(self, r: Refine) -> str:
-        """Apply a refinement of the guessed classes (the checker then restarts the search)."""
-        note = self.disciplines.apply(r)  # type: ignore[arg-type]
+    def classification_report(self) -> dict[str, str] | None:
+        return self.disciplines.report()
+
+    def refined(self, r: Refine) -> str | None:
+        """Apply a refinement of the guessed classes (the checker then restarts the search); a refinement of
+        another guess (the atomicity instrumentation's classification) is not this reduction's."""
+        if not isinstance(r, LockingRefine):
+            return None
+        note = self.disciplines.apply(r)
         self.reset()
         return note
 

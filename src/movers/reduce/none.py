@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from movers.reduce.base import Capabilities, Move
+from movers.reduce.base import Capabilities, Move, ReductionBase
 from movers.semantics.state import State
 from movers.semantics.system import TransitionSystem
 
 ALL_KINDS = frozenset({"assertion", "deadlock", "invariant", "discipline", "atomicity", "runtime-error"})
 
 
-class NoReduction:
+class NoReduction(ReductionBase):
     name = "none"
     capabilities = Capabilities(atomicity=frozenset({"commit", "reduction", "auto"}), symmetry=True, workers=True,
                                 plain=True)

@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 from movers.analysis.classify import Classification
-from movers.reduce.base import Capabilities, Move, thread_moves
+from movers.reduce.base import Capabilities, Move, ReductionBase, thread_moves
 from movers.semantics.locality import local_thread, remember, replay, stays_local
 from movers.semantics.state import State
 from movers.semantics.system import Outcome
@@ -51,7 +51,7 @@ ALL_BUT_ATOMICITY = frozenset({"assertion", "deadlock", "invariant", "discipline
 CACHE_LIMIT = 100_000
 
 
-class Optimistic:
+class Optimistic(ReductionBase):
     name = "optimistic"
     capabilities = Capabilities(atomicity=frozenset({"commit", "reduction", "auto"}), checks_discipline=True,
                                 classifies=True)
@@ -73,7 +73,7 @@ class Optimistic:
             # depth-first search treat a state on it as visited (without it, a random looping model was
             # explored along one path hundreds of thousands of states deep). Every enabled thread moves
             # from every state, so closing a cycle there ignores no thread.
-            self.on_stack: Any = None
+            self.needs_stack = True
 
     def reset(self) -> None:
         """Forget everything derived from the classification (after a refinement)."""

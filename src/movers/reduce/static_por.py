@@ -31,15 +31,16 @@ from __future__ import annotations
 from typing import Any
 
 from movers.analysis.footprint import Footprint, Footprints, declared_support
-from movers.reduce.base import Capabilities, Move
+from movers.reduce.base import Capabilities, Move, ReductionBase
 from movers.reduce.optimistic import ALL_BUT_ATOMICITY
 from movers.semantics.state import State
 
 
-class StaticPOR:
+class StaticPOR(ReductionBase):
     name = "static-por"
     capabilities = Capabilities()
     stores_all = True  # store() is always True: the search may skip asking
+    needs_stack = needs_stored = True  # the cycle proviso
     preserves = ALL_BUT_ATOMICITY
 
     def __init__(self, ts: Any) -> None:
@@ -51,8 +52,6 @@ class StaticPOR:
             w = self.fp.whole(code)
             inv = inv | Footprint(reads=w.reads, fields_read=w.fields_read, elements_read=w.elements_read)
         self.invariant_reads = inv
-        self.on_stack: Any = None  # set by a depth-first search: state -> bool
-        self.stored: Any = None  # set by the search: the visited store
 
     def store(self, state: State) -> bool:
         return True

@@ -52,7 +52,7 @@ from typing import Any
 
 from movers.analysis.classify import Classification
 from movers.analysis.mover import BOTH, LEFT, LEFT_KINDS, NON_KINDS, RIGHT_KINDS
-from movers.reduce.base import MOVE_LIMIT, Capabilities, Move, thread_moves
+from movers.reduce.base import MOVE_LIMIT, Capabilities, Move, ReductionBase, thread_moves
 from movers.reduce.phases import INIT, PhaseSystem
 
 BASE_KINDS = frozenset({"assertion", "invariant", "discipline", "runtime-error"})
@@ -73,7 +73,7 @@ def closure_applies(program: Any) -> bool:
                for code in program.codes() for n in code.nodes if n.guard is not None)
 
 
-class Transactions:
+class Transactions(ReductionBase):
     name = "transactions"
     capabilities = Capabilities(atomicity=frozenset({"commit"}), stores=frozenset({"exact"}), all_violations=False,
                                 incremental=True, checks_discipline=True, counts_transactions=True,
@@ -98,7 +98,7 @@ class Transactions:
         self._ahead: dict[Any, bool] = {}
 
     @property
-    def preserves(self) -> frozenset[str]:
+    def preserves(self) -> frozenset[str]:  # type: ignore[override]  # it depends on the closure
         """Deadlocks too, when the right-mover closure covers them (module docstring)."""
         if self.closure and not self.closure_gave_up:
             return BASE_KINDS | {"deadlock"}

@@ -42,7 +42,7 @@ class BreadthFirst(Strategy):
         if red.store(init):
             self.full(init)
             self.stored.add(init)
-        if hasattr(red, "stored"):
+        if red.needs_stored:
             red.stored = self.stored.__contains__  # type: ignore[attr-defined]
         self.stats.states = len(self.stored)
         if bad:
@@ -58,7 +58,7 @@ class BreadthFirst(Strategy):
         parent, stored, full = self.parent, self.stored, self.full
         queue: deque[tuple[State, int]] = deque([(init, 0)])
         expanded = 0
-        track_arrival = hasattr(red, "arrived")
+        track_arrival = red.needs_arrival
         while queue:
             s, depth = queue.popleft()
             if track_arrival:

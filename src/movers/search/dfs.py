@@ -42,7 +42,7 @@ class DepthFirst(Strategy):
             return bad
         # Reductions with a cycle proviso ask whether a state is on the stack.
         self.on_stack: set[State] = set()
-        self.track_stack = hasattr(red, "on_stack")
+        self.track_stack = red.needs_stack
         if self.track_stack:
             red.on_stack = self.on_stack.__contains__  # type: ignore[attr-defined]
             self.on_stack.add(init)
@@ -54,7 +54,7 @@ class DepthFirst(Strategy):
         self.stack: list[list[Any]] = [[init, moves0, 0, None]]
         # A reduction that wants to know how it got to a state (Dwyer et al.'s DA: the unstored run so far,
         # and the thread that moved last) is told the move before it is asked for the state's moves.
-        self.track_arrival = hasattr(red, "arrived")
+        self.track_arrival = red.needs_arrival
         if self.track_arrival:
             red.arrived = None  # type: ignore[attr-defined]
         return None
@@ -74,7 +74,7 @@ class DepthFirst(Strategy):
         if getattr(check_state, "checks_nothing", False):
             check_state = None
         visit = visited.add
-        stores_all = getattr(red, "stores_all", False)
+        stores_all = red.stores_all
         # Counters live in locals on this hot loop and are written back at every tick and at the end.
         transitions = nmoves = max_d = 0
         try:

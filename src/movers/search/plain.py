@@ -22,11 +22,11 @@ def applies(search: SearchBase) -> bool:
     """Whether the search is the plain full one, where only the states matter: every state stored
     (``none``), no state property, no depth limit, and successors the system can give as bare states."""
     red, ts = search.red, search.ts
-    return (red.capabilities.plain and getattr(red, "stores_all", False)
+    return (red.capabilities.plain and red.stores_all
             and search.limits.max_depth is None
             and getattr(type(ts), "successors", None) is not None  # its own, not an instrumentation's inner
             and getattr(ts.check_state, "checks_nothing", False)
-            and not hasattr(red, "on_stack") and not hasattr(red, "arrived"))
+            and not red.needs_stack and not red.needs_arrival)
 
 
 class PlainDepthFirst(Strategy):

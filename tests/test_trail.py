@@ -244,3 +244,29 @@ def test_a_trail_of_a_model_in_another_encoding(tmp_path: Path) -> None:
     assert main(["check", str(model), "--trail", str(trail), "--quiet"]) == 1
     again = replay(model, read_trail(trail))
     assert again.verdict == "violation" and "the model changed" not in " ".join(again.notes)
+
+
+def test_an_invariant_broken_in_the_initial_state_replays(tmp_path: Path) -> None:
+    # Found by the fuzz campaign: a trail of 0 steps (the invariant fails at once) replayed as "fixed".
+    from movers.cli import main
+
+    model = tmp_path / "m.py"
+    model.write_text("from movers.lang import *\nbalance = 1\n\n@invariant\ndef positive():\n    return balance > 5\n\n"
+                     "def w():\n    global balance\n    balance = 7\nThread(target=w).start()\n")
+    trail = tmp_path / "bug.trail"
+    assert main(["check", str(model), "--trail", str(trail), "--quiet"]) == 1
+    assert main(["replay", str(model), str(trail)]) == 1
+
+
+def test_a_violation_of_a_guessed_classification_replays_by_checking_again(tmp_path: Path) -> None:
+    # Found by the fuzz campaign: under --no-refine, a violation of the classification a reduction guessed
+    # replayed as "fixed" on the plain program (which has no guesses); it is checked with the trail's options.
+    from movers.cli import main
+
+    model = tmp_path / "m.py"
+    model.write_text("from movers.lang import *\nx = 0\ndef a():\n    global x\n    x = 1\n"
+                     "def b():\n    global x\n    x = 2\nThread(target=a).start()\nThread(target=b).start()\n")
+    trail = tmp_path / "bug.trail"
+    assert main(["check", str(model), "--reduction", "transactions", "--no-refine", "--trail", str(trail),
+                 "--quiet"]) == 1
+    assert main(["replay", str(model), str(trail)]) == 1

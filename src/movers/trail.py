@@ -151,9 +151,14 @@ def replay(model: str | os.PathLike[str], trail: dict[str, Any], *, max_states: 
     try:
         with enforce(budget):
             outcome = _replay(model, trail)
-            if isinstance(outcome, Result):
+            if isinstance(outcome, Result) and not _guessed_discipline(outcome, trail):
                 return outcome
-            if misfit is not None:
+            if isinstance(outcome, Result):
+                # The trail's violation broke a classification the reduction guessed (--no-refine): the plain
+                # program has no guesses to break, so only the check with the trail's options can tell.
+                outcome = (f"the trail's {trail.get('kind')} violation is of a classification that --reduction "
+                           f"{trail.get('reduction')} guessed, which the program replayed alone does not have")
+            elif misfit is not None:
                 misfit(outcome)
             options = check_options(trail)
             result = check(Path(model), reduction=trail.get("reduction", "none"), atomicity=trail.get("atomicity"),
@@ -169,6 +174,16 @@ def replay(model: str | os.PathLike[str], trail: dict[str, Any], *, max_states: 
         result.notes.insert(0, f"{outcome}; so the model was checked instead, with the trail's options "
                                f"({' '.join(given)})")
     return result
+
+
+def _guessed_discipline(outcome: Result, trail: dict[str, Any]) -> bool:
+    """A replay that found nothing of a trail whose ``discipline`` violation came from a guessed (not declared)
+    classification: declared predicates are checked on the replayed program, guesses are the reduction's."""
+    from movers.reduce import REDUCTIONS, capabilities
+
+    reduction = trail.get("reduction", "none")
+    return (outcome.verdict == "ok" and trail.get("kind") == "discipline" and reduction in REDUCTIONS
+            and capabilities(reduction).classifies)
 
 
 def _flag(name: str, value: Any) -> str:
@@ -241,9 +256,9 @@ class _Misfit(Exception):
 def _run_steps(ts: Any, steps: list[tuple[int, tuple[int, ...]]], changed: bool | None) -> tuple[Any, Any, int]:
     """Execute ``steps`` from the initial state: (the last state, the violation met or None, steps run)."""
     state = ts.initial()
-    found: tuple[str, str] | None = None
+    found: tuple[str, str] | None = ts.check_state(state)  # an invariant broken from the start: 0 steps
     done = 0
-    for k, (t, choices) in enumerate(steps, 1):
+    for k, (t, choices) in enumerate(steps if found is None else [], 1):
         threads = state[2]
         if t < 0 or t >= len(threads):
             raise _Misfit(_misfit(k, f"the trail moves thread {t}; the model has {len(threads)} threads there",

@@ -181,13 +181,17 @@ def esc(value: object) -> str:
     return html.escape(printable(str(value), True), quote=True)
 
 
+_C1 = re.compile("[\x7f-\x9f]")
+
+
 def embed_json(data: object) -> str:
     """``data`` as JSON that can sit inside a ``<script>`` element: no ``<`` (so no ``</script>`` nor
     ``<!--``), ``>`` and ``&`` escaped as JSON escapes, which parse back to the same strings."""
     text = json.dumps(data, ensure_ascii=False)
     for ch in "<>&\u2028\u2029":
         text = text.replace(ch, f"\\u{ord(ch):04x}")
-    return text
+    # JSON leaves DEL and the C1 controls raw: a page holds no control character of the model's.
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _page(title: str, header: str, body: str, data: dict[str, Any], panel: bool) -> str:

@@ -184,7 +184,7 @@ def _too_large(source: str, filename: str) -> ModelSyntaxError | None:
         f"{allowed:,} characters (give more --max-memory, or split the model)")
 
 
-def compile_source(source: str, filename: str) -> Program:
+def compile_source(source: str, filename: str, granularity: str = "access") -> Program:
     """Compile model text; nesting too deep for Python's recursion is a ModelSyntaxError, not a crash. Under a
     memory limit, a model too large to parse within it is refused first (``_too_large``)."""
     problem = _too_large(source, filename)
@@ -204,7 +204,7 @@ def compile_source(source: str, filename: str) -> Program:
                                f"the model contains a lone surrogate (U+{ord(source[e.start]):04X}), which is "
                                "not a character: it cannot be encoded as UTF-8") from None
     try:
-        return compile_model(source, filename)
+        return compile_model(source, filename, granularity)
     except RecursionError:
         pass
     except MemoryError:
@@ -230,7 +230,8 @@ def _nesting(source: str) -> int:
 
 
 def load(
-    model: str | os.PathLike[str] | None = None, filename: str | None = None, *, source: str | None = None
+    model: str | os.PathLike[str] | None = None, filename: str | None = None, *, source: str | None = None,
+    granularity: str = "access",
 ) -> Program:
     """Compile a model and return its program: ``model`` is a path (see ``is_source_text`` for the one
     exception), ``source=`` is source text. Raises ModelSyntaxError (``file:line:col: message``) for a model
@@ -239,12 +240,12 @@ def load(
     if problem:
         raise ValueError(problem)
     if source is not None:
-        return compile_source(source, filename or "<model>")
+        return compile_source(source, filename or "<model>", granularity)
     assert model is not None
     if is_source_text(model):
-        return compile_source(str(model), filename or "<model>")
+        return compile_source(str(model), filename or "<model>", granularity)
     name = filename or os.fspath(model)
-    return compile_source(read_model(model, name), name)
+    return compile_source(read_model(model, name), name, granularity)
 
 
 def _model_problem(model: object, source: object) -> str | None:
@@ -359,6 +360,7 @@ class Checker:
                 outer.paused = paused
             thaw()
         result.search = self.search
+        result.granularity = self.program.granularity
         if self.options.store != "exact" and result.verdict != "error":
             self._lossy(result)
         return result
@@ -610,6 +612,7 @@ def check(
     symmetry: str = "off",
     workers: int = 1,
     max_violations: int = 1,
+    granularity: str = "access",
     options: Options | None = None,
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
@@ -632,7 +635,8 @@ def check(
     if options is None:
         options = Options(reduction, search, Limits(max_states, time_limit, max_depth, max_memory), store=store,
                           bits=bits, symmetry=symmetry, workers=workers, atomicity=atomicity,
-                          max_violations=max_violations, refine=refine, infer_locks=infer_locks)
+                          max_violations=max_violations, refine=refine, infer_locks=infer_locks,
+                          granularity=granularity)
     name = str(options.reduction)
     problem = options.problem()
     if problem:
@@ -643,7 +647,7 @@ def check(
     try:
         with enforce(budget):
             try:
-                program = load(model, filename, source=source)
+                program = load(model, filename, source=source, granularity=options.granularity)
             except ModelSyntaxError as e:
                 return Result("error", name, error=str(e))
             except OSError as e:

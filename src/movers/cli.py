@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     from movers.reduce import REDUCTIONS
     from movers.report.registry import stdout_formats
     from movers.search.fingerprints import STORES
-    from movers.search.options import ATOMICITY, SEARCHES, SYMMETRY
+    from movers.search.options import ATOMICITY, GRANULARITIES, SEARCHES, SYMMETRY
     from movers.version import __version__
 
     p = _parser_class()(prog="movers", description="Model checker for multithreaded Python models.")
@@ -64,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
 
     c.add_argument("--reduction", default="none", type=reduction, metavar="{" + ",".join(REDUCTIONS) + "}",
                    help="the reduction (default none); docs/reductions.md says what each explores and preserves")
+    c.add_argument("--granularity", choices=GRANULARITIES, default=GRANULARITIES[0],
+                   help="what one step is: access (default; at most one read or write of shared memory, as "
+                        "CPython interleaves: an unlocked counter += 1 can lose an update) or statement (one "
+                        "statement, the papers' granularity); docs/language.md section 8")
     c.add_argument("--search", choices=SEARCHES, default="dfs",
                    help="depth-first (default) or breadth-first (shortest counterexample)")
     c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -396,7 +400,8 @@ def _envelope() -> dict:
     written before the checker's modules are loaded."""
     from movers.version import __version__
 
-    return {"store": {"kind": "exact"}, "symmetry": "off", "model": "", "search": "dfs", "notes": [],
+    return {"store": {"kind": "exact"}, "symmetry": "off", "model": "", "search": "dfs", "granularity": None,
+            "notes": [],
             "tool": {"name": "movers", "version": __version__}, "schema": 1}
 
 
@@ -470,7 +475,7 @@ def options_of(args: argparse.Namespace) -> Options:
     limits = Limits(args.max_states, args.time_limit, args.max_depth, args.max_memory)
     return Options(args.reduction, args.search, limits, store=args.store, bits=args.bits, symmetry=args.symmetry,
                    workers=args.workers, atomicity=args.atomicity, max_violations=args.max_violations,
-                   refine=not args.no_refine, infer_locks=args.infer_locks)
+                   refine=not args.no_refine, infer_locks=args.infer_locks, granularity=args.granularity)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -504,7 +509,7 @@ def _check(args: argparse.Namespace) -> int:
         try:
             recorded = {"search": args.search, "refine": not args.no_refine, "infer_locks": args.infer_locks,
                         "symmetry": args.symmetry, "store": args.store, "bits": args.bits,
-                        "max_depth": args.max_depth}
+                        "max_depth": args.max_depth, "granularity": args.granularity}
             # Decoded as the check decoded it (a coding line), so that replay's hash of the model agrees.
             write_trail(args.trail, r, read_model(args.model), args.model, args.atomicity, recorded)
         except (OSError, ModelSyntaxError) as e:  # the model changed or went away since the check read it
@@ -530,7 +535,7 @@ def _add_step_states(r: Result, model: str, short: bool = False) -> None:
     try:
         from movers.report.shorten import ITEMS
 
-        add_step_states(r, load(Path(model)), ITEMS if short else None)
+        add_step_states(r, load(Path(model), granularity=r.granularity or "access"), ITEMS if short else None)
     except (ModelSyntaxError, OSError) as e:  # the file changed or went away since the check read it
         _say(f"movers: cannot compute the state after each step: {e}")
 

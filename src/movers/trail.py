@@ -56,17 +56,17 @@ def model_hash(source: str) -> str:
 # The check's options a trail keeps beyond its reduction and --atomicity, with their defaults (a trail that
 # lacks one was found with the default), and the types they take.
 OPTIONS: dict[str, Any] = {"search": "dfs", "refine": True, "infer_locks": True, "symmetry": "off",
-                           "store": "exact", "bits": 26, "max_depth": None}
+                           "store": "exact", "bits": 26, "max_depth": None, "granularity": "access"}
 _OPTION_TYPES: dict[str, tuple[type, ...]] = {"search": (str,), "refine": (bool,), "infer_locks": (bool,),
                                               "symmetry": (str,), "store": (str,), "bits": (int,),
-                                              "max_depth": (int, type(None))}
+                                              "max_depth": (int, type(None)), "granularity": (str,)}
 
 
 def trail_of(result: Result, source: str, model: str, atomicity: str | None = None,
              options: dict[str, Any] | None = None) -> dict[str, Any]:
     """The trail of ``result``'s violation (it must have one); ``options``: the check's (``OPTIONS``)."""
     v = result.violations[0]
-    kept = dict(OPTIONS, search=result.search)
+    kept = dict(OPTIONS, search=result.search, granularity=result.granularity or OPTIONS["granularity"])
     kept.update({k: x for k, x in (options or {}).items() if k in OPTIONS})
     return {
         "movers_trail": SCHEMA, "model": model, "model_sha256": model_hash(source), "reduction": result.reduction,
@@ -123,7 +123,7 @@ def read_trail(path: str | os.PathLike[str]) -> dict[str, Any]:
     options = check_options(data)
     problem = Options(data.get("reduction", "none"), options["search"], Limits(max_depth=options["max_depth"]),
                       store=options["store"], bits=options["bits"], symmetry=options["symmetry"],
-                      atomicity=data.get("atomicity")).problem()
+                      atomicity=data.get("atomicity"), granularity=options["granularity"]).problem()
     if problem:
         raise TrailError(f"{path}: the trail's options are refused: {problem}")
     return data
@@ -131,7 +131,10 @@ def read_trail(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def check_options(trail: dict[str, Any]) -> dict[str, Any]:
     """The options of ``movers.check`` beyond the reduction and --atomicity that ``trail`` was found with."""
-    return {**OPTIONS, **trail.get("options", {})}
+    options = {**OPTIONS, **trail.get("options", {})}
+    if "granularity" not in trail.get("options", {}):
+        options["granularity"] = "statement"  # a trail written before --granularity was found at statements
+    return options
 
 
 def replay(model: str | os.PathLike[str], trail: dict[str, Any], *, max_states: int | None = None,
@@ -202,7 +205,7 @@ def _replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result | st
     from movers.semantics.system import InitError
 
     try:
-        program = load(Path(model))
+        program = load(Path(model), granularity=check_options(trail)["granularity"])
     except ModelSyntaxError as e:
         return Result("error", "none", error=str(e))
     except OSError as e:

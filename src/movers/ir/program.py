@@ -342,6 +342,8 @@ class Program:
     exclusives: list[Exclusive] = field(default_factory=list)
     atomic_blocks: list[AtomicBlock] = field(default_factory=list)
     locking: list[LockingDeclaration] = field(default_factory=list)
+    # "access": a step makes at most one access to shared memory; "statement": one statement (lang/granularity.py).
+    granularity: str = "access"
 
     def codes(self) -> list[Code]:
         """Every function and method (not the module's initialisation)."""

@@ -53,6 +53,7 @@ from movers.lang.builtins import BuiltinCompiler
 from movers.lang.concurrency import ConcurrencyCompiler
 from movers.lang.errors import ModelSyntaxError, at
 from movers.lang.expressions import ExpressionCompiler
+from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.statements import StatementCompiler
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
 
@@ -68,9 +69,11 @@ TEXT_LIMIT = 200
 
 
 class ModuleCompiler:
-    def __init__(self, source: str, filename: str) -> None:
+    def __init__(self, source: str, filename: str, granularity: str = DEFAULT_GRANULARITY) -> None:
         self.source = source
         self.filename = filename
+        self.granularity = granularity
+        self.finals = Finals(frozenset(), frozenset(), False)
         self._blines: list[bytes] | None = None
         self.globals: list[str] = []
         self.global_slot: dict[str, int] = {}
@@ -93,6 +96,9 @@ class ModuleCompiler:
 
         ``ast.get_source_segment`` splits the whole source at every call, which is quadratic on a large
         model; the lines are split once here, as the tokenizer splits them (not at form feeds)."""
+        described = getattr(node, "movers_text", None)  # a statement cut at its accesses (lang/granularity.py)
+        if described is not None:
+            return described
         end_line = getattr(node, "end_lineno", None)
         end_col = getattr(node, "end_col_offset", None)
         if end_line is None or end_col is None:
@@ -121,6 +127,10 @@ class ModuleCompiler:
         init_body, declarations = self._top_level(tree)
         self._declare_globals(init_body)
         self._declare_classes()
+        bodies = [(fn, False) for fn in self.function_nodes.values()]
+        bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
+                   if isinstance(item, ast.FunctionDef)]
+        self.finals = finals(self.globals, bodies)
         self._compile_functions()
         init = Code("<module>", [], [], line=1)
         fc = FunctionCompiler(self, init, None, None)
@@ -139,6 +149,7 @@ class ModuleCompiler:
             exclusives=self.exclusives,
             atomic_blocks=self.atomic_blocks,
             locking=self.locking,
+            granularity=self.granularity,
         )
         for _, code in self.invariants:
             self._check_pure(program, code)
@@ -492,9 +503,12 @@ def resolve_comparisons(program: Program) -> None:
                     n.uses = (*n.uses, frozenset({("reach", a)}), frozenset({("reach", b)}))
 
 
-def compile_model(source: str, filename: str = "<model>") -> Program:
-    """Parse and compile a model's source text. Raises ModelSyntaxError with file:line:col."""
-    return ModuleCompiler(source, filename).compile()
+def compile_model(source: str, filename: str = "<model>", granularity: str = DEFAULT_GRANULARITY) -> Program:
+    """Parse and compile a model's source text at a granularity (``GRANULARITIES``, lang/granularity.py).
+    Raises ModelSyntaxError with file:line:col."""
+    if granularity not in GRANULARITIES:
+        raise ValueError(f"unknown granularity '{granularity}' (known: {', '.join(GRANULARITIES)})")
+    return ModuleCompiler(source, filename, granularity).compile()
 
 
-__all__ = ["compile_model", "ModelSyntaxError", "SEMAPHORE", "RLOCK", "LOCK", "CONDITION"]
+__all__ = ["GRANULARITIES", "compile_model", "ModelSyntaxError", "SEMAPHORE", "RLOCK", "LOCK", "CONDITION"]

@@ -29,10 +29,11 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from movers.ir.machine import Ctx
-from movers.ir.program import AtomicBlock, ClassInfo, Code, Func, Node, box
+from movers.ir.program import SYNC_KINDS, AtomicBlock, ClassInfo, Code, Func, Node, box
 from movers.lang import codegen
 from movers.lang.errors import ModelSyntaxError
-from movers.lang.syntax import _is_docstring
+from movers.lang.granularity import Finals, Lowering
+from movers.lang.syntax import BUILTIN_METHODS, SYNC_METHODS, _is_docstring
 
 Fn = Callable[[Ctx], Any]
 
@@ -49,6 +50,8 @@ class ModuleFacts(Protocol):
     atomic_blocks: list[AtomicBlock]
     lists_grow: bool
     has_lists: bool
+    granularity: str
+    finals: Finals
     uses_events: bool
     uses_barriers: bool
 
@@ -219,11 +222,24 @@ class FunctionCore:
         if "source" not in info:
             info["source"] = self.mc.text(node) if node is not None else ""
         info["atomic_block"] = self.atomic_block
+        step_facts = info.pop("step_facts", info)
+        if costly and not self.is_step(step_facts):
+            costly = False
         if costly and self.commit_next:
             info["commit"] = True
             self.commit_next = False
         self.pending.append((make, dict(info, costly=costly)))
         return len(self.pending) - 1
+
+    def is_step(self, info: dict[str, Any]) -> bool:
+        """Whether a node that would start a step under statement granularity starts one under the module's
+        granularity: under "access", only one that synchronises, chooses or accesses shared memory
+        (lang/granularity.py); local work is glue."""
+        if self.mc.granularity != "access" or self.is_module:
+            return True
+        if info.get("kind", "stmt") in SYNC_KINDS or info.get("chooses"):
+            return True
+        return self.mc.finals.shared(info)
 
     def jump(self, target: Label, node: ast.AST | None = None) -> None:
         def make() -> Callable[[Ctx], None]:
@@ -293,6 +309,8 @@ class FunctionCore:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names:
                 self.local(n.id)
         body = [s for s in fn.body if not _is_docstring(s)]
+        if self.mc.granularity == "access" and not self.is_invariant(fn):
+            body = self.lowering().block(body)
         if self.code.synchronized:
             self.compile_synchronized_body(fn, body)
         else:
@@ -300,6 +318,28 @@ class FunctionCore:
             if not self.mc.lists_grow:
                 self.code.fast_value = codegen.expression_function(self, body)
         self.finish()
+
+    def is_invariant(self, fn: ast.FunctionDef) -> bool:
+        return any(isinstance(d, ast.Name) and d.id == "invariant" for d in fn.decorator_list)
+
+    def lowering(self) -> Lowering:
+        """The cutting of this function's statements at their shared accesses (lang/granularity.py)."""
+        methods = {item.name for c in self.mc.class_nodes.values() for item in c.body
+                   if isinstance(item, ast.FunctionDef)} - BUILTIN_METHODS - SYNC_METHODS
+
+        def is_global(name: str) -> bool:
+            return name in self.global_names or (name not in self.slot and name in self.mc.global_slot)
+
+        def temp() -> str:
+            return self.code.locals[self.hidden("v")]
+
+        def model_call(c: ast.Call) -> bool:
+            f = c.func
+            if isinstance(f, ast.Name):
+                return f.id in self.mc.funcs or f.id in self.mc.classes
+            return isinstance(f, ast.Attribute) and f.attr in methods
+
+        return Lowering(self.mc.finals, is_global, temp, self.mc.text, model_call, self.mc.lists_grow)
 
     # -- simple statements: one step, calls lowered into segments ---------------------------------------------
 

@@ -111,6 +111,8 @@ class Result:
     # The first line of the text report, where the verdict's usual one would mislead (``movers replay``).
     headline: str | None = None
     search: str = "dfs"
+    # What one step was ("access" or "statement"); None when no model was compiled.
+    granularity: str | None = None
     # An error that refuses the options (for any model, or for this one: ``--atomicity`` without an atomic
     # block), not one of the model: the command line prints it as ``movers: error: …``. Not in the JSON.
     refused: bool = False
@@ -134,6 +136,7 @@ class Result:
             "symmetry": self.symmetry,
             "model": self.model,
             "search": self.search,
+            "granularity": self.granularity,
             "notes": list(self.notes),
             **envelope(),
         }

@@ -121,7 +121,8 @@ def print_result(
         return
     head = headline(result)
     console.print(Text(printable(head, True), style=VERDICT_STYLE[result.verdict])
-                  + Text(f"  ({result.reduction} reduction)"))
+                  + Text(f"  ({result.reduction} reduction"
+                         + (f", {result.granularity} granularity)" if result.granularity else ")")))
     console.print(stats_line(result), soft_wrap=True)
     if result.notes:
         restarts = sum(1 for n in result.notes if n.startswith("refined"))

@@ -13,7 +13,10 @@ from typing import Any
 
 from movers.search.limits import Budget, default_max_memory_mb, problems
 
-__all__ = ["ATOMICITY", "Limits", "Options", "SEARCHES", "SYMMETRY"]
+# What one step is (``--granularity``): lang/granularity.py; the first is the default.
+GRANULARITIES = ("access", "statement")
+
+__all__ = ["ATOMICITY", "GRANULARITIES", "Limits", "Options", "SEARCHES", "SYMMETRY"]
 
 # The searches (``--search``); search/ has one module per strategy.
 SEARCHES = ("dfs", "bfs")
@@ -64,6 +67,9 @@ class Options:
     # With a guessed classification, a violated guess refines it and restarts (Stoller & Cohen, section 8).
     refine: bool = True
     infer_locks: bool = True
+    # What one step is: "access" (at most one access to shared memory, as CPython interleaves) or "statement"
+    # (one statement, the papers' granularity): lang/granularity.py, docs/language.md section 8.
+    granularity: str = "access"
 
     def but(self, **changes: Any) -> Options:
         """A copy with some fields changed (``dataclasses.replace``)."""
@@ -80,6 +86,8 @@ class Options:
             return f"unknown reduction '{self.reduction}' (known: {', '.join(REDUCTIONS)})"
         if self.search not in SEARCHES:
             return f"unknown search '{self.search}' (dfs or bfs)"
+        if self.granularity not in GRANULARITIES:
+            return f"unknown granularity '{self.granularity}' (access or statement)"
         return (self.limits.problem() or self._violations_problem() or self._workers_problem()
                 or self._symmetry_problem() or self._store_problem() or self._atomicity_problem())
 

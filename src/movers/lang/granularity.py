@@ -1,0 +1,565 @@
+"""Access granularity: a step performs at most one access to shared memory (docs/language.md section 8).
+
+Stoller and Cohen (papers/000, section 7) note that source-line granularity can miss errors and run their JPF
+implementation at bytecode granularity too; Java PathFinder schedules before every access to shared data and
+lets partial-order reduction remove the interleavings that do not matter. CPython does the same to a
+Python program: ``counter += 1`` is a ``LOAD`` and a ``STORE``, and a thread switch between them loses an
+update. Under ``--granularity access`` (the default) movers cuts statements the same way, before they are
+compiled: ``Lowering`` rewrites a function's statements so that each performs at most one *access* (a read
+or write of a global variable, a field, a list element or a growing list's length; ``x in a`` is one read of
+several elements) into hidden temporaries (``$v1``...), in Python's order of evaluation:
+
+    counter += 1         ->   $v1 = counter            (a step: the read)
+                              counter = $v1 + 1        (a step: the write)
+                              $v1 = None               (local: part of the write's step)
+
+The function compiler then makes a node costly (a step starts there) only when it accesses shared memory,
+makes a nondeterministic choice or synchronises (``is_step``): purely local work (locals, constants,
+arithmetic, calls and returns that touch nothing shared) is glue, run in the step of the access before it.
+
+A location that no thread writes after the module's initialisation is not shared memory in this sense:
+reading it commutes with everything (the final-field rule of ``reduce/ample.py``), so it is no access
+(``Finals``): a global no function assigns, a field only constructors assign on ``self`` before ``self``
+escapes, the elements of lists when no function writes one.
+
+Left whole, as under ``--granularity statement``: synchronisation statements (``with lock:``, ``acquire``,
+``wait``, ``wait_until``… evaluate their operands in their own step), ``with indivisible():`` blocks,
+statements that ``choose`` or call a synchronisation method, the module's initialisation and invariants.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from movers.lang.syntax import BUILTIN_METHODS, CHANGING_METHODS, SYNC_METHODS
+
+GRANULARITIES = ("access", "statement")
+DEFAULT_GRANULARITY = "access"
+
+# Builtin functions that read nothing shared themselves (their arguments are walked).
+_PURE_BUILTINS = {"abs", "int", "bool", "range", "tid", "Lock", "RLock", "Condition", "Semaphore",
+                  "BoundedSemaphore", "Event", "Barrier", "Thread", "list", "object"}
+# Calls after which the statement is left whole (a synchronisation or a choice inside an expression).
+_WHOLE_CALLS = {"choose", "wait_until", "assume", "commit", "super"}
+
+
+@dataclass(frozen=True)
+class Finals:
+    """What no thread writes after the module's initialisation: reading it is not an access."""
+
+    globals: frozenset[str]
+    fields: frozenset[str]
+    elements: bool
+
+    def shared(self, info: dict[str, Any]) -> bool:
+        """Whether a node with these static facts (``function.Facts.info``) accesses shared memory."""
+        if (info.get("reads", frozenset()) | info.get("writes", frozenset())) - self.globals:
+            return True
+        if (info.get("fields_read", frozenset()) | info.get("fields_written", frozenset())) - self.fields:
+            return True
+        if info.get("elements_written"):
+            return True
+        return bool(info.get("elements_read") or info.get("compared")) and not self.elements
+
+
+def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool]]) -> Finals:
+    """The final locations of a module whose functions and methods are ``bodies`` (each with whether it is
+    a constructor, ``__init__``)."""
+    written: set[str] = set()
+    fields_written: set[str] = set()
+    constructor_fields: set[str] = set()
+    elements = True
+    for fn, is_init in bodies:
+        declared = {n for s in ast.walk(fn) if isinstance(s, ast.Global) for n in s.names}
+        escapes = is_init and _self_escapes(fn)
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in declared:
+                written.add(n.id)
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+                on_self = isinstance(n.value, ast.Name) and n.value.id == "self"
+                (constructor_fields if is_init and on_self and not escapes else fields_written).add(n.attr)
+            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+                elements = False
+            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                  and n.func.attr in ("append", "pop")):
+                elements = False
+    return Finals(frozenset(set(global_names) - written), frozenset(constructor_fields - fields_written), elements)
+
+
+def _self_escapes(init: ast.FunctionDef) -> bool:
+    """Whether a constructor lets ``self`` be seen before it returns: any use of ``self`` but as the object
+    of a field access (or passed to a base class's ``__init__``) might publish it."""
+    allowed: set[int] = set()
+    for n in ast.walk(init):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
+            allowed.add(id(n.value))
+        elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+              and n.args and isinstance(n.args[0], ast.Name)):
+            allowed.add(id(n.args[0]))
+    for n in ast.walk(init):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id == "self":
+            return True  # a method called on self may publish it
+    return any(isinstance(n, ast.Name) and n.id == "self" and isinstance(n.ctx, ast.Load) and id(n) not in allowed
+               for n in ast.walk(init))
+
+
+class _Whole(Exception):
+    """The statement is left whole (see the module docstring)."""
+
+
+class Lowering:
+    """Cut one function's statements at shared accesses. ``is_global(name)`` says whether a name read in
+    the function is a module global; ``temp()`` gives a fresh hidden local; ``text(node)`` its source."""
+
+    def __init__(self, finals: Finals, is_global: Callable[[str], bool], temp: Callable[[], str],
+                 text: Callable[[ast.AST], str], model_calls: Callable[[ast.Call], bool], lists_grow: bool) -> None:
+        self.finals = finals
+        self.is_global = is_global
+        self.temp = temp
+        self.text = text
+        self.model_call = model_calls
+        self.lists_grow = lists_grow
+
+    # -- statements -------------------------------------------------------------------------------------------
+
+    def block(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for s in body:
+            out.extend(self.stmt(s))
+        return out
+
+    def stmt(self, s: ast.stmt) -> list[ast.stmt]:
+        if isinstance(s, ast.If):
+            return self._if(s)
+        if isinstance(s, ast.While):
+            return self._while(s)
+        if isinstance(s, ast.For):
+            return self._for(s)
+        if isinstance(s, ast.With):
+            if any(_is_call_to(i.context_expr, "indivisible") for i in s.items):
+                return [s]
+            s.body = self.block(s.body)
+            return [s]
+        if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Assert, ast.Return)):
+            try:
+                return self._simple(s)
+            except _Whole:
+                return [s]
+        return [s]
+
+    def _simple(self, s: ast.stmt) -> list[ast.stmt]:
+        if isinstance(s, ast.Expr) and _whole_statement(s.value):
+            raise _Whole
+        if _has_whole_call(s):
+            raise _Whole
+        if self._events(s) <= 1:
+            return [s]
+        cut = _Cut(self, s)
+        final = cut.statement(s)
+        return cut.finish(final)
+
+    def _if(self, s: ast.If) -> list[ast.stmt]:
+        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+        if _has_whole_call(s.test) or self._expr_events(s.test, truth=True) <= 1:
+            return [s]
+        cut = _Cut(self, s)
+        test = cut.value(s.test, keep_last=True)
+        temps = cut.temps
+        s.test = _described(test, s.test, self.text(s.test))
+        s.body = _clears(temps, s) + s.body
+        s.orelse = _clears(temps, s) + s.orelse
+        return cut.pre + [s]
+
+    def _while(self, s: ast.While) -> list[ast.stmt]:
+        s.body = self.block(s.body)
+        if _has_whole_call(s.test) or self._expr_events(s.test, truth=True) <= 1:
+            return [s]
+        # while test: body  ->  while True: <pre>; if test': <clear> else: <clear>; break; body
+        cut = _Cut(self, s)
+        test = _described(cut.value(s.test, keep_last=True), s.test, self.text(s.test))
+        leave = ast.copy_location(ast.Break(), s)
+        check = ast.copy_location(ast.If(test=test, body=_clears(cut.temps, s) or [ast.copy_location(ast.Pass(), s)],
+                                         orelse=_clears(cut.temps, s) + [leave]), s)
+        loop = ast.copy_location(ast.While(test=ast.copy_location(ast.Constant(True), s), body=cut.pre + [check]
+                                           + s.body, orelse=[]), s)
+        return [loop]
+
+    def _for(self, s: ast.For) -> list[ast.stmt]:
+        s.body = self.block(s.body)
+        it = s.iter
+        # The iterable (or range's bounds) is evaluated once, by the first header, which (over a list) also
+        # reads the first element: hoist what it reads when that makes more than one access.
+        is_range = isinstance(it, ast.Call) and _is_call_to(it, "range")
+        operands = list(it.args) if isinstance(it, ast.Call) and is_range else [it]
+        if _has_whole_call(s.iter) or sum(self._expr_events(a) for a in operands) + (0 if is_range else 1) <= 1:
+            return [s]
+        cut = _Cut(self, s)
+        if isinstance(it, ast.Call) and is_range:
+            it.args = [cut.value(a) for a in it.args]
+        else:
+            s.iter = cut.value(it)
+        # The temporaries hold the bounds for the loop's life; they are cleared after it.
+        return cut.pre + [s] + _clears(cut.temps, s)
+
+    # -- counting accesses ------------------------------------------------------------------------------------
+
+    def _events(self, s: ast.stmt) -> int:
+        """How many accesses and model calls the statement makes (an upper bound)."""
+        n = 0
+        if isinstance(s, ast.Assign):
+            n = self._expr_events(s.value) + sum(self._target_events(t) for t in s.targets)
+            if any(isinstance(t, (ast.Tuple, ast.List)) for t in s.targets) and n > 1:
+                return 2
+            if len(s.targets) > 1:
+                return max(n, 2)
+        elif isinstance(s, ast.AnnAssign):
+            n = (self._expr_events(s.value) if s.value else 0) + self._target_events(s.target)
+        elif isinstance(s, ast.AugAssign):
+            n = self._expr_events(s.value) + 2 * self._target_events(s.target) + self._expr_events(s.target, inner=True)
+        elif isinstance(s, ast.Expr):
+            n = self._expr_events(s.value)
+        elif isinstance(s, ast.Assert):
+            n = self._expr_events(s.test, truth=True)
+        elif isinstance(s, ast.Return) and s.value is not None:
+            n = self._expr_events(s.value)
+        return n
+
+    def _target_events(self, t: ast.expr) -> int:
+        if isinstance(t, ast.Name):
+            return int(self.is_global(t.id) and t.id not in self.finals.globals)
+        if isinstance(t, (ast.Tuple, ast.List)):
+            return sum(self._target_events(x) for x in t.elts)
+        if isinstance(t, ast.Attribute):
+            return self._expr_events(t.value) + int(t.attr not in self.finals.fields)
+        if isinstance(t, ast.Subscript):
+            return self._expr_events(t.value) + self._expr_events(t.slice) + 1
+        return 1
+
+    def _expr_events(self, e: ast.expr, truth: bool = False, inner: bool = False) -> int:
+        """Accesses and model calls ``e`` may make; ``truth``: evaluated for its truth (a list's length);
+        ``inner``: only its operands (for an assignment target)."""
+        if inner:
+            if isinstance(e, ast.Attribute):
+                return self._expr_events(e.value)
+            if isinstance(e, ast.Subscript):
+                return self._expr_events(e.value) + self._expr_events(e.slice)
+            return 0
+        n = 0
+        for node in _evaluation_order(e):
+            n += self.own_events(node)
+        if truth and self.lists_grow and not isinstance(e, (ast.Compare, ast.UnaryOp, ast.BoolOp, ast.Constant)):
+            n += 1
+        return n
+
+    def own_events(self, node: ast.AST) -> int:
+        """The accesses (or model calls) ``node`` makes itself, its operands apart."""
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            return int(self.is_global(node.id) and node.id not in self.finals.globals)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            return int(node.attr not in self.finals.fields)
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            return int(not self.finals.elements)
+        if isinstance(node, ast.Compare):
+            return sum(1 for op in node.ops if isinstance(op, (ast.In, ast.NotIn))) and int(not self.finals.elements)
+        if isinstance(node, ast.Call):
+            if self.model_call(node):
+                return 1
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in BUILTIN_METHODS:
+                return 1
+            if isinstance(f, ast.Name) and f.id == "len":
+                return int(self.lists_grow)
+            if isinstance(f, ast.Name) and f.id in ("min", "max") and len(node.args) == 1:
+                return int(not self.finals.elements)
+        return 0
+
+
+class _Cut:
+    """The cutting of one statement: the statements hoisted before it (``pre``) and their temporaries."""
+
+    def __init__(self, low: Lowering, s: ast.stmt) -> None:
+        self.low = low
+        self.s = s
+        self.pre: list[ast.stmt] = []
+        self.temps: list[str] = []
+        self.stmt_text = low.text(s)
+
+    def hoist(self, e: ast.expr, what: str = "") -> ast.Name:
+        """``$v = e`` before the statement; ``e`` its value from now on."""
+        name = self.low.temp()
+        self.temps.append(name)
+        a = ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(name, ast.Store()), e)], value=e), e)
+        ast.fix_missing_locations(a)
+        a.end_lineno, a.end_col_offset = getattr(e, "end_lineno", None), getattr(e, "end_col_offset", None)
+        a.movers_text = f"{self.stmt_text}  ({what})" if what else self.stmt_text  # type: ignore[attr-defined]
+        self.pre.append(a)
+        return _load(name, e)
+
+    def value(self, e: ast.expr, keep_last: bool = False) -> ast.expr:
+        """``e`` with every access and call hoisted in evaluation order; with ``keep_last``, the last access
+        stays in place when it is the last thing ``e`` does that is not local."""
+        events = [n for n in _evaluation_order(e) if self.low.own_events(n)]
+        last = events[-1] if keep_last and events else None
+        if last is not None and isinstance(last, ast.Call):
+            last = None
+        return self._walk(e, last)
+
+    def _walk(self, e: ast.expr, keep: ast.AST | None) -> ast.expr:
+        low = self.low
+        if isinstance(e, (ast.BoolOp, ast.IfExp)) and self._later_events(e):
+            return self._short_circuit(e)
+        if isinstance(e, ast.Call):
+            if isinstance(e.func, ast.Attribute):
+                e.func.value = self._walk(e.func.value, keep)
+            e.args = [self._walk(a, keep) for a in e.args]
+            for kw in e.keywords:
+                kw.value = self._walk(kw.value, keep)
+            fields: list[tuple[str, Any]] = []
+        else:
+            fields = list(ast.iter_fields(e))
+        for field, old in fields:
+            if isinstance(old, ast.expr):
+                setattr(e, field, self._walk(old, keep))
+            elif isinstance(old, list):
+                setattr(e, field, [self._walk(x, keep) if isinstance(x, ast.expr) else x for x in old])
+        if e is keep or not low.own_events(e) or isinstance(e, ast.Lambda):
+            return e
+        return self.hoist(e, self._describe(e))
+
+    def _later_events(self, e: ast.BoolOp | ast.IfExp) -> bool:
+        later = e.values[1:] if isinstance(e, ast.BoolOp) else [e.body, e.orelse]
+        return any(self.low.own_events(n) for x in later for n in _evaluation_order(x))
+
+    def _short_circuit(self, e: ast.BoolOp | ast.IfExp) -> ast.expr:
+        """``a and b`` (``or``, ``x if c else y``) whose later operands access memory: as statements, so that
+        they are evaluated only when Python would evaluate them."""
+        name = self.low.temp()
+        self.temps.append(name)
+
+        def assign(v: ast.expr) -> ast.stmt:
+            a = ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(name, ast.Store()), e)], value=v), e)
+            a.movers_text = self.stmt_text  # type: ignore[attr-defined]
+            return ast.fix_missing_locations(a)
+
+        def sub(v: ast.expr) -> list[ast.stmt]:
+            outer = self.pre
+            self.pre = []
+            v2 = self._walk(v, None)
+            body = self.pre + [assign(v2)]
+            self.pre = outer
+            return body
+
+        if isinstance(e, ast.IfExp):
+            test = self._walk(e.test, None)
+            self.pre.append(ast.fix_missing_locations(ast.copy_location(
+                ast.If(test=test, body=sub(e.body), orelse=sub(e.orelse)), e)))
+            return _load(name, e)
+        self.pre.extend(sub(e.values[0]))
+        for v in e.values[1:]:
+            cond: ast.expr = _load(name, e)
+            if isinstance(e.op, ast.Or):
+                cond = ast.copy_location(ast.UnaryOp(ast.Not(), cond), e)
+            self.pre.append(ast.fix_missing_locations(ast.copy_location(ast.If(test=cond, body=sub(v), orelse=[]), e)))
+        return _load(name, e)
+
+    def _describe(self, e: ast.expr) -> str:
+        if isinstance(e, ast.Call):
+            return ""
+        return f"read {self.low.text(e) or ast.unparse(e)}"
+
+    def target(self, t: ast.expr) -> ast.expr:
+        """An assignment target with its operands hoisted (the store itself stays)."""
+        if isinstance(t, ast.Attribute):
+            t.value = self.hoist_if_events(t.value)
+        elif isinstance(t, ast.Subscript):
+            t.value = self.hoist_if_events(t.value)
+            t.slice = self.hoist_if_events(t.slice)
+        return t
+
+    def hoist_if_events(self, e: ast.expr) -> ast.expr:
+        e2 = self.value(e)
+        return e2
+
+    def statement(self, s: ast.stmt) -> ast.stmt:
+        """The statement that stays, its operands hoisted."""
+        low = self.low
+        if isinstance(s, ast.AugAssign):
+            t = self.target(s.target)
+            load = _as_load(t)
+            current = self.hoist(load, f"read {low.text(s.target)}") if low.own_events(load) else load
+            value = self.value(s.value)
+            final: ast.stmt = ast.Assign(targets=[_as_store(t)],
+                                         value=ast.copy_location(ast.BinOp(current, s.op, value), s))
+            final = ast.copy_location(final, s)
+            return self._final(final, t)
+        if isinstance(s, (ast.Assign, ast.AnnAssign)):
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            assert s.value is not None
+            stores = sum(low._target_events(t) for t in targets)
+            value = self.value(s.value, keep_last=stores == 0)
+            if len(targets) == 1 and not isinstance(targets[0], (ast.Tuple, ast.List)):
+                t = self.target(targets[0])
+                final = ast.copy_location(ast.Assign(targets=[t], value=value), s)
+                return self._final(final, t)
+            # Several targets, or unpacking: the value in a temporary, then one store per target, in order.
+            if not isinstance(value, ast.Name):
+                value = self.hoist(value)
+            leaves: list[ast.expr] = []
+            for t in targets:
+                if isinstance(t, (ast.Tuple, ast.List)):
+                    names = [_store(self._fresh(), x) for x in t.elts]
+                    unpack = ast.copy_location(ast.Assign(targets=[ast.copy_location(
+                        ast.Tuple(names, ast.Store()), t)], value=_load(value.id, t)), t)
+                    unpack.movers_text = self.stmt_text  # type: ignore[attr-defined]
+                    self.pre.append(ast.fix_missing_locations(unpack))
+                    for x, n in zip(t.elts, names, strict=True):
+                        self._store_from(x, n.id)
+                        leaves.append(x)
+                else:
+                    self._store_from(t, value.id)
+            last = self.pre.pop()
+            return last
+        if isinstance(s, ast.Expr):
+            s.value = self.value(s.value, keep_last=True)
+            return s
+        if isinstance(s, ast.Assert):
+            s.test = _described(self.value(s.test, keep_last=True), s.test, low.text(s.test))
+            return s
+        if isinstance(s, ast.Return):
+            assert s.value is not None
+            s.value = self.value(s.value, keep_last=True)
+            return s
+        raise _Whole
+
+    def _fresh(self) -> str:
+        name = self.low.temp()
+        self.temps.append(name)
+        return name
+
+    def _store_from(self, t: ast.expr, name: str) -> None:
+        t = self.target(t)
+        a = ast.copy_location(ast.Assign(targets=[t], value=_load(name, t)), t)
+        a.movers_text = f"{self.stmt_text}  (write {self.low.text(t) or ast.unparse(t)})"  # type: ignore[attr-defined]
+        self.pre.append(ast.fix_missing_locations(a))
+
+    def _final(self, final: ast.stmt, target: ast.expr) -> ast.stmt:
+        final = ast.fix_missing_locations(final)
+        final.end_lineno, final.end_col_offset = self.s.end_lineno, self.s.end_col_offset
+        if self.low._target_events(target):
+            final.movers_text = f"{self.stmt_text}  (write {self.low.text(target) or ast.unparse(target)})"  # type: ignore[attr-defined]
+        else:
+            final.movers_text = self.stmt_text  # type: ignore[attr-defined]
+        return final
+
+    def finish(self, final: ast.stmt) -> list[ast.stmt]:
+        if isinstance(final, ast.Return):
+            return self.pre + [final]
+        return self.pre + [final] + _clears(self.temps, self.s)
+
+
+# -- helpers ----------------------------------------------------------------------------------------------------
+
+
+def _evaluation_order(e: ast.AST) -> list[ast.AST]:
+    """The nodes of ``e`` in the order Python finishes evaluating them (operands before operations); an
+    assertion's message and a lambda's body are not evaluated here."""
+    out: list[ast.AST] = []
+
+    def visit(n: ast.AST) -> None:
+        if isinstance(n, ast.Lambda):
+            return
+        if isinstance(n, ast.Call):
+            # A method's name is not a field read: the receiver, then the arguments, then the call.
+            if isinstance(n.func, ast.Attribute):
+                visit(n.func.value)
+            for child in n.args:
+                visit(child)
+            for kw in n.keywords:
+                visit(kw.value)
+        else:
+            for child in ast.iter_child_nodes(n):
+                visit(child)
+        out.append(n)
+
+    visit(e)
+    return out
+
+
+def _load(name: str, at: ast.AST) -> ast.Name:
+    n = ast.Name(name, ast.Load())
+    return ast.fix_missing_locations(ast.copy_location(n, at))
+
+
+def _store(name: str, at: ast.AST) -> ast.Name:
+    n = ast.Name(name, ast.Store())
+    return ast.fix_missing_locations(ast.copy_location(n, at))
+
+
+def _as_load(t: ast.expr) -> ast.expr:
+    import copy
+
+    c = copy.copy(t)
+    c.ctx = ast.Load()  # type: ignore[attr-defined]
+    return c
+
+
+def _as_store(t: ast.expr) -> ast.expr:
+    import copy
+
+    c = copy.copy(t)
+    c.ctx = ast.Store()  # type: ignore[attr-defined]
+    return c
+
+
+def _clears(temps: list[str], at: ast.AST) -> list[ast.stmt]:
+    """``$v = None`` for each temporary: a value the thread no longer needs must not tell states apart."""
+    out: list[ast.stmt] = []
+    for name in temps:
+        none = ast.copy_location(ast.Constant(None), at)
+        a = ast.copy_location(ast.Assign(targets=[_store(name, at)], value=none), at)
+        a.movers_text = ""  # type: ignore[attr-defined]
+        out.append(ast.fix_missing_locations(a))
+    return out
+
+
+def _described(e: ast.expr, original: ast.expr, text: str) -> ast.expr:
+    if e is not original:
+        e.movers_text = text  # type: ignore[attr-defined]
+        for a in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+            setattr(e, a, getattr(original, a, None))
+    return e
+
+
+def _is_call_to(e: ast.AST, name: str) -> bool:
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == name
+
+
+def _whole_statement(e: ast.expr) -> bool:
+    """A call statement compiled as a whole: a synchronisation, a statement-level builtin."""
+    if not isinstance(e, ast.Call):
+        return False
+    f = e.func
+    if isinstance(f, ast.Name):
+        return f.id in _WHOLE_CALLS or f.id == "print"
+    return isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for")
+
+
+def _has_whole_call(s: ast.AST) -> bool:
+    for n in ast.walk(s):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name) and f.id in _WHOLE_CALLS:
+                return True
+            if isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for"
+                                                 or f.attr in CHANGING_METHODS - {"append", "pop"}):
+                return True
+        if isinstance(n, (ast.Lambda, ast.Starred, ast.JoinedStr)) and not isinstance(s, ast.Assert):
+            return True
+    return False
+
+
+_ = _PURE_BUILTINS  # documented above; the builtins not listed read nothing shared either

@@ -38,7 +38,8 @@ def io_increment():
         if stopping_flag:
             ok = False
         else:
-            pending_io = pending_io + 1
+            with indivisible():  # InterlockedIncrement/Decrement: one atomic step
+                pending_io = pending_io + 1
             ok = True
     return ok
 
@@ -46,7 +47,8 @@ def io_increment():
 def io_decrement():
     global pending_io, stopping_event
     with atomic():
-        pending_io = pending_io - 1
+        with indivisible():  # InterlockedIncrement/Decrement: one atomic step
+            pending_io = pending_io - 1
         if pending_io == 0:
             stopping_event = True
 

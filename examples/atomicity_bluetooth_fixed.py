@@ -40,7 +40,8 @@ def io_increment():
             if stopping_flag:
                 ok = False
             else:
-                pending_io = pending_io + 1
+                with indivisible():  # InterlockedIncrement/Decrement: one atomic step
+                    pending_io = pending_io + 1
                 ok = True
     return ok
 
@@ -49,7 +50,8 @@ def io_decrement():
     global pending_io, stopping_event
     with atomic():
         with m:
-            pending_io = pending_io - 1
+            with indivisible():  # InterlockedIncrement/Decrement: one atomic step
+                pending_io = pending_io - 1
             if pending_io == 0:
                 stopping_event = True
 

@@ -5,7 +5,11 @@
 #         asserts count == x - y. (The paper's decr releases mx, a typo: it must release my.)
 #         Closed model: two clients each call a nondeterministically chosen method CALLS times; a main
 #         thread joins them and calls read once more.
-# Expected: ok
+#         The paper's steps are statements (--granularity statement: verified). At access granularity (the
+#         default) `count += 1` is a read and a write, as CPython runs it, and incr and decr update count
+#         under different locks: an update is lost and read's assertion fails.
+# Expected: violation (assertion)
+# Statement granularity: ok
 # Smoke test: yes
 from movers.lang import *
 

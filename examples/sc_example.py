@@ -2,8 +2,11 @@
 #         section 7, the worked example (papers/000); the model of docs/cli.md's examples.
 #         Two workers write x[0] under m0 and x[1] under m1, meet at a barrier (y == 2), then each
 #         owns its own element x[i] without a lock.
-# Expected: ok
-# States: 106 with --reduction none, 62 with --reduction optimistic (the paper's numbers).
+# Expected: violation (deadlock)
+# Statement granularity: ok
+# States: 106 with --reduction none, 62 with --reduction optimistic under --granularity statement (the paper's
+#         numbers: the paper's steps are statements). At access granularity (the default) `y += 1` is a read
+#         and a write, as in CPython: two workers can both read 0, y never reaches 2, and both wait forever.
 # Smoke test: no (wait_until on a value cannot block under CPython).
 from movers.lang import *
 

@@ -46,7 +46,8 @@ Thread(target=b).start()
 def _replays(text: str, tmp_path: Path, v: movers.Violation) -> bool:
     f = tmp_path / "m.py"
     f.write_text(text)
-    again = replay(f, {"movers_trail": 1, "steps": [[t, list(c)] for t, c in v.steps], "kind": v.kind})
+    again = replay(f, {"movers_trail": 1, "steps": [[t, list(c)] for t, c in v.steps], "kind": v.kind,
+                       "options": {"granularity": "access"}})
     return again.verdict == "violation" and again.violations[0].kind == v.kind
 
 

@@ -19,11 +19,12 @@ def movers_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_sc_example_has_106_states_json() -> None:
-    p = movers_cli("check", SC, "--reduction", "none", "--json")
+    p = movers_cli("check", SC, "--reduction", "none", "--json", "--granularity", "statement")
     assert p.returncode == 0
     d = json.loads(p.stdout)
     assert set(d) == {"verdict", "reduction", "stats", "violations", "error", "store", "symmetry", "model", "search",
-                      "notes", "tool", "schema"}
+                      "granularity", "notes", "tool", "schema"}
+    assert d["granularity"] == "statement"
     assert d["store"] == {"kind": "exact"}
     assert set(d["stats"]) == {"states", "transitions", "max_depth", "seconds", "peak_memory_mb"}
     assert d["verdict"] == "ok" and d["reduction"] == "none" and d["error"] is None
@@ -45,13 +46,13 @@ def test_violation_json_has_step_trace() -> None:
 def test_text_output_shows_trace_table() -> None:
     p = movers_cli("check", str(EXAMPLES / "dining_philosophers.py"), "--search", "bfs")
     assert p.returncode == 1
-    assert "deadlock" in p.stdout and "counterexample: 12 steps" in p.stdout
+    assert "deadlock" in p.stdout and "counterexample: 9 steps" in p.stdout
     assert "forks[0].owner = 0" in p.stdout.replace("\n", " ") or "forks[0].owner" in p.stdout
     assert "Traceback" not in p.stderr
 
 
 def test_ok_text_output_and_exit_code() -> None:
-    p = movers_cli("check", SC, "--quiet")
+    p = movers_cli("check", SC, "--quiet", "--granularity", "statement")
     assert p.returncode == 0
     assert "verified" in p.stdout and "106 states" in p.stdout
 
@@ -64,11 +65,11 @@ def test_incomplete_exit_code_3() -> None:
 
 
 def test_compare_rows() -> None:
-    p = movers_cli("compare", SC, "--json")
+    p = movers_cli("compare", SC, "--json", "--granularity", "statement")
     assert p.returncode == 0
     rows = json.loads(p.stdout)
     assert rows[0]["reduction"] == "none" and rows[0]["ratio"] == 1.0
-    p = movers_cli("compare", SC)
+    p = movers_cli("compare", SC, "--granularity", "statement")
     assert "none" in p.stdout and "106" in p.stdout
 
 
@@ -78,7 +79,7 @@ def test_console_script_entry_point() -> None:
     exe = shutil.which("movers")
     if exe is None:
         return  # not installed as a script in this environment; `python -m movers.cli` is tested above
-    p = subprocess.run([exe, "check", SC, "--json"], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([exe, "check", SC, "--json", "--granularity", "statement"], capture_output=True, text=True, timeout=60)
     assert json.loads(p.stdout)["stats"]["states"] == 106
 
 
@@ -139,7 +140,7 @@ def test_bfs_reports_a_one_step_deadlock_before_a_two_step_assertion(tmp_path) -
     both threads. Breadth-first search must report the deadlock, 1 step long."""
     import movers
 
-    src = ("go = 0\n\ndef a():\n    wait_until(go == 0)\n    assert False, 'two steps'\n\n"
+    src = ("go = 0\n\ndef a():\n    wait_until(go == 0)\n    assert go == 5, 'two steps'\n\n"
            "def b():\n    global go\n    go = 1\n    wait_until(False)\n\n"
            "Thread(target=a).start()\nThread(target=b).start()\n")
     r = movers.check(source=src, search="bfs")
@@ -162,7 +163,7 @@ def test_incomplete_json_says_which_limit() -> None:
     p = movers_cli("check", str(EXAMPLES / "counter_bench.py"), "--max-states", "50", "--json")
     d = json.loads(p.stdout)
     assert p.returncode == 3 and d["limit"] == "max-states"
-    p = movers_cli("check", SC, "--json")
+    p = movers_cli("check", SC, "--json", "--granularity", "statement")
     assert "limit" not in json.loads(p.stdout)  # the object of docs/cli.md, unchanged for complete runs
 
 
@@ -271,7 +272,7 @@ def test_compare_shows_rows_as_they_finish_and_marks_ratios_to_incomplete_rows(t
     model = str(EXAMPLES / "dwyer_readers_writers.py")
     assert main(["compare", model, "--reductions", "none,optimistic"]) == 0
     err = capsys.readouterr().err
-    assert "movers compare: none: ok, 19,966 states" in err and "(2 of 2)" in err
+    assert "movers compare: none: ok, 6,696 states" in err and "(2 of 2)" in err
     main(["compare", model, "--reductions", "none,optimistic", "--max-states", "500"])
     assert "(incomplete)" in capsys.readouterr().out
     # A model that does not compile: the same shape as a comparison, a list of rows.

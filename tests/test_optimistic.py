@@ -25,10 +25,10 @@ def opt(src: str, **kw):
 
 
 def test_section_7_example_stores_62_states() -> None:
-    r = movers.check(EXAMPLES / "sc_example.py", reduction="optimistic")
+    r = movers.check(EXAMPLES / "sc_example.py", granularity="statement", reduction="optimistic")
     assert r.verdict == "ok"
     assert r.stats.states == 62
-    assert movers.check(EXAMPLES / "sc_example.py").stats.states == 106
+    assert movers.check(EXAMPLES / "sc_example.py", granularity="statement").stats.states == 106
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)

@@ -88,7 +88,7 @@ def test_invariant() -> None:
     assert run(src.replace("LIMIT", "3")).verdict == "ok"
     r = run(src.replace("LIMIT", "2"))
     assert r.violations[0].kind == "invariant" and "small" in r.violations[0].message
-    assert len(r.violations[0].trace) == 2
+    assert len(r.violations[0].trace) == 4  # each x += 1 is a read and a write
 
 
 def test_invariant_in_initial_state() -> None:
@@ -166,7 +166,7 @@ def test_discipline_sc_example_predicates_hold() -> None:
 
     import movers
 
-    assert movers.check(EXAMPLES / "sc_example.py").verdict == "ok"
+    assert movers.check(EXAMPLES / "sc_example.py", granularity="statement").verdict == "ok"
 
 
 def test_assume_prunes_without_deadlock() -> None:

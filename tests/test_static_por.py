@@ -21,7 +21,7 @@ def por(src: str, **kw):
 
 def test_section_7_example_lies_between() -> None:
     # The paper's CSSA (with hand-tuned dependency relations) stores 77; our static footprints are coarser.
-    r = movers.check(EXAMPLES / "sc_example.py", reduction="static-por")
+    r = movers.check(EXAMPLES / "sc_example.py", granularity="statement", reduction="static-por")
     assert r.verdict == "ok"
     assert 62 < r.stats.states < 106
 

@@ -134,6 +134,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated reduction names, one row each (default: all of them)")
     k.add_argument("--search", choices=SEARCHES, default="dfs",
                    help="depth-first (default) or breadth-first, for every row")
+    k.add_argument("--granularity", choices=GRANULARITIES, default=GRANULARITIES[0],
+                   help="what one step is, for every row: access (default) or statement")
     k.add_argument("--atomicity", nargs="?", const="auto", choices=ATOMICITY,
                    help="also check 'with atomic():' blocks: each row then gives the standard states (no "
                         "atomicity checking) beside the instrumented ones, as Flanagan's Figure 1 does")
@@ -703,14 +705,14 @@ def _compare_rows(args: argparse.Namespace, names: list[str], rows: list[Result]
         if args.atomicity:
             # Figure 1 of papers/003: the standard search beside the instrumented one.
             standard[n] = check(path, reduction=n, search=args.search, max_states=args.max_states,
-                                time_limit=args.time_limit, max_memory=args.max_memory)
+                                time_limit=args.time_limit, max_memory=args.max_memory, granularity=args.granularity)
             if standard[n].limit == "interrupted":
                 rows.append(standard[n])
                 break
         reset = _reset_peak_memory()
         r = check(path, reduction=n, search=args.search, max_states=args.max_states,
                   time_limit=args.time_limit, max_memory=args.max_memory, atomicity=args.atomicity,
-                  progress=progress)
+                  progress=progress, granularity=args.granularity)
         own = _peak_memory_since_reset() if reset else None
         if own is not None:
             r.stats.peak_memory_mb = round(own, 1)  # this row's own peak, not the process's so far

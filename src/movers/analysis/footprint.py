@@ -94,6 +94,7 @@ class Footprints:
         self._whole: dict[Code, Footprint] = {}
         self._future: dict[tuple[Code, int], Footprint] = {}
         self._spawn: Footprint | None = None
+        self._entry: dict[Code, Footprint] = {}
 
     def node(self, code: Code, pc: int) -> Footprint:
         k = (code, pc)
@@ -149,6 +150,38 @@ class Footprints:
             self._spawn = fp
         return self._spawn
 
+    def calls_glue(self, n: Node) -> Footprint:
+        """What the glue at the entries of the functions node ``n`` calls may touch in the same step: under
+        access granularity a callee's first statements may be local work that runs on into its first access."""
+        fp = EMPTY
+        for name in n.callee_names:
+            for callee in self.by_name.get(name, ()):
+                fp = fp | self.entry_glue(callee)
+        return fp
+
+    def entry_glue(self, code: Code) -> Footprint:
+        """The footprint of ``code``'s free nodes reachable from its entry without passing a costly one (and
+        of the glue they call, transitively)."""
+        fp = self._entry.get(code)
+        if fp is not None:
+            return fp
+        self._entry[code] = EMPTY  # a recursive call adds nothing the walk does not already add
+        fp = EMPTY
+        seen = {code.entry}
+        work = [code.entry]
+        while work:
+            p = work.pop()
+            n = code.nodes[p]
+            if n.costly:
+                continue
+            fp = fp | self.node(code, p) | self.calls_glue(n)
+            for q in n.succ:
+                if q < len(code.nodes) and q not in seen:
+                    seen.add(q)
+                    work.append(q)
+        self._entry[code] = fp
+        return fp
+
     def future_at(self, code: Code, pc: int) -> Footprint:
         k = (code, pc)
         fp = self._future.get(k)
@@ -191,7 +224,7 @@ class Footprints:
                 if not first and n.costly:
                     continue
                 first = False
-                fp = fp | self.node(code, p)
+                fp = fp | self.node(code, p) | self.calls_glue(n)
                 if not n.succ:
                     returns = True
                 for q in n.succ:

@@ -32,7 +32,7 @@ from movers.ir.machine import Ctx
 from movers.ir.program import SYNC_KINDS, AtomicBlock, ClassInfo, Code, Func, Node, box
 from movers.lang import codegen
 from movers.lang.errors import ModelSyntaxError
-from movers.lang.granularity import Finals, Lowering
+from movers.lang.granularity import Finals, Lowering, break_local_cycles
 from movers.lang.syntax import BUILTIN_METHODS, SYNC_METHODS, _is_docstring
 
 Fn = Callable[[Ctx], Any]
@@ -157,6 +157,8 @@ class FunctionCore:
         self.pending: list[tuple[Callable[[], Callable[[Ctx], None]], dict[str, Any]]] = []
         self.exits: list[Exit] = []
         self.site_stack: list[list[CallSite]] | None = None
+        # The heads of the function's while loops (``break_local_cycles``).
+        self.while_heads: list[Label] = []
         self.temp_counter = 0
         self.atomic_block = -1
         self.commit_next = False
@@ -265,15 +267,19 @@ class FunctionCore:
         nodes: list[Node] = []
         fragments: list[codegen.Fragment | None] = []
         guards: list[codegen.GuardSource | None] = []
-        for k, (mk, info) in enumerate(self.pending):
+        for k, (_, info) in enumerate(self.pending):
+            # Control-flow successors, for static analyses (default: the next node).
+            succ = info.pop("succ", None)
+            info["succ"] = (k + 1,) if succ is None else tuple(lbl.pc for lbl in succ)
+        if self.mc.granularity == "access" and not self.is_module:
+            for k in break_local_cycles([info for _, info in self.pending], {h.pc for h in self.while_heads}):
+                self.pending[k][1]["costly"] = True
+        for mk, info in self.pending:
             fast = info.pop("fast", None)
             fragments.append(fast() if fast is not None else None)
             guards.append(info.pop("fast_guard", None))
             guard_make = info.pop("guard_make", None)
             blocked_make = info.pop("blocked_make", None)
-            # Control-flow successors, for static analyses (default: the next node).
-            succ = info.pop("succ", None)
-            info["succ"] = (k + 1,) if succ is None else tuple(lbl.pc for lbl in succ)
             node = Node(run=mk(), **info)
             if guard_make is not None:
                 node.guard = guard_make()

@@ -461,6 +461,81 @@ class _Cut:
         return self.pre + [final] + _clears(self.temps, self.s)
 
 
+def break_local_cycles(nodes: list[dict[str, Any]], while_heads: set[int]) -> list[int]:
+    """The while-loop heads that must end a step: those of loops that can go around without an access.
+
+    A step runs glue until the next costly node; a ``while`` loop of local work only would be one step that
+    never ends (``while True: k = (k + 1) % 2``), where CPython runs the thread forever and the others beside
+    it. So, as Java PathFinder ends a transition that grows too long, the head of such a loop is a step
+    boundary: the thread rests there each time round, and the search meets the repeated state. ``nodes``: each
+    node's ``costly`` and ``succ``; the loops are found as the cycles of free nodes (strongly connected
+    components), each broken at its first while head, until none is left. ``for`` loops always end."""
+    costly = [bool(n.get("costly")) for n in nodes]
+    marked: list[int] = []
+    while True:
+        found = [min(h for h in comp if h in while_heads) for comp in _free_cycles(nodes, costly)
+                 if any(h in while_heads for h in comp)]
+        if not found:
+            return marked
+        for h in found:
+            costly[h] = True
+            marked.append(h)
+
+
+def _free_cycles(nodes: list[dict[str, Any]], costly: list[bool]) -> list[list[int]]:
+    """The strongly connected components of the free nodes that contain a cycle (Tarjan's algorithm,
+    iterative)."""
+    n = len(nodes)
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    out: list[list[int]] = []
+    counter = 0
+
+    def succs(v: int) -> list[int]:
+        return [w for w in nodes[v]["succ"] if 0 <= w < n and not costly[w]]
+
+    for root in range(n):
+        if costly[root] or index[root] >= 0:
+            continue
+        work = [(root, iter(succs(root)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, iter(succs(w))))
+                    advanced = True
+                    break
+                if on_stack[w]:
+                    low[v] = min(low[v], index[w])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1 or v in succs(v):
+                    out.append(comp)
+    return out
+
+
 # -- helpers ----------------------------------------------------------------------------------------------------
 
 

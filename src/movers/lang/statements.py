@@ -353,6 +353,7 @@ class StatementCompiler(FunctionCore):
         self.here(head)
         if c is False:
             return
+        self.while_heads.append(head)
         if c is None:
             self.test_stmt(s, s.test, end, "loop")
         self.exits.append(Exit(lambda n: None, (head, end)))

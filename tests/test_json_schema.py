@@ -43,7 +43,8 @@ def test_trace_outcomes_values_and_thread_names_are_in_the_schema(capsys: pytest
     v = SCHEMA["properties"]["violations"]["items"]["properties"]
     assert {"name", "outcome"} <= set(v["trace"]["items"]["properties"]) and "values" in v
     assert "name" in SCHEMA["$defs"]["state"]["properties"]["threads"]["items"]["properties"]
-    main(["check", str(EXAMPLES / "dining_philosophers.py"), "--json"])
+    # At statement granularity a for header is a step of its own, with its outcome.
+    main(["check", str(EXAMPLES / "dining_philosophers.py"), "--json", "--granularity", "statement"])
     d = json.loads(capsys.readouterr().out)
     _valid(d)
     assert any(s.get("outcome") == "next" for s in d["violations"][0]["trace"])

@@ -39,7 +39,7 @@ def test_conditions_show_where_they_went() -> None:
         wait_until(x == 11)
         assert x == 0
     Thread(target=main).start()
-    """)
+    """, granularity="statement")  # every condition is a step of its own
     got = [(s.source, s.outcome) for s in tr if s.outcome]
     assert got == [
         ("for i in range(2)", "next"), ("for i in range(2)", "next"), ("for i in range(2)", "done"),
@@ -66,7 +66,7 @@ def test_a_thread_that_ends_after_its_loop_says_so(capsys: pytest.CaptureFixture
         t.join()
         assert x == 3
     Thread(target=main).start()
-    """)
+    """, granularity="statement")  # a for header is a step of its own
     end = next(s for s in tr if s.changes.get("thread worker") == "terminated")
     assert end.source == "for i in range(1)" and end.outcome == "done"
     assert end.shown_source() == "for i in range(1)  -> done, thread ends"
@@ -112,6 +112,29 @@ def test_the_values_are_in_the_text_and_the_json(capsys: pytest.CaptureFixture[s
     assert "values" not in movers.check(EXAMPLES / "dining_philosophers.py").violations[0].to_json()
 
 
+def test_a_failed_assert_shows_what_was_read_before_the_writes() -> None:
+    # At access granularity `assert x == y` reads x, then y, in two steps: the values shown are those read,
+    # and the failing step is the assertion, even when its step began at local work.
+    r = run("""
+    x = 0
+    y = 0
+    def w():
+        global x, y
+        x = 1
+        y = 1
+    def r():
+        k = 0
+        assert x == y, "torn"
+    Thread(target=r).start()
+    Thread(target=w).start()
+    """)
+    v = r.violations[0]
+    assert v.values == {"x": "0", "y": "1"} or v.values == {"x": "1", "y": "0"}, v.values
+    assert v.trace[-1].source == 'assert x == y, "torn"'
+    assert [s.source for s in v.trace if s.thread == 0] == [
+        "k = 0", 'assert x == y, "torn"  (read x)', 'assert x == y, "torn"']
+
+
 def test_locals_not_assigned_yet_are_not_shown() -> None:
     # A call shows the callee's parameters, not its other locals, which have no value yet.
     tr = _steps("""
@@ -124,7 +147,7 @@ def test_locals_not_assigned_yet_are_not_shown() -> None:
         w = twice(3)
         assert w == 0
     Thread(target=main).start()
-    """)
+    """, granularity="statement")
     assert tr[0].source == "w = twice(3)" and tr[0].changes == {"k": "3"}
 
 

@@ -231,6 +231,9 @@ class Node:
     chooses: bool = False  # makes a nondeterministic choice (choose)
     atomic_block: int = -1  # the `with atomic():` block it is in, or -1
     commit: bool = False  # `commit()` marks this node as the commit point
+    # Under access granularity, the accesses of the statement read earlier into hidden locals: (the access's
+    # text, the local's name) (lang/granularity.py), so that a failed assertion shows what was read.
+    reads_into: tuple[tuple[str, str], ...] = ()
     blocked_on: Callable[[Any], str] | None = None  # describes what a disabled node waits for
 
     succ: tuple[int, ...] = ()  # control-flow successors in the code (static analyses)

@@ -224,6 +224,8 @@ class FunctionCore:
         if "source" not in info:
             info["source"] = self.mc.text(node) if node is not None else ""
         info["atomic_block"] = self.atomic_block
+        if node is not None and getattr(node, "movers_reads", None):
+            info.setdefault("reads_into", node.movers_reads)  # type: ignore[attr-defined]
         step_facts = info.pop("step_facts", info)
         if costly and not self.is_step(step_facts):
             costly = False

@@ -286,6 +286,8 @@ class _Cut:
         self.s = s
         self.pre: list[ast.stmt] = []
         self.temps: list[str] = []
+        # (the text of an access, the temporary that holds what it read): a failed assertion shows those values
+        self.reads: list[tuple[str, str]] = []
         self.stmt_text = low.text(s)
 
     def hoist(self, e: ast.expr, what: str = "") -> ast.Name:
@@ -297,6 +299,8 @@ class _Cut:
         a.end_lineno, a.end_col_offset = getattr(e, "end_lineno", None), getattr(e, "end_col_offset", None)
         a.movers_text = f"{self.stmt_text}  ({what})" if what else self.stmt_text  # type: ignore[attr-defined]
         self.pre.append(a)
+        if what.startswith("read "):
+            self.reads.append((what[5:], name))
         return _load(name, e)
 
     def value(self, e: ast.expr, keep_last: bool = False) -> ast.expr:
@@ -456,6 +460,7 @@ class _Cut:
         return final
 
     def finish(self, final: ast.stmt) -> list[ast.stmt]:
+        final.movers_reads = tuple(self.reads)  # type: ignore[attr-defined]
         if isinstance(final, ast.Return):
             return self.pre + [final]
         return self.pre + [final] + _clears(self.temps, self.s)

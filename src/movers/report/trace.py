@@ -196,6 +196,8 @@ def replay_full(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> Replay:
     values: dict[str, str] = {}
     for before, t, choices, o in runs:
         node = o.node
+        if o.violation is not None and o.failed_at is not None:
+            node = o.failed_at  # the statement that failed, not the one its step began at
         ch = changes(program, before, o.state, t, who) if o.state is not None else {}
         if o.state is not None and o.effect is not None:
             # A write of the value a global already had changes nothing, but it is often the step that matters
@@ -212,7 +214,7 @@ def replay_full(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> Replay:
         elif len(choices) and any(choices):
             ch["choice"] = ", ".join(str(c) for c in choices)
         if o.violation is not None and o.violation[0] == "assertion" and node.kind == "assert":
-            values = assert_values(program, before, t, node)
+            values = assert_values(program, o.failed_in or before, t, node)
         out.append(TraceStep(t, node.line, node.source, ch, who(t), _outcome(before, t, choices, node)))
     return Replay(out, state, names, values)
 
@@ -265,6 +267,14 @@ def _outcome(state: State, t: int, choices: tuple[int, ...], node: Node) -> str:
 _MISSING = object()
 
 
+def _normal(text: str) -> str:
+    """An expression's text as ``ast.unparse`` spells it (so that ``a[i+1]`` and ``a[i + 1]`` meet)."""
+    try:
+        return ast.unparse(ast.parse(text.strip(), mode="eval").body)
+    except SyntaxError:
+        return text
+
+
 def assert_values(program: Program, state: State, t: int, node: Node) -> dict[str, str]:
     """The values of the variables, fields and elements the condition of a failed ``assert`` reads, in the
     state it failed in: ``{"count": "1"}`` for ``assert count == 2``. An element whose index is computed is
@@ -281,7 +291,11 @@ def assert_values(program: Program, state: State, t: int, node: Node) -> dict[st
     local = dict(zip(frame[0].locals, frame[2:], strict=False)) if frame is not None else {}
     glob = dict(zip(program.globals, state[0], strict=True))
 
+    held = {_normal(text): local[name] for text, name in node.reads_into if name in local}
+
     def read(e: ast.expr) -> Any:
+        if ast.unparse(e) in held:
+            return held[ast.unparse(e)]  # what the thread read, in an earlier step, of this access
         if isinstance(e, ast.Name):
             v = local.get(e.id, _MISSING)
             if v is _MISSING or v is None and e.id not in local:

@@ -67,12 +67,34 @@ class Outcome:
     violation: tuple[str, str] | None = None  # (kind, message)
     effect: Effect | None = None
     thread: int = -1
+    # For a step that failed: the node it failed at (under access granularity a step runs on through glue, and
+    # the assertion that failed may be several statements after the node the step started at).
+    failed_at: Node | None = None
+    failed_in: tuple[Any, ...] | None = None  # and the state there (the values a failed assert read)
     size = 1  # steps in this move (class constants, not fields)
     keep = True  # its state is to be stored if new (a reduction's move may say otherwise)
 
     @property
     def steps(self) -> tuple[tuple[int, tuple[int, ...]], ...]:
         return ((self.thread, self.choices),)
+
+
+def _current_node(ctx: Ctx) -> Node | None:
+    """The node a step was running when it failed (its program counter is that node's until it finishes)."""
+    code = ctx.code
+    if code is None or not 0 <= ctx.pc < len(code.nodes):
+        return None
+    return code.nodes[ctx.pc]
+
+
+def _current_state(ctx: Ctx, threads: tuple, t: int) -> State | None:
+    """The state a step had reached when it failed (not canonical: for reports only)."""
+    if ctx.code is None:
+        return None
+    nt = list(threads)
+    nt[t] = (*ctx.frames, (ctx.code, ctx.pc, *ctx.loc))
+    h = ctx.heap
+    return (ctx.g, h if type(h) is tuple else tuple(h), tuple(nt))
 
 
 class InitError(Exception):
@@ -409,6 +431,8 @@ class TransitionSystem:
         node = top[0].nodes[top[1]]
         ctx = Ctx(g, heap, threads, t, track, th, choices)
         violation = None
+        failed_at: Node | None = None
+        failed_in: State | None = None
         new_state: State | None = None
         order: list[int] | None = None
         try:
@@ -430,10 +454,13 @@ class TransitionSystem:
                         raise ModelError(_unfinished(node, bool(ctx.atomic)))
         except AssertionFailed as e:
             violation = ("assertion", str(e))
+            failed_at = _current_node(ctx)
+            failed_in = _current_state(ctx, threads, t)
         except Pruned:
             pass
         except RUNTIME_ERRORS as e:
             violation = ("runtime-error", runtime_message(e))
+            failed_at = _current_node(ctx)
         else:
             nt = list(threads)
             nt[t] = (*ctx.frames, (ctx.code, ctx.pc, *ctx.loc)) if ctx.code is not None else ()
@@ -457,7 +484,7 @@ class TransitionSystem:
             eff = Effect(ctx.reads, ctx.writes, ctx.acquired, ctx.released, ctx.allocated, ctx.started,
                          order, ctx.blocks, thread_names(ctx.heap, ctx.started) if ctx.started else {},
                          new_state is not None and walked)
-        return Outcome(new_state, choices, node, violation, eff, t)
+        return Outcome(new_state, choices, node, violation, eff, t, failed_at, failed_in)
 
     def _globals_cover(self, g: tuple, heap: tuple) -> bool:
         c = self._cover

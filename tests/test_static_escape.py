@@ -31,7 +31,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def compile_src(src: str) -> Program:
-    return load(source="from movers.lang import *\n" + textwrap.dedent(src))
+    # The steps these tests name are statements.
+    return load(source="from movers.lang import *\n" + textwrap.dedent(src), granularity="statement")
 
 
 def site(a: StaticLocality, cls: str, code: str | None = None) -> tuple[Any, ...]:
@@ -303,12 +304,12 @@ def test_start_and_join_are_never_thread_local() -> None:
 
 
 def test_independent_work_version_1_is_local_and_version_2_escapes() -> None:
-    p1 = load(EXAMPLES / "dwyer_independent_work1.py")
+    p1 = load(EXAMPLES / "dwyer_independent_work1.py", granularity="statement")
     a1 = analyse(p1)
     assert not a1.escapes(site(a1, "Node"))
     run1 = next(c for c in p1.codes() if c.name == "Process.run")
     assert all(a1.node_local(run1, pc) for pc, n in enumerate(run1.nodes) if n.costly), a1.describe()
-    p2 = load(EXAMPLES / "dwyer_independent_work2.py")
+    p2 = load(EXAMPLES / "dwyer_independent_work2.py", granularity="statement")
     a2 = analyse(p2)
     assert "field head of the escaping Process" in a2.escaping[site(a2, "Node")]
     run2 = next(c for c in p2.codes() if c.name == "Process.run")
@@ -317,7 +318,7 @@ def test_independent_work_version_1_is_local_and_version_2_escapes() -> None:
 
 
 def test_describe_names_sites_reasons_and_steps() -> None:
-    a = analyse(load(EXAMPLES / "dwyer_independent_work2.py"))
+    a = analyse(load(EXAMPLES / "dwyer_independent_work2.py", granularity="statement"))
     text = a.describe()
     assert "Node allocated at line" in text and "escapes (field head of the escaping Process" in text
     assert "Process.run: 1 of 5 steps statically thread-local" in text

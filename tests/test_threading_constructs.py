@@ -103,7 +103,7 @@ def test_event_is_set_in_conditions_and_one_step_each() -> None:
 
         Thread(target=main).start()
     """)
-    agree(src, "ok", states=5)
+    agree(src, "ok", states=5, granularity="statement")  # statement steps
 
 
 def test_event_passed_as_an_argument_and_waited_on_in_a_callee() -> None:
@@ -252,7 +252,7 @@ def test_wait_for_with_a_function_and_a_true_predicate_does_not_wait() -> None:
 
         Thread(target=main).start()
     """)
-    agree(src, "ok", states=5)
+    agree(src, "ok", states=5, granularity="statement")  # statement steps
 
 
 def test_wait_for_without_a_notify_deadlocks() -> None:
@@ -308,7 +308,7 @@ def test_append_and_pop_one_step_each() -> None:
 
         Thread(target=main).start()
     """)
-    agree(src, "ok", states=7)
+    agree(src, "ok", states=7, granularity="statement")  # statement steps
 
 
 def test_concurrent_appends_in_both_orders() -> None:
@@ -322,7 +322,7 @@ def test_concurrent_appends_in_both_orders() -> None:
         Thread(target=push, args=(1,)).start()
         Thread(target=push, args=(2,)).start()
     """)
-    agree(src, "ok", states=5)
+    agree(src, "ok", states=5, granularity="statement")  # statement steps
     agree(src + "def check():\n    wait_until(len(xs) == 2)\n    assert xs[0] == 1\nThread(target=check).start()\n",
           "violation", "assertion")
 
@@ -454,7 +454,7 @@ def test_print_takes_f_strings_and_percent_formatting_one_step_each() -> None:
 
         Thread(target=main).start()
     """)
-    agree(src, "ok", states=3)
+    agree(src, "ok", states=3, granularity="statement")  # statement steps
     r = movers.check(source=src.replace("{x + 1}", "{y + 1}"))
     assert r.verdict == "error" and "5:30: name 'y' is not defined" in r.error, r.error
 

@@ -227,7 +227,9 @@ class FunctionCore:
         if node is not None and getattr(node, "movers_reads", None):
             info.setdefault("reads_into", node.movers_reads)  # type: ignore[attr-defined]
         step_facts = info.pop("step_facts", info)
-        if costly and not self.is_step(step_facts):
+        # A statement that commit() marks starts a step whatever it does: the commit point is where the model
+        # says (docs/atomicity.md), not in the step of the access before it.
+        if costly and not self.commit_next and not self.is_step(step_facts):
             costly = False
         if costly and self.commit_next:
             info["commit"] = True

@@ -187,7 +187,7 @@ def test_comparisons_of_values_that_are_never_lists_read_no_element() -> None:
         assert x == a[0] or y == (x, 1)
         assert a == [x, 1]
     Thread(target=f).start()
-    """))
+    """), granularity="statement")  # one node per statement
     scalar, = _nodes(program, 9)
     lists, = _nodes(program, 10)
     assert scalar.elements_read  # a[0]

@@ -181,7 +181,9 @@ def test_constructor_without_escape_stays_invisible() -> None:
         Thread(target=main).start()
         Thread(target=main).start()
     """)
-    results = run_differential(src, ["optimistic", "transactions"])
+    # (statement steps: at access granularity fields only constructors write are no accesses, and none
+    # already runs each constructor in one step)
+    results = run_differential(src, ["optimistic", "transactions"], granularity="statement")
     assert results["optimistic"].stats.states < results["none"].stats.states
 
 
@@ -392,7 +394,7 @@ def test_violation_after_a_long_local_run_has_its_whole_trace(reduction: str) ->
         Thread(target=count).start()
         Thread(target=other).start()
     """)
-    r = movers.check(src, reduction=reduction)
+    r = movers.check(src, reduction=reduction, granularity="statement")  # k += 1 a step of its own
     assert r.verdict == "violation" and r.violations[0].kind == "assertion"
     trace = r.violations[0].trace
     assert trace[-1].source == "assert x == 0"

@@ -221,7 +221,8 @@ def test_a_long_list_is_short_in_text(capsys: pytest.CaptureFixture[str], tmp_pa
 
 def test_a_long_list_is_whole_in_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = _model(tmp_path, BIG.replace("99990", "3000"))
-    code, out = _cli(capsys, "check", path, "--json", "--full-state")
+    # (statement steps: the trace's step numbers below are statements)
+    code, out = _cli(capsys, "check", path, "--json", "--full-state", "--granularity", "statement")
     assert code == 1
     v = json.loads(out)["violations"][0]
     assert v["values"]["a"].count(",") == 2999

@@ -312,7 +312,7 @@ def test_browser_deadlock(page: Any, tmp_path: Path) -> None:
         "philosopher#0", "blocked", "waits to acquire forks[1]"]
     statuses = page.locator("#state-panel .thread .status").all_inner_texts()
     assert statuses == ["blocked"] * 3
-    page.click('button.step[data-step="4"]')
+    page.click('button.step[data-step="3"]')  # forks[i], forks[(i + 1) % N], then the acquire
     assert _global(page, "forks[0].owner") == "philosopher#0" and _global(page, "forks[1].owner") == "None"
 
 

@@ -20,7 +20,7 @@ def test_check_model_passes_and_fails_with_the_report() -> None:
     assert "counterexample" in str(e.value) and "count = tmp + 1" in str(e.value)
     with pytest.raises(AssertionError, match="expected violation \\(deadlock\\)"):
         check_model(EXAMPLES / "racy_counter.py", expect="violation", kind="deadlock")
-    check_model(EXAMPLES / "fq_counter.py", reduction="transactions")
+    check_model(EXAMPLES / "fq_counter.py", reduction="transactions", granularity="statement")
 
 
 def test_replays(tmp_path: Path) -> None:

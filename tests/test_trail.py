@@ -175,9 +175,10 @@ def test_replay_after_the_fix_checks_the_model(tmp_path: Path, capsys: pytest.Ca
     model = tmp_path / "buffer.py"
     trail = tmp_path / "lost.trail"
     model.write_text(LOST_WAKEUP)
-    assert main(["check", str(model), "--search", "bfs", "--trail", str(trail)]) == 1
+    assert main(["check", str(model), "--search", "bfs", "--granularity", "statement", "--trail", str(trail)]) == 1
     assert "deadlock" in capsys.readouterr().out
     assert json.loads(trail.read_text())["options"]["search"] == "bfs"
+    assert json.loads(trail.read_text())["options"]["granularity"] == "statement"
     assert main(["replay", str(model), str(trail)]) == 1
     capsys.readouterr()
     model.write_text(LOST_WAKEUP.replace("cv.notify()", "cv.notify_all()"))
@@ -188,8 +189,8 @@ def test_replay_after_the_fix_checks_the_model(tmp_path: Path, capsys: pytest.Ca
              "the trail was written)")
     assert f"movers: {where}; checking the model with the trail's options instead" in err
     assert out.startswith("verified: no violation in any interleaving")
-    assert f"{where}; so the model was checked instead, with the trail's options (--reduction none --search bfs)" \
-        in " ".join(out.split())
+    assert (f"{where}; so the model was checked instead, with the trail's options (--reduction none --search bfs "
+            "--granularity statement)") in " ".join(out.split())
     assert main(["replay", str(model), str(trail), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["verdict"] == "ok" and got["search"] == "bfs" and got["notes"][0].startswith(where)

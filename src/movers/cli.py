@@ -70,6 +70,9 @@ def _parser() -> argparse.ArgumentParser:
                         "statement, the papers' granularity); docs/language.md section 8")
     c.add_argument("--search", choices=SEARCHES, default="dfs",
                    help="depth-first (default) or breadth-first (shortest counterexample)")
+    c.add_argument("--races", action="store_true",
+                   help="also report data races: a state where two threads' next steps access the same location, "
+                        "one a write, neither a synchronisation operation (--granularity access; docs/cli.md)")
     c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     _limit_options(c)
     c.add_argument("--max-depth", type=int, metavar="N", help="do not explore paths longer than N moves")
@@ -475,7 +478,8 @@ def options_of(args: argparse.Namespace) -> Options:
     limits = Limits(args.max_states, args.time_limit, args.max_depth, args.max_memory)
     return Options(args.reduction, args.search, limits, store=args.store, bits=args.bits, symmetry=args.symmetry,
                    workers=args.workers, atomicity=args.atomicity, max_violations=args.max_violations,
-                   refine=not args.no_refine, infer_locks=args.infer_locks, granularity=args.granularity)
+                   refine=not args.no_refine, infer_locks=args.infer_locks, granularity=args.granularity,
+                   races=args.races)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -509,7 +513,7 @@ def _check(args: argparse.Namespace) -> int:
         try:
             recorded = {"search": args.search, "refine": not args.no_refine, "infer_locks": args.infer_locks,
                         "symmetry": args.symmetry, "store": args.store, "bits": args.bits,
-                        "max_depth": args.max_depth, "granularity": args.granularity}
+                        "max_depth": args.max_depth, "granularity": args.granularity, "races": args.races}
             # Decoded as the check decoded it (a coding line), so that replay's hash of the model agrees.
             write_trail(args.trail, r, read_model(args.model), args.model, args.atomicity, recorded)
         except (OSError, ModelSyntaxError) as e:  # the model changed or went away since the check read it

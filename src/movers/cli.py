@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     from movers.reduce import REDUCTIONS
     from movers.report.registry import stdout_formats
     from movers.search.fingerprints import STORES
-    from movers.search.options import ATOMICITY, GRANULARITIES, SEARCHES, SYMMETRY
+    from movers.search.options import ATOMICITY, SEARCHES, SYMMETRY
     from movers.version import __version__
 
     p = _parser_class()(prog="movers", description="Model checker for multithreaded Python models.")
@@ -64,15 +64,9 @@ def _parser() -> argparse.ArgumentParser:
 
     c.add_argument("--reduction", default="none", type=reduction, metavar="{" + ",".join(REDUCTIONS) + "}",
                    help="the reduction (default none); docs/reductions.md says what each explores and preserves")
-    c.add_argument("--granularity", choices=GRANULARITIES, default=GRANULARITIES[0],
-                   help="what one step is: access (default; at most one read or write of shared memory, as "
-                        "CPython interleaves: an unlocked counter += 1 can lose an update) or statement (one "
-                        "statement, the papers' granularity); docs/language.md section 8")
+    _step_options(c)
     c.add_argument("--search", choices=SEARCHES, default="dfs",
                    help="depth-first (default) or breadth-first (shortest counterexample)")
-    c.add_argument("--races", action="store_true",
-                   help="also report data races: a state where two threads' next steps access the same location, "
-                        "one a write, neither a synchronisation operation (--granularity access; docs/cli.md)")
     c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     _limit_options(c)
     c.add_argument("--max-depth", type=int, metavar="N", help="do not explore paths longer than N moves")
@@ -146,6 +140,19 @@ def _parser() -> argparse.ArgumentParser:
                    help="also write the comparison as one self-contained HTML page: the table and a bar chart "
                         "of states and seconds per reduction")
     return p
+
+
+def _step_options(c: argparse.ArgumentParser) -> None:
+    """What a step is, and the races between steps: ``movers check``'s options of the access granularity."""
+    from movers.search.options import GRANULARITIES
+
+    c.add_argument("--granularity", choices=GRANULARITIES, default=GRANULARITIES[0],
+                   help="what one step is: access (default; at most one read or write of shared memory, as "
+                        "CPython interleaves: an unlocked counter += 1 can lose an update) or statement (one "
+                        "statement, the papers' granularity); docs/language.md section 8")
+    c.add_argument("--races", action="store_true",
+                   help="also report data races: a state where two threads' next steps access the same location, "
+                        "one a write, neither a synchronisation operation (--granularity access; docs/cli.md)")
 
 
 def _limit_options(p: argparse.ArgumentParser, when: str = "") -> None:

@@ -257,7 +257,8 @@ def test_refusals() -> None:
         "at once, atomically")
     assert Options(races=True, workers=2).problem() == (
         "--races: not with --workers 2 (the parallel search does not look for races yet)")
-    assert Options(races=True, atomicity="commit").problem() == "--races: not with --atomicity (check the two separately)"
+    assert Options(races=True, atomicity="commit").problem() == (
+        "--races: not with --atomicity (check the two separately)")
     assert Options(races=True).problem() is None
     assert Options(granularity="statement").problem() is None
 
@@ -334,8 +335,9 @@ def test_unprotected_writes_static_pass() -> None:
     # A constructor's writes of its own object, and the module's own code, are not thread writes.
     assert unprotected_writes(movers.load(source=CONSTANT)) == ["list elements"]
     # A helper called only under the lock is protected; a synchronized method is too.
-    helper = LOCKED.replace("def inc():\n    global counter\n    with m:\n        counter += 1",
-                            "def bump():\n    global counter\n    counter += 1\n\ndef inc():\n    with m:\n        bump()")
+    helper = LOCKED.replace(
+        "def inc():\n    global counter\n    with m:\n        counter += 1",
+        "def bump():\n    global counter\n    counter += 1\n\ndef inc():\n    with m:\n        bump()")
     assert "bump" in helper
     assert unprotected_writes(movers.load(source=helper)) == []
     # ... but not one also started as a thread.

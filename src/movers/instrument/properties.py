@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from movers.analysis.declarations import declarations_at, location_name
-from movers.ir.machine import show
 from movers.instrument.races import find_race
+from movers.ir.machine import show
 from movers.ir.program import Exclusive
 from movers.semantics.interface import System
 from movers.semantics.state import State

@@ -127,9 +127,9 @@ def unprotected_writes(program: Program) -> list[str]:
     Static and conservative: a node is under a lock when every path from its function's entry to it acquires
     more than it releases (``with m:``, ``m.acquire()``), or when its function is synchronized or is only ever
     called from such nodes; a statement of a ``with indivisible():`` block is protected too (the block is one
-    step, a synchronisation of its own). Writes of the objects a constructor builds (``self.f = …`` in ``__init__``) and of
-    nodes the static escape analysis proves thread-local are left out; so is the module's own code, which
-    runs before any thread."""
+    step, a synchronisation of its own). Writes of the objects a constructor builds (``self.f = …`` in
+    ``__init__``) and of nodes the static escape analysis proves thread-local are left out; so is the module's
+    own code, which runs before any thread."""
     from movers.analysis.static_escape import analyse
 
     codes = [c for c in program.codes() if c is not program.init]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, assume, given, note, settings
 
 import movers
 from movers.cli import main
@@ -16,6 +17,11 @@ from movers.reduce import REDUCTIONS, capabilities, supporting
 from movers.report.formats import to_junit, to_sarif
 from movers.search.options import Options
 from movers.trail import read_trail, replay
+
+try:
+    from strategies import models
+except ImportError:  # tests/ imported as a package
+    from tests.strategies import models
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "result.schema.json").read_text())
 
@@ -363,3 +369,20 @@ Thread(target=go).start()
     assert movers.check(source=monitor, races=True).verdict == "ok"
     indivisible = UNLOCKED.replace("    counter += 1", "    with indivisible():\n        counter += 1")
     assert unprotected_writes(movers.load(source=indivisible)) == []
+
+
+# -- random models: the claiming reductions find a race exactly where the full search does ----------------------
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(models(asserts=False))
+def test_claiming_reductions_agree_with_none_on_races(src: str) -> None:
+    note(src)
+    # Every violation, not only the first: a race found by one search after another violation still counts.
+    full = movers.check(source=src, races=True, max_violations=10**9, max_states=20000)
+    assume(full.verdict in ("ok", "violation"))
+    raced = any(v.kind == "race" for v in full.violations)
+    for reduction in RACES[1:]:
+        r = movers.check(source=src, races=True, reduction=reduction, max_violations=10**9, max_states=20000)
+        if r.verdict not in ("ok", "violation"):
+            continue
+        assert any(v.kind == "race" for v in r.violations) == raced, (reduction, full.violations, r.violations)

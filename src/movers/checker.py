@@ -24,6 +24,7 @@ from typing import Any
 
 from movers.analysis.classify import Classification, Refine
 from movers.instrument.properties import instrument
+from movers.instrument.races import race_note
 from movers.ir.program import Program
 from movers.lang.compiler import compile_model
 from movers.lang.errors import ModelSyntaxError
@@ -324,7 +325,7 @@ class Checker:
         when asked. ``classification``: the reduction's, which the movers of atomic blocks then share (one
         guess, refined once, for both)."""
         own = self.capabilities.checks_discipline
-        ts = instrument(TransitionSystem(self.program), disciplines=not own)
+        ts = instrument(TransitionSystem(self.program), disciplines=not own, races=self.options.races)
         if self.atomicity in ("commit", "reduction", "proof"):
             self.atomicity_classification = classification or self.proved_with or Classification(
                 self.program, refine=self.options.refine, infer=self.options.infer_locks)
@@ -459,6 +460,11 @@ class Checker:
                 if b.outer < 0 and not b.has_commit:
                     notes.append(f"atomic block at line {b.line}: no commit(), so its commit point is its first "
                                  "step that is not a right mover (a non-mover or a lock release)")
+        if (result.verdict == "ok" and not options.races and self.atomicity is None
+                and self.program.granularity == "access"):
+            note = race_note(self.program)
+            if note is not None:
+                notes.append(note)
         result.notes = notes
         result.store = search.store_report()
         result.symmetry = "threads" if symmetric else "off"
@@ -613,6 +619,7 @@ def check(
     workers: int = 1,
     max_violations: int = 1,
     granularity: str = "access",
+    races: bool = False,
     options: Options | None = None,
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
@@ -636,7 +643,7 @@ def check(
         options = Options(reduction, search, Limits(max_states, time_limit, max_depth, max_memory), store=store,
                           bits=bits, symmetry=symmetry, workers=workers, atomicity=atomicity,
                           max_violations=max_violations, refine=refine, infer_locks=infer_locks,
-                          granularity=granularity)
+                          granularity=granularity, races=races)
     name = str(options.reduction)
     problem = options.problem()
     if problem:

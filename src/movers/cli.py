@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     from movers.reduce import REDUCTIONS
     from movers.report.registry import stdout_formats
     from movers.search.fingerprints import STORES
-    from movers.search.options import ATOMICITY, GRANULARITIES, SEARCHES, SYMMETRY
+    from movers.search.options import ATOMICITY, SEARCHES, SYMMETRY
     from movers.version import __version__
 
     p = _parser_class()(prog="movers", description="Model checker for multithreaded Python models.")
@@ -64,10 +64,7 @@ def _parser() -> argparse.ArgumentParser:
 
     c.add_argument("--reduction", default="none", type=reduction, metavar="{" + ",".join(REDUCTIONS) + "}",
                    help="the reduction (default none); docs/reductions.md says what each explores and preserves")
-    c.add_argument("--granularity", choices=GRANULARITIES, default=GRANULARITIES[0],
-                   help="what one step is: access (default; at most one read or write of shared memory, as "
-                        "CPython interleaves: an unlocked counter += 1 can lose an update) or statement (one "
-                        "statement, the papers' granularity); docs/language.md section 8")
+    _step_options(c)
     c.add_argument("--search", choices=SEARCHES, default="dfs",
                    help="depth-first (default) or breadth-first (shortest counterexample)")
     c.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -145,6 +142,19 @@ def _parser() -> argparse.ArgumentParser:
                    help="also write the comparison as one self-contained HTML page: the table and a bar chart "
                         "of states and seconds per reduction")
     return p
+
+
+def _step_options(c: argparse.ArgumentParser) -> None:
+    """What a step is, and the races between steps: ``movers check``'s options of the access granularity."""
+    from movers.search.options import GRANULARITIES
+
+    c.add_argument("--granularity", choices=GRANULARITIES, default=GRANULARITIES[0],
+                   help="what one step is: access (default; at most one read or write of shared memory, as "
+                        "CPython interleaves: an unlocked counter += 1 can lose an update) or statement (one "
+                        "statement, the papers' granularity); docs/language.md section 8")
+    c.add_argument("--races", action="store_true",
+                   help="also report data races: a state where two threads' next steps access the same location, "
+                        "one a write, neither a synchronisation operation (--granularity access; docs/cli.md)")
 
 
 def _limit_options(p: argparse.ArgumentParser, when: str = "") -> None:
@@ -477,7 +487,8 @@ def options_of(args: argparse.Namespace) -> Options:
     limits = Limits(args.max_states, args.time_limit, args.max_depth, args.max_memory)
     return Options(args.reduction, args.search, limits, store=args.store, bits=args.bits, symmetry=args.symmetry,
                    workers=args.workers, atomicity=args.atomicity, max_violations=args.max_violations,
-                   refine=not args.no_refine, infer_locks=args.infer_locks, granularity=args.granularity)
+                   refine=not args.no_refine, infer_locks=args.infer_locks, granularity=args.granularity,
+                   races=args.races)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -511,7 +522,7 @@ def _check(args: argparse.Namespace) -> int:
         try:
             recorded = {"search": args.search, "refine": not args.no_refine, "infer_locks": args.infer_locks,
                         "symmetry": args.symmetry, "store": args.store, "bits": args.bits,
-                        "max_depth": args.max_depth, "granularity": args.granularity}
+                        "max_depth": args.max_depth, "granularity": args.granularity, "races": args.races}
             # Decoded as the check decoded it (a coding line), so that replay's hash of the model agrees.
             write_trail(args.trail, r, read_model(args.model), args.model, args.atomicity, recorded)
         except (OSError, ModelSyntaxError) as e:  # the model changed or went away since the check read it

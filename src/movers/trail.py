@@ -56,10 +56,11 @@ def model_hash(source: str) -> str:
 # The check's options a trail keeps beyond its reduction and --atomicity, with their defaults (a trail that
 # lacks one was found with the default), and the types they take.
 OPTIONS: dict[str, Any] = {"search": "dfs", "refine": True, "infer_locks": True, "symmetry": "off",
-                           "store": "exact", "bits": 26, "max_depth": None, "granularity": "access"}
+                           "store": "exact", "bits": 26, "max_depth": None, "granularity": "access", "races": False}
 _OPTION_TYPES: dict[str, tuple[type, ...]] = {"search": (str,), "refine": (bool,), "infer_locks": (bool,),
                                               "symmetry": (str,), "store": (str,), "bits": (int,),
-                                              "max_depth": (int, type(None)), "granularity": (str,)}
+                                              "max_depth": (int, type(None)), "granularity": (str,),
+                                              "races": (bool,)}
 
 
 def trail_of(result: Result, source: str, model: str, atomicity: str | None = None,
@@ -123,7 +124,8 @@ def read_trail(path: str | os.PathLike[str]) -> dict[str, Any]:
     options = check_options(data)
     problem = Options(data.get("reduction", "none"), options["search"], Limits(max_depth=options["max_depth"]),
                       store=options["store"], bits=options["bits"], symmetry=options["symmetry"],
-                      atomicity=data.get("atomicity"), granularity=options["granularity"]).problem()
+                      atomicity=data.get("atomicity"), granularity=options["granularity"],
+                      races=options["races"]).problem()
     if problem:
         raise TrailError(f"{path}: the trail's options are refused: {problem}")
     return data
@@ -190,6 +192,8 @@ def _guessed_discipline(outcome: Result, trail: dict[str, Any]) -> bool:
 
 
 def _flag(name: str, value: Any) -> str:
+    if name == "races":
+        return "--races" if value else ""
     if name in ("refine", "infer_locks"):
         return f"--{'' if value else 'no-'}{name.replace('_', '-')}"
     return f"--{name.replace('_', '-')} {value}"
@@ -213,7 +217,7 @@ def _replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result | st
     # None: the trail does not say (it has no hash).
     changed = model_hash(program.source) != trail["model_sha256"] if "model_sha256" in trail else None
     atomicity = trail.get("atomicity") if trail.get("atomicity") == "commit" else None
-    checker = Checker(program, Options(atomicity=atomicity))
+    checker = Checker(program, Options(atomicity=atomicity, races=check_options(trail)["races"]))
     ts = checker.system()
     steps = [(int(t), tuple(c)) for t, c in trail["steps"]]
     while True:

@@ -6,7 +6,9 @@ errors and, through the search, deadlocks):
 
 - ``invariant``: an ``@invariant`` function is false (or fails) in a reached state;
 - ``discipline``: a step accesses a location declared with ``exclusive``/``guarded_by``/``thread_local``
-  while the accessing thread's exclusive access predicate is false in the state before the step.
+  while the accessing thread's exclusive access predicate is false in the state before the step;
+- ``race`` (with ``--races`` only): two threads' next steps access the same location, one of them a write,
+  neither a synchronisation operation (``instrument/races.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from movers.analysis.declarations import declarations_at, location_name
+from movers.instrument.races import find_race
 from movers.ir.machine import show
 from movers.ir.program import Exclusive
 from movers.semantics.interface import System
@@ -69,8 +72,9 @@ class Checked:
     program_state = None
     quiet = None
 
-    def __init__(self, inner: TransitionSystem, disciplines: bool = True) -> None:
+    def __init__(self, inner: TransitionSystem, disciplines: bool = True, races: bool = False) -> None:
         self.inner = inner
+        self.races = races
         self.program = inner.program
         self.invariants = inner.program.invariants
         self.disciplines = disciplines and bool(inner.program.exclusives)
@@ -119,6 +123,8 @@ class Checked:
                 return ("invariant", f"invariant {name}() fails: {runtime_message(e)}")
             if not ok:
                 return ("invariant", f"invariant {name}() is false")
+        if self.races:
+            return find_race(self.inner, state)
         return None
 
     def execute(self, state: State, t: int, track: bool | None = None) -> list[Outcome]:
@@ -160,12 +166,12 @@ class Checked:
         return o
 
 
-def instrument(ts: TransitionSystem, disciplines: bool = True) -> System:
-    """Wrap ``ts`` only when the program declares something to check, keeping the plain path fast.
-    ``disciplines=False`` leaves declared predicates to a reduction that checks them itself."""
+def instrument(ts: TransitionSystem, disciplines: bool = True, races: bool = False) -> System:
+    """Wrap ``ts`` only when the program declares something to check or races are asked for, keeping the
+    plain path fast. ``disciplines=False`` leaves declared predicates to a reduction that checks them itself."""
     p = ts.program
-    if p.invariants or (disciplines and p.exclusives):
-        return Checked(ts, disciplines)
+    if p.invariants or (disciplines and p.exclusives) or races:
+        return Checked(ts, disciplines, races)
     return ts
 
 

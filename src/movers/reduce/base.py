@@ -46,6 +46,9 @@ class Capabilities:
     symmetry: bool = False  # --symmetry threads (its decisions do not depend on thread numbers)
     workers: bool = False  # --workers N (the partitioned search is the full search)
     all_violations: bool = True  # --all-violations / --max-violations N
+    # --races: it reaches a state where two conflicting accesses are both next whenever the full search does
+    # (docs/reductions.md argues it for each reduction that claims it).
+    races: bool = False
     # The search re-expands its stored states whenever the reduction's predicates weaken (``version``), until a
     # pass changes nothing (search/incremental.py): instead of restarting, as a ``Refine`` does elsewhere.
     incremental: bool = False

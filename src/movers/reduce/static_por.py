@@ -38,7 +38,8 @@ from movers.semantics.state import State
 
 class StaticPOR(ReductionBase):
     name = "static-por"
-    capabilities = Capabilities()
+    # Races: a persistent set that holds one of two conflicting next steps holds the other (docs/reductions.md).
+    capabilities = Capabilities(races=True)
     stores_all = True  # store() is always True: the search may skip asking
     needs_stack = needs_stored = True  # the cycle proviso
     preserves = ALL_BUT_ATOMICITY

@@ -28,6 +28,7 @@ RULES = {
     "discipline": "A location is accessed without the exclusive access its declaration (or inference) requires",
     "atomicity": "An atomic block is not serialisable in some interleaving",
     "runtime-error": "A step fails at run time in some interleaving",
+    "race": "Two threads can each access the same location next, one a write, with no synchronisation between",
 }
 
 

@@ -14,7 +14,7 @@ from movers.search.stats import Stats
 VERDICTS = ("ok", "violation", "incomplete", "error")
 # What a step's changes say of a thread (``{"thread worker#0": "terminated"}``).
 THREAD_EVENTS = ("started", "terminated", "woken")
-KINDS = ("assertion", "deadlock", "invariant", "discipline", "atomicity", "runtime-error")
+KINDS = ("assertion", "deadlock", "invariant", "discipline", "atomicity", "runtime-error", "race")
 
 
 @dataclass

@@ -175,7 +175,7 @@ def print_result(
             table.add_row(str(i), Text(printable(st.who)), str(st.line), Text(printable(st.shown_source(), True)),
                           Text(printable(st.changes_text())))
         console.print(table)
-        if v.state and "threads" in v.state and (full_state or v.kind == "deadlock"):
+        if v.state and "threads" in v.state and (full_state or v.kind in ("deadlock", "race")):
             print_state(v.state, console, globals_too=full_state)
 
 

@@ -70,6 +70,9 @@ class Options:
     # What one step is: "access" (at most one access to shared memory, as CPython interleaves) or "statement"
     # (one statement, the papers' granularity): lang/granularity.py, docs/language.md section 8.
     granularity: str = "access"
+    # ``--races``: report a state where two threads' next steps are conflicting accesses that no
+    # synchronisation orders (instrument/races.py). Off by default: flag-based algorithms race by design.
+    races: bool = False
 
     def but(self, **changes: Any) -> Options:
         """A copy with some fields changed (``dataclasses.replace``)."""
@@ -89,7 +92,8 @@ class Options:
         if self.granularity not in GRANULARITIES:
             return f"unknown granularity '{self.granularity}' (access or statement)"
         return (self.limits.problem() or self._violations_problem() or self._workers_problem()
-                or self._symmetry_problem() or self._store_problem() or self._atomicity_problem())
+                or self._symmetry_problem() or self._store_problem() or self._atomicity_problem()
+                or self._races_problem())
 
     def _violations_problem(self) -> str | None:
         from movers.reduce import capabilities
@@ -180,3 +184,24 @@ class Options:
         allowed = supporting(lambda c: needed in c.atomicity)
         return (f"--atomicity {mode}: only with --reduction {names_text(allowed)} for now; no other reduction is "
                 f"shown yet to preserve atomicity violations (--reduction {self.reduction} refused)")
+
+    def _races_problem(self) -> str | None:
+        from movers.reduce import capabilities, supporting
+
+        if type(self.races) is not bool:
+            return f"races must be True or False (got {self.races!r})"
+        if not self.races:
+            return None
+        if self.granularity != "access":
+            return ("--races needs --granularity access: a race is two single accesses, and a statement step makes "
+                    "several at once, atomically")
+        if not capabilities(self.reduction).races:
+            ok = supporting(lambda c: c.races)
+            return (f"--races: only with --reduction {', '.join(ok[:-1])} or {ok[-1]}; --reduction "
+                    f"{self.reduction} may not reach every state where two conflicting accesses are both next "
+                    "(docs/reductions.md)")
+        if type(self.workers) is int and self.workers > 1:
+            return f"--races: not with --workers {self.workers} (the parallel search does not look for races yet)"
+        if self.atomicity is not None:
+            return "--races: not with --atomicity (check the two separately)"
+        return None

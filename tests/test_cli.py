@@ -79,7 +79,8 @@ def test_console_script_entry_point() -> None:
     exe = shutil.which("movers")
     if exe is None:
         return  # not installed as a script in this environment; `python -m movers.cli` is tested above
-    p = subprocess.run([exe, "check", SC, "--json", "--granularity", "statement"], capture_output=True, text=True, timeout=60)
+    p = subprocess.run([exe, "check", SC, "--json", "--granularity", "statement"], capture_output=True, text=True,
+                       timeout=60)
     assert json.loads(p.stdout)["stats"]["states"] == 106
 
 

@@ -275,7 +275,8 @@ def test_semantic_queries_for_reductions() -> None:
     from movers.semantics.system import TransitionSystem
 
     p = movers.load("m = Lock()\nclass N:\n    def __init__(self):\n        self.v = 0\n"
-                    "def w():\n    mine = N()\n    with m:\n        pass\nThread(target=w).start()\n", granularity="statement")
+                    "def w():\n    mine = N()\n    with m:\n        pass\nThread(target=w).start()\n",
+                    granularity="statement")
     ts = TransitionSystem(p)
     s = ts.initial()
     m = s[0][p.global_slot("m")]

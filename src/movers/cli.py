@@ -131,8 +131,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated reduction names, one row each (default: all of them)")
     k.add_argument("--search", choices=SEARCHES, default="dfs",
                    help="depth-first (default) or breadth-first, for every row")
-    k.add_argument("--granularity", choices=GRANULARITIES, default=GRANULARITIES[0],
-                   help="what one step is, for every row: access (default) or statement")
+    _step_options(k, races=False)
     k.add_argument("--atomicity", nargs="?", const="auto", choices=ATOMICITY,
                    help="also check 'with atomic():' blocks: each row then gives the standard states (no "
                         "atomicity checking) beside the instrumented ones, as Flanagan's Figure 1 does")
@@ -144,14 +143,17 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _step_options(c: argparse.ArgumentParser) -> None:
-    """What a step is, and the races between steps: ``movers check``'s options of the access granularity."""
+def _step_options(c: argparse.ArgumentParser, races: bool = True) -> None:
+    """What a step is, and the races between steps: ``movers check``'s options of the access granularity
+    (``compare``: the granularity only, for every row)."""
     from movers.search.options import GRANULARITIES
 
     c.add_argument("--granularity", choices=GRANULARITIES, default=GRANULARITIES[0],
                    help="what one step is: access (default; at most one read or write of shared memory, as "
                         "CPython interleaves: an unlocked counter += 1 can lose an update) or statement (one "
                         "statement, the papers' granularity); docs/language.md section 8")
+    if not races:
+        return
     c.add_argument("--races", action="store_true",
                    help="also report data races: a state where two threads' next steps access the same location, "
                         "one a write, neither a synchronisation operation (--granularity access; docs/cli.md)")

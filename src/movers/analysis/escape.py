@@ -174,8 +174,8 @@ class StaticLocality(Protocol):
 def step_nodes(thread: tuple) -> list[tuple[Code, int]]:
     """The nodes thread ``thread``'s next step may run: its next node, the free glue after it (nodes that
     are not costly, up to the next costly one), and, when the glue returns, the caller's glue (not the code
-    the glue calls: ``StaticThreadLocal`` never calls a calling step local). Over-approximates, as a static verdict has to cover every
-    resolution of the step (the paper's "all transitions of t at its control point")."""
+    the glue calls: ``StaticThreadLocal`` never calls a calling step local). Over-approximates, as a static
+    verdict has to cover every resolution of the step (the paper's "all transitions of t at its control point")."""
     out: list[tuple[Code, int]] = []
     frames = list(thread)
     while frames:

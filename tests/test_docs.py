@@ -1,6 +1,7 @@
 """Every complete model in docs/*.md states what `movers check` reports on its first line
-(``# movers check: ok, 10 states``, ``# movers check: violation (deadlock)``, ``# movers check: error: …``):
-the user reference cannot drift from the checker."""
+(``# movers check: ok, 10 states``, ``# movers check: violation (deadlock)``, ``# movers check: error: …``;
+``# movers check --granularity statement: ok, 10 states`` for the statement granularity): the user reference
+cannot drift from the checker."""
 
 from __future__ import annotations
 
@@ -12,19 +13,21 @@ from conftest import ROOT
 import movers
 
 DOCS = sorted((ROOT / "docs").glob("*.md"))
-TAG = "# movers check:"
+TAG = "# movers check"
+GRANULARITY = re.compile(r"# movers check(?: --granularity (access|statement))?:")
 
 
-def blocks() -> list[tuple[str, str, str]]:
+def blocks() -> list[tuple[str, str, str, str]]:
     out = []
     for md in DOCS:
         text = md.read_text()
         for m in re.finditer(r"```python\n(.*?)```", text, re.S):
             code = m.group(1)
             first = code.splitlines()[0] if code.strip() else ""
-            if first.startswith(TAG):
+            tag = GRANULARITY.match(first)
+            if tag:
                 line = text[: m.start()].count("\n") + 1
-                out.append((f"{md.name}:{line}", first[len(TAG):].strip(), code))
+                out.append((f"{md.name}:{line}", first[tag.end():].strip(), code, tag.group(1) or "access"))
     return out
 
 
@@ -35,9 +38,16 @@ def test_the_docs_have_checked_models() -> None:
     assert len(BLOCKS) >= 20
 
 
-@pytest.mark.parametrize(("where", "expect", "code"), BLOCKS, ids=[b[0] for b in BLOCKS])
-def test_doc_model(where: str, expect: str, code: str) -> None:
-    r = movers.check(code, filename=where)
+def test_every_tag_is_read() -> None:
+    for md in DOCS:
+        for line in md.read_text().splitlines():
+            if line.startswith(TAG):
+                assert GRANULARITY.match(line), f"{md.name}: a tag the tests do not read: {line!r}"
+
+
+@pytest.mark.parametrize(("where", "expect", "code", "granularity"), BLOCKS, ids=[b[0] for b in BLOCKS])
+def test_doc_model(where: str, expect: str, code: str, granularity: str) -> None:
+    r = movers.check(code, filename=where, granularity=granularity)
     if expect.startswith("error:"):
         assert r.verdict == "error" and expect[6:].strip() in (r.error or "")
         return

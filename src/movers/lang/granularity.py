@@ -30,6 +30,7 @@ statements that ``choose`` or call a synchronisation method, the module's initia
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -39,9 +40,6 @@ from movers.lang.syntax import BUILTIN_METHODS, CHANGING_METHODS, SYNC_METHODS
 GRANULARITIES = ("access", "statement")
 DEFAULT_GRANULARITY = "access"
 
-# Builtin functions that read nothing shared themselves (their arguments are walked).
-_PURE_BUILTINS = {"abs", "int", "bool", "range", "tid", "Lock", "RLock", "Condition", "Semaphore",
-                  "BoundedSemaphore", "Event", "Barrier", "Thread", "list", "object"}
 # Calls after which the statement is left whole (a synchronisation or a choice inside an expression).
 _WHOLE_CALLS = {"choose", "wait_until", "assume", "commit", "super"}
 
@@ -378,15 +376,11 @@ class _Cut:
     def target(self, t: ast.expr) -> ast.expr:
         """An assignment target with its operands hoisted (the store itself stays)."""
         if isinstance(t, ast.Attribute):
-            t.value = self.hoist_if_events(t.value)
+            t.value = self.value(t.value)
         elif isinstance(t, ast.Subscript):
-            t.value = self.hoist_if_events(t.value)
-            t.slice = self.hoist_if_events(t.slice)
+            t.value = self.value(t.value)
+            t.slice = self.value(t.slice)
         return t
-
-    def hoist_if_events(self, e: ast.expr) -> ast.expr:
-        e2 = self.value(e)
-        return e2
 
     def statement(self, s: ast.stmt) -> ast.stmt:
         """The statement that stays, its operands hoisted."""
@@ -412,17 +406,16 @@ class _Cut:
             # Several targets, or unpacking: the value in a temporary, then one store per target, in order.
             if not isinstance(value, ast.Name):
                 value = self.hoist(value)
-            leaves: list[ast.expr] = []
             for t in targets:
                 if isinstance(t, (ast.Tuple, ast.List)):
                     names = [_store(self._fresh(), x) for x in t.elts]
+                    elts: list[ast.expr] = list(names)
                     unpack = ast.copy_location(ast.Assign(targets=[ast.copy_location(
-                        ast.Tuple(names, ast.Store()), t)], value=_load(value.id, t)), t)
+                        ast.Tuple(elts, ast.Store()), t)], value=_load(value.id, t)), t)
                     unpack.movers_text = self.stmt_text  # type: ignore[attr-defined]
                     self.pre.append(ast.fix_missing_locations(unpack))
                     for x, n in zip(t.elts, names, strict=True):
                         self._store_from(x, n.id)
-                        leaves.append(x)
                 else:
                     self._store_from(t, value.id)
             last = self.pre.pop()
@@ -556,8 +549,8 @@ def _evaluation_order(e: ast.AST) -> list[ast.AST]:
             # A method's name is not a field read: the receiver, then the arguments, then the call.
             if isinstance(n.func, ast.Attribute):
                 visit(n.func.value)
-            for child in n.args:
-                visit(child)
+            for arg in n.args:
+                visit(arg)
             for kw in n.keywords:
                 visit(kw.value)
         else:
@@ -580,16 +573,12 @@ def _store(name: str, at: ast.AST) -> ast.Name:
 
 
 def _as_load(t: ast.expr) -> ast.expr:
-    import copy
-
     c = copy.copy(t)
     c.ctx = ast.Load()  # type: ignore[attr-defined]
     return c
 
 
 def _as_store(t: ast.expr) -> ast.expr:
-    import copy
-
     c = copy.copy(t)
     c.ctx = ast.Store()  # type: ignore[attr-defined]
     return c
@@ -641,5 +630,3 @@ def _has_whole_call(s: ast.AST) -> bool:
             return True
     return False
 
-
-_ = _PURE_BUILTINS  # documented above; the builtins not listed read nothing shared either

@@ -5,9 +5,9 @@ The model (written by ``model_source``): K workers, each doing L increments ``wi
 count = t + 1`` written out one after the other (unrolled, as minicheck's counter is: no loop counter in
 the state), and a checker that joins them all and asserts ``count == K * L`` under the lock. The
 successor function below is what the pure-Python checkers on PyPI ask their users to write: flat tuples,
-one branch per program counter. It encodes movers' granularity exactly (docs/language.md section 8: the entry
-and exit of ``with m:`` are steps, a worker's frame and its local ``t`` are gone once its last release
-ends it, the checker's ``for`` header is a step), and the script checks that both searches store the
+one branch per program counter. It encodes movers' ``--granularity statement`` exactly (docs/language.md
+section 8: the entry and exit of ``with m:`` are steps, a worker's frame and its local ``t`` are gone once
+its last release ends it, the checker's ``for`` header is a step), and the script checks that both searches store the
 same number of states before it prints a ratio: K=4, L=3 gives 183,215 states in both.
 
 So the ratio movers states/s : baseline states/s measures what movers' generality costs over hand-written
@@ -139,7 +139,9 @@ def baseline_once(K: int, L: int) -> dict[str, Any]:
 
 
 def movers_once(path: Path, reduction: str) -> dict[str, Any]:
-    r = run.run_once(path, reduction, "dfs", None, None, 1800)
+    # The successor function encodes statement granularity (the entry and exit of ``with m:``, the ``for``
+    # header as steps); under access granularity the local glue joins the step before it: another graph.
+    r = run.run_once(path, reduction, "dfs", None, None, 1800, "statement")
     if "crash" in r:
         raise SystemExit(f"movers run crashed: {r['crash']}")
     m = r["measure"]

@@ -1,14 +1,16 @@
 """Dwyer et al.'s benchmarks (papers/002, section 8, Tables 1-2): movers' numbers beside the paper's.
 
     python benchmarks/dwyer.py [--models NAME ...] [--sizes default,paper,scaled] [--repeat 1]
-                               [--time-limit 120] [--timeout 900] [--out benchmarks/results/dwyer.md]
+                               [--granularity statement,access] [--time-limit 120] [--timeout 900]
+                               [--out benchmarks/results/dwyer.md]
 
 For each example ``examples/dwyer_*.py`` (at its default size and at the sizes listed in BENCHMARKS,
 made by rewriting its module-level constants), runs ``none`` and every Dwyer strategy that is
 registered in ``movers.reduce.REDUCTIONS`` (the others are skipped with a note, so the script works
-while they land), each in a fresh process through benchmarks/run.py's machinery, and writes a Markdown
-report to benchmarks/results/dwyer.md (and prints it): states per column beside the paper's, the
-paper's base/best factor and ours, and why a factor is or is not comparable. The bug twins
+while they land), at each ``--granularity`` (statement, the papers' steps, and access), each in a
+fresh process through benchmarks/run.py's machinery, and writes a Markdown report to
+benchmarks/results/dwyer.md (and prints it): states and CPU time per column beside the paper's states,
+the paper's base/best factor and ours, and why a factor is or is not comparable. The bug twins
 (``*_bug.py``) are run too: each strategy must report the kind that ``none`` reports.
 """
 
@@ -43,18 +45,20 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 STRATEGIES = tuple(name for _, name in COLUMNS)
 
 GRANULARITY = (
-    "Bogor's (B) and movers' `none` cut a program into different steps, in both directions. (B) counts "
-    "bytecode-level transitions, so a statement such as `head = (head + 1) % bound` is several "
-    "transitions, each field access an interleaving point; but it already aggregates the transitions "
-    "that touch only local variables (the paper's reference [7]), and it has process symmetry. `none` "
-    "takes one step per statement (shared accesses already coarser than bytecode) and aggregates "
-    "nothing (local steps finer than (B)), with heap symmetry only. So where the paper's saving comes "
-    "from thread-local steps (Independent Work, Deadlock) our none/best factor is larger than the "
-    "paper's, because it also contains the aggregation (B) had; where it comes from lock-protected "
-    "shared accesses (Bounded Buffer, Readers-Writers, Replicated Workers) it is smaller, because "
-    "`none` never interleaved inside a statement. The factors agree in direction, not in size. Absolute "
-    "state counts compare only where the result is structural: Independent Work's 2 states under (DA) "
-    "and (SDA)."
+    "Bogor's (B) counts bytecode-level transitions, so a statement such as `head = (head + 1) % bound` "
+    "is several transitions, each field access an interleaving point; but it already aggregates the "
+    "transitions that touch only local variables (the paper's reference [7]), and it has process "
+    "symmetry. At `--granularity statement`, `none` takes one step per statement (shared accesses "
+    "coarser than bytecode) and takes each statement as a step even where it touches only locals "
+    "(local steps finer than (B)), with heap symmetry only: where the paper's saving comes from "
+    "thread-local steps (Independent Work, Deadlock) our none/best factor is larger than the paper's, "
+    "where it comes from lock-protected shared accesses (Bounded Buffer, Readers-Writers, Replicated "
+    "Workers) it is smaller. `--granularity access` is close to (B) in both directions: a step performs "
+    "at most one shared access (an interleaving point at each field, element or global access, as in "
+    "bytecode), and statements that touch only locals run inside the step before them (Bogor's "
+    "aggregation). It still has no process symmetry, and our models are rebuilt from the text, so "
+    "absolute state counts compare only where the result is structural (Independent Work's 2 states "
+    "under (DA) and (SDA)), and the factors in direction and order of magnitude."
 )
 
 LOCKING = (
@@ -191,16 +195,21 @@ def registered() -> list[str]:
 
 @dataclass
 class Run:
-    """The rows of one model at one size: reduction -> the row of benchmarks/run.py's ``summarise``."""
+    """The rows of one model at one size and granularity: reduction -> the row of benchmarks/run.py's
+    ``summarise``."""
 
     bench: Benchmark
     size: Size
+    granularity: str
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def measure(path: Path, reduction: str, args: argparse.Namespace) -> dict[str, Any]:
-    runs = [run_once(path, reduction, "dfs", None, args.time_limit, args.timeout) for _ in range(args.repeat)]
-    return summarise(path, reduction, "dfs", runs)
+def measure(path: Path, reduction: str, args: argparse.Namespace, granularity: str) -> dict[str, Any]:
+    runs = [
+        run_once(path, reduction, "dfs", None, args.time_limit, args.timeout, granularity)
+        for _ in range(args.repeat)
+    ]
+    return summarise(path, reduction, "dfs", runs, granularity)
 
 
 def complete_ok(row: dict[str, Any] | None) -> bool:
@@ -252,9 +261,9 @@ def size_text(size: Size) -> str:
 
 def summary_table(results: list[Run]) -> list[str]:
     out = [
-        "| example | size | threads (ours / paper) | paper (B) | paper best | paper factor | our `none` "
-        "| our best | our factor | comparable |",
-        "|---|---|---|---:|---|---:|---:|---|---:|---|",
+        "| example | size | granularity | threads (ours / paper) | paper (B) | paper best | paper factor "
+        "| our `none` | our best | our factor | best's CPU / `none`'s | comparable |",
+        "|---|---|---|---|---:|---|---:|---:|---|---:|---:|---|",
     ]
     for run in results:
         b = run.bench
@@ -262,26 +271,34 @@ def summary_table(results: list[Run]) -> list[str]:
         base = run.rows.get("none")
         name, best = ours_best(run.rows)
         ours = factor(base["states"] if complete_ok(base) else None, best)
+        cpu = cpu_ratio(run.rows.get(name) if name else None, base)
         # The paper measured one size: its numbers sit beside the default and paper sizes only.
         paper = (
             f"{b.paper['(B)']:,} | {pbest:,} {column} | {factor(b.paper['(B)'], pbest):,.1f}x"
             if run.size.label != "scaled" else "| | "
         )
         out.append(
-            f"| {b.title} | {size_text(run.size)} | {run.size.threads} / {b.paper_threads} | {paper} "
-            f"| {states_cell(base) or 'not run'} | {num(best, ',')} {('`' + name + '`') if name else ''} "
-            f"| {num(ours, ',.1f')}{'x' if ours else ''} | {b.comparable} |"
+            f"| {b.title} | {size_text(run.size)} | {run.granularity} | {run.size.threads} / {b.paper_threads} "
+            f"| {paper} | {states_cell(base) or 'not run'} | {num(best, ',')} {('`' + name + '`') if name else ''} "
+            f"| {num(ours, ',.1f')}{'x' if ours else ''} | {num(cpu, '.2f')} | {b.comparable} |"
         )
     return out
+
+
+def cpu_ratio(row: dict[str, Any] | None, base: dict[str, Any] | None) -> float | None:
+    """The row's CPU seconds relative to ``none``'s (time to verdict; below 1 the reduction is faster)."""
+    if not row or not base or not complete_ok(row) or not complete_ok(base) or not base.get("cpu_seconds"):
+        return None
+    return float(row["cpu_seconds"]) / float(base["cpu_seconds"])
 
 
 def detail_table(run: Run, strategies: list[str]) -> list[str]:
     b = run.bench
     out = [
-        f"### {b.title}: `{b.file}`, {size_text(run.size)}",
+        f"### {b.title}: `{b.file}`, {size_text(run.size)}, {run.granularity} granularity",
         "",
-        "| paper column | reduction | paper states | our states | transitions | seconds |",
-        "|---|---|---:|---:|---:|---:|",
+        "| paper column | reduction | paper states | our states | transitions | seconds | CPU s | CPU / `none` |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for column, name in COLUMNS:
         row = run.rows.get(name)
@@ -293,9 +310,11 @@ def detail_table(run: Run, strategies: list[str]) -> list[str]:
             ours = states_cell(row)
         paper = b.paper.get(column)
         transitions, seconds = (row.get("transitions"), row.get("seconds")) if row else (None, None)
+        cpu = row.get("cpu_seconds") if row else None
         out.append(
             f"| {column} | `{name}` | {num(paper, ',') or 'not reported'} | {ours} "
-            f"| {num(transitions, ',')} | {num(seconds, '.2f')} |"
+            f"| {num(transitions, ',')} | {num(seconds, '.2f')} | {num(cpu, '.3f')} "
+            f"| {num(cpu_ratio(row, run.rows.get('none')), '.2f')} |"
         )
     for r in run.rows.values():
         if r.get("error"):
@@ -305,29 +324,31 @@ def detail_table(run: Run, strategies: list[str]) -> list[str]:
     return out + [""]
 
 
-def twin_table(twins: dict[str, dict[str, dict[str, Any]]], strategies: list[str]) -> list[str]:
+def twin_table(twins: dict[tuple[str, str], dict[str, dict[str, Any]]], strategies: list[str]) -> list[str]:
     out = [
-        "| twin | " + " | ".join(f"`{s}`" for s in strategies) + " | same kind as `none` |",
-        "|---|" + "---|" * len(strategies) + "---|",
+        "| twin | granularity | " + " | ".join(f"`{s}`" for s in strategies) + " | same kind as `none` |",
+        "|---|---|" + "---|" * len(strategies) + "---|",
     ]
-    for name, rows in twins.items():
+    for (name, granularity), rows in twins.items():
         kinds = {s: tuple(rows[s].get("kinds", [])) for s in strategies if s in rows}
         cells = [f"{rows[s]['verdict']} ({', '.join(kinds[s])}), {rows[s].get('states', 0):,} states"
                  if s in rows else "" for s in strategies]
         same = all(rows[s]["verdict"] == rows["none"]["verdict"] and kinds[s] == kinds["none"] for s in kinds)
-        out.append(f"| `{name}` | " + " | ".join(cells) + f" | {'yes' if same else '**no**'} |")
+        out.append(f"| `{name}` | {granularity} | " + " | ".join(cells) + f" | {'yes' if same else '**no**'} |")
     return out
 
 
-def report(results: list[Run], twins: dict[str, dict[str, dict[str, Any]]], strategies: list[str],
+def report(results: list[Run], twins: dict[tuple[str, str], dict[str, dict[str, Any]]], strategies: list[str],
            args: argparse.Namespace) -> str:
     missing = [s for s in STRATEGIES if s not in strategies]
     lines = [
         "# Dwyer et al.'s benchmarks: movers beside the paper",
         "",
         f"Generated by `python benchmarks/dwyer.py` on {time.strftime('%Y-%m-%d %H:%M')}: every run in a fresh "
-        f"process (benchmarks/run.py), median of {args.repeat}, DFS, time limit {args.time_limit:g} s per run. "
-        "The paper's numbers are Tables 1-2 of papers/002 (Bogor, states stored).",
+        f"process (benchmarks/run.py), median of {args.repeat}, DFS, time limit {args.time_limit:g} s per run, "
+        f"granularity {args.granularity}. The paper's numbers are Tables 1-2 of papers/002 (Bogor, states "
+        "stored). CPU is the check's `time.process_time`; a ratio to `none` is taken within the same "
+        "granularity, below 1 the strategy reaches its verdict sooner.",
         "",
     ]
     if missing:
@@ -352,15 +373,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per model and reduction (default: 1)")
     ap.add_argument("--time-limit", type=float, default=120, help="per run, passed to movers.check (seconds)")
     ap.add_argument("--timeout", type=float, default=900, help="kill a run after this many seconds")
+    ap.add_argument("--granularity", default="statement,access",
+                    help="comma-separated: statement, access or both (default: statement,access)")
     ap.add_argument("--no-twins", action="store_true", help="do not run the *_bug.py twins")
     ap.add_argument("--out", type=Path, default=RESULTS / "dwyer.md", help="the Markdown report")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
     labels = {s.strip() for s in args.sizes.split(",") if s.strip()}
+    granularities = [g.strip() for g in args.granularity.split(",") if g.strip()]
+    if not granularities or any(g not in ("access", "statement") for g in granularities):
+        ap.error(f"--granularity wants statement, access or both, got {args.granularity!r}")
     strategies = registered()
     results: list[Run] = []
-    twins: dict[str, dict[str, dict[str, Any]]] = {}
+    twins: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for bench in BENCHMARKS:
         if bench.file.removeprefix("dwyer_").removesuffix(".py") not in args.models:
             continue
@@ -368,17 +394,19 @@ def main(argv: list[str] | None = None) -> int:
             if size.label not in labels:
                 continue
             path = variant(EXAMPLES / bench.file, size.consts)
-            run = Run(bench, size)
-            for s in strategies:
-                if size.only and s not in size.only:
-                    continue
-                print(f"{bench.title} [{size_text(size)}] / {s} ...", file=sys.stderr, flush=True)
-                run.rows[s] = measure(path, s, args)
-            results.append(run)
+            for g in granularities:
+                run = Run(bench, size, g)
+                for s in strategies:
+                    if size.only and s not in size.only:
+                        continue
+                    print(f"{bench.title} [{size_text(size)}] / {g} / {s} ...", file=sys.stderr, flush=True)
+                    run.rows[s] = measure(path, s, args, g)
+                results.append(run)
         twin = EXAMPLES / bench.file.replace(".py", "_bug.py")
         if not args.no_twins and twin.exists():
-            print(f"{twin.name} ...", file=sys.stderr, flush=True)
-            twins[twin.name] = {s: measure(twin, s, args) for s in strategies}
+            for g in granularities:
+                print(f"{twin.name} / {g} ...", file=sys.stderr, flush=True)
+                twins[twin.name, g] = {s: measure(twin, s, args, g) for s in strategies}
     text = report(results, twins, strategies, args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text + "\n")

@@ -4,11 +4,14 @@ less CPU than ``none``.
 
     python benchmarks/reductions_time.py                    # every example and the scaled ones, median of 3
     python benchmarks/reductions_time.py --repeat 5 --threshold 0.5
+    python benchmarks/reductions_time.py --granularity statement,access   # each model at both
 
 Every ``examples/*.py`` (bug twins included) and the scaled variants below run once under ``none`` in a
 fresh process (``run.py``'s ``run_once``); those over ``--threshold`` CPU seconds then run ``--repeat``
 times under ``none`` and each of ``--reductions``. The table (CPU seconds, states, and each reduction's CPU
 relative to ``none``: below 1 it wins) is printed and written to ``benchmarks/results/reductions_time.md``.
+Each model runs at each ``--granularity`` (default ``access``, the checker's default), judged against
+``none`` at the same granularity.
 """
 
 from __future__ import annotations
@@ -52,31 +55,33 @@ def cpu(row: dict[str, Any]) -> float:
 
 
 def measure(paths: list[Path], reductions: list[str], repeat: int, threshold: float,
-            time_limit: float) -> list[dict[str, Any]]:
+            time_limit: float, granularities: list[str]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in paths:
-        first = summarise(path, "none", "dfs", [run_once(path, "none", "dfs", None, time_limit, 3 * time_limit)])
-        print(f"{path.stem}: none {cpu(first):.2f} CPU s", file=sys.stderr)
-        if cpu(first) <= threshold:
-            continue
-        for reduction in ["none", *reductions]:
-            runs = [run_once(path, reduction, "dfs", None, time_limit, 3 * time_limit) for _ in range(repeat)]
-            rows.append(summarise(path, reduction, "dfs", runs))
+        for g in granularities:
+            first = summarise(path, "none", "dfs", [run_once(path, "none", "dfs", None, time_limit, 3 * time_limit, g)],
+                              g)
+            print(f"{path.stem} ({g}): none {cpu(first):.2f} CPU s", file=sys.stderr)
+            if cpu(first) <= threshold:
+                continue
+            for reduction in ["none", *reductions]:
+                runs = [run_once(path, reduction, "dfs", None, time_limit, 3 * time_limit, g) for _ in range(repeat)]
+                rows.append(summarise(path, reduction, "dfs", runs, g))
     return rows
 
 
 def table(rows: list[dict[str, Any]], reductions: list[str], repeat: int, threshold: float) -> str:
-    by_model: dict[str, dict[str, dict[str, Any]]] = {}
+    by_model: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for r in rows:
-        by_model.setdefault(r["model"], {})[r["reduction"]] = r
-    head = "| model | none: states, CPU s | " + " | ".join(reductions) + " |"
+        by_model.setdefault((r["model"], r["granularity"]), {})[r["reduction"]] = r
+    head = "| model | granularity | none: states, CPU s | " + " | ".join(reductions) + " |"
     lines = [f"Median of {repeat} runs, fresh processes, CPU seconds of the check (`time.process_time`); the models "
              f"where `none` took more than {threshold:g} CPU s. Each reduction: states, CPU s, and (CPU relative "
              "to `none`): below 1, it reaches its verdict sooner.", "", head,
-             "|---|---:|" + "---:|" * len(reductions)]
-    for model, cells in by_model.items():
+             "|---|---|---:|" + "---:|" * len(reductions)]
+    for (model, granularity), cells in by_model.items():
         base = cells["none"]
-        out = [model, f"{base.get('states', 0):,}, {cpu(base):.2f} s ({base['verdict']})"]
+        out = [model, granularity, f"{base.get('states', 0):,}, {cpu(base):.2f} s ({base['verdict']})"]
         for red in reductions:
             r = cells.get(red)
             if r is None or r.get("verdict") in ("crash", "error"):
@@ -96,10 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threshold", type=float, default=1.0, help="CPU seconds of none above which a model "
                     "is measured (default 1)")
     ap.add_argument("--time-limit", type=float, default=300.0, help="movers.check's time limit per run")
+    ap.add_argument("--granularity", default="access", help="comma-separated: access, statement or both "
+                    "(default: access)")
     ap.add_argument("--out", type=Path, default=RESULTS / "reductions_time.md")
     args = ap.parse_args(argv)
     reductions = [r for r in args.reductions.split(",") if r]
-    rows = measure(models(), reductions, args.repeat, args.threshold, args.time_limit)
+    granularities = [g for g in args.granularity.split(",") if g]
+    if not granularities or any(g not in ("access", "statement") for g in granularities):
+        ap.error(f"--granularity wants access, statement or both, got {args.granularity!r}")
+    rows = measure(models(), reductions, args.repeat, args.threshold, args.time_limit, granularities)
     text = table(rows, reductions, args.repeat, args.threshold)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)

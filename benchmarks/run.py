@@ -1,13 +1,15 @@
 """The benchmark harness: every model × reduction, each run in a fresh process, medians of N runs.
 
     python benchmarks/run.py [--models PATH ...] [--reductions none,...] [--repeat 3] [--json OUT]
-                             [--counter K,L ...] [--search dfs|bfs] [--max-states N] [--time-limit S]
+                             [--counter K,L ...] [--variant NAME ...] [--granularity access,statement]
+                             [--search dfs|bfs] [--max-states N] [--time-limit S] [--markdown OUT]
 
 Each run is ``python -c`` in a new process that imports movers, compiles the model with a one-state run,
 resets the peak RSS (``/proc/self/clear_refs``), reads its resident set size (``/proc/self/statm``), runs the
 real search, and reads its peak RSS (``ru_maxrss``); so peak memory and bytes per state belong to that one
 search. See ``benchmarks/README.md``
-for the columns. Results go to ``benchmarks/results/latest.json`` and, with ``--json``, to OUT too.
+for the columns. Results go to ``benchmarks/results/latest.json`` and, with ``--json``, to OUT too; with
+``--markdown``, a Markdown table of states and CPU time relative to ``none`` goes to OUT.
 """
 
 from __future__ import annotations
@@ -30,17 +32,20 @@ DEFAULT_COUNTER = ["3,4", "4,4"]  # about 7,000 and 90,000 states with --reducti
 MIN_GROWTH_MB = 1.0  # below this RSS growth, bytes/state is noise: the table shows "-" (the JSON keeps it)
 MARKER = "@@MOVERS-BENCH@@"  # prefixes the child's result line, whatever else it prints
 
-# The child process. argv: model path, reduction, search, max_states or "-", time_limit or "-".
+# The child process. argv: model path, reduction, search, max_states or "-", time_limit or "-", granularity or
+# "-" (the checker's default).
 CHILD = r"""
 import json, os, resource, sys, time
-model, reduction, search, max_states, time_limit = sys.argv[1:6]
+model, reduction, search, max_states, time_limit, granularity = sys.argv[1:7]
 import movers
 kw = {"reduction": reduction, "search": search}
+if granularity != "-":
+    kw["granularity"] = granularity
 if max_states != "-":
     kw["max_states"] = int(max_states)
 if time_limit != "-":
     kw["time_limit"] = float(time_limit)
-movers.check(model, reduction=reduction, search=search, max_states=1)  # import and compile: not measured
+movers.check(model, **(kw | {"max_states": 1}))  # import and compile: not measured
 try:  # reset the peak RSS (Linux >= 4.0): importing peaks above the RSS that follows it
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
@@ -86,6 +91,48 @@ def counter_variant(k: int, n: int, template: Path = COUNTER, out_dir: Path = RE
     return path
 
 
+# ``--variant NAME``: an example with some lines rewritten, written to results/models/NAME.py. The papers
+# take each statement as one step, so their unlocked counters (Stoller & Cohen's barrier ``y++``, Flanagan &
+# Qadeer's specification variable ``count``) are races under ``--granularity access`` (a lost update: a
+# deadlock at the barrier, a failed assertion in read); these variants make that one statement a step of its
+# own again (``with indivisible():``), so the papers' programs can be measured at access granularity too.
+VARIANTS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "sc_example_indivisible": (
+        "sc_example.py",
+        (("    y += 1\n", "    with indivisible():\n        y += 1\n"),),
+    ),
+    "fq_counter_indivisible": (
+        "fq_counter.py",
+        (
+            ("    count += 1\n", "    with indivisible():\n        count += 1\n"),
+            ("    count -= 1\n", "    with indivisible():\n        count -= 1\n"),
+        ),
+    ),
+    "fq_counter_indivisible_CALLS3": (  # big enough (60,000 states) for CPU ratios that are not noise
+        "fq_counter.py",
+        (
+            ("    count += 1\n", "    with indivisible():\n        count += 1\n"),
+            ("    count -= 1\n", "    with indivisible():\n        count -= 1\n"),
+            ("\nCALLS = 2\n", "\nCALLS = 3\n"),
+        ),
+    ),
+}
+
+
+def variant_model(name: str, out_dir: Path = RESULTS / "models") -> Path:
+    """Write the example of ``VARIANTS[name]`` with its lines rewritten, to ``out_dir/name.py``."""
+    file, edits = VARIANTS[name]
+    src = (EXAMPLES / file).read_text()
+    for old, new in edits:
+        if src.count(old) != 1:
+            raise SystemExit(f"{file}: expected one line {old.strip()!r} to rewrite for --variant {name}")
+        src = src.replace(old, new)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.py"
+    path.write_text(src)
+    return path
+
+
 def model_name(path: Path) -> str:
     m = re.fullmatch(r"counter_bench_K(\d+)_L(\d+)", path.stem)
     return f"counter_bench(K={m[1]},L={m[2]})" if m else path.stem
@@ -122,9 +169,16 @@ def child_env() -> dict[str, str]:
 
 
 def run_once(
-    model: Path, reduction: str, search: str, max_states: int | None, time_limit: float | None, timeout: float
+    model: Path,
+    reduction: str,
+    search: str,
+    max_states: int | None,
+    time_limit: float | None,
+    timeout: float,
+    granularity: str | None = None,
 ) -> dict[str, Any]:
-    """One run in a fresh process: the ``Result.to_json()`` object plus ``measure``, or ``{"crash": msg}``."""
+    """One run in a fresh process: the ``Result.to_json()`` object plus ``measure``, or ``{"crash": msg}``.
+    ``granularity`` None: the checker's default."""
     argv = [
         sys.executable,
         "-c",
@@ -134,6 +188,7 @@ def run_once(
         search,
         "-" if max_states is None else str(max_states),
         "-" if time_limit is None else str(time_limit),
+        granularity or "-",
     ]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=child_env())
@@ -146,14 +201,19 @@ def run_once(
     return {"crash": f"exit {proc.returncode}: {tail}"}
 
 
-def summarise(model: Path, reduction: str, search: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(
+    model: Path, reduction: str, search: str, runs: list[dict[str, Any]], granularity: str | None = None
+) -> dict[str, Any]:
     """One table row from the runs of one model × reduction: the run of median seconds gives verdict,
-    states and transitions; memory figures are medians of their own."""
+    states and transitions; memory figures are medians of their own. ``granularity`` None: the one the
+    runs report (the checker's default)."""
+    reported = next((r.get("granularity") for r in runs if r.get("granularity")), None)
     row: dict[str, Any] = {
         "model": model_name(model),
         "path": str(model),
         "reduction": reduction,
         "search": search,
+        "granularity": granularity or reported,
         "repeat": len(runs),
     }
     crashes = [r["crash"] for r in runs if "crash" in r]
@@ -195,18 +255,21 @@ def summarise(model: Path, reduction: str, search: str, runs: list[dict[str, Any
 
 
 def add_ratios(rows: list[dict[str, Any]]) -> None:
-    """``ratio_to_none``: states / the states of ``none`` on the same model, when ``none`` ran; ``cpu_to_none``:
-    the same for CPU seconds (a reduction is judged by time to verdict too)."""
+    """``ratio_to_none``: states / the states of ``none`` on the same model at the same granularity, when
+    ``none`` ran; ``cpu_to_none``: the same for CPU seconds (a reduction is judged by time to verdict too)."""
 
     def states(r: dict[str, Any]) -> int | None:
         return r.get("states") if r["verdict"] not in ("error", "crash") else None
 
-    base = {r["model"]: states(r) for r in rows if r["reduction"] == "none"}
-    cpu = {r["model"]: r.get("cpu_seconds") for r in rows if r["reduction"] == "none" and states(r) is not None}
+    def key(r: dict[str, Any]) -> tuple[str, str | None]:
+        return r["model"], r.get("granularity")
+
+    base = {key(r): states(r) for r in rows if r["reduction"] == "none"}
+    cpu = {key(r): r.get("cpu_seconds") for r in rows if r["reduction"] == "none" and states(r) is not None}
     for r in rows:
-        b, s = base.get(r["model"]), states(r)
+        b, s = base.get(key(r)), states(r)
         r["ratio_to_none"] = s / b if b and s is not None else None
-        c, mine = cpu.get(r["model"]), r.get("cpu_seconds")
+        c, mine = cpu.get(key(r)), r.get("cpu_seconds")
         r["cpu_to_none"] = mine / c if c and mine is not None and s is not None else None
 
 
@@ -222,7 +285,7 @@ def print_table(rows: list[dict[str, Any]], repeat: int) -> None:
     from rich.table import Table
 
     table = Table(title=f"movers benchmarks (median of {repeat} runs, each in a fresh process)")
-    for col in ("model", "reduction", "verdict"):
+    for col in ("model", "granularity", "reduction", "verdict"):
         table.add_column(col)
     for col in ("states", "transitions", "seconds", "CPU s", "states/s", "peak MB", "bytes/state", "vs none",
                 "CPU vs none"):
@@ -230,6 +293,7 @@ def print_table(rows: list[dict[str, Any]], repeat: int) -> None:
     for r in rows:
         table.add_row(
             r["model"],
+            r.get("granularity") or "-",
             r["reduction"],
             r["verdict"] + (f" ({', '.join(r['kinds'])})" if r.get("kinds") else ""),
             _num(r.get("states"), ","),
@@ -249,6 +313,47 @@ def print_table(rows: list[dict[str, Any]], repeat: int) -> None:
     for r in rows:
         if r.get("error"):
             console.print(f"[red]{r['model']} / {r['reduction']}: {r['error']}[/red]")
+
+
+def verdict_text(r: dict[str, Any]) -> str:
+    return r["verdict"] + (f" ({', '.join(r['kinds'])})" if r.get("kinds") else "")
+
+
+def markdown(rows: list[dict[str, Any]], repeat: int, command: str) -> str:
+    """One row per model and granularity, one column per reduction: states, then (states relative to
+    ``none``; CPU seconds relative to ``none``), both from the same run of this script."""
+    reductions = list(dict.fromkeys(r["reduction"] for r in rows))
+    cells: dict[tuple[str, str | None], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        cells.setdefault((r["model"], r.get("granularity")), {})[r["reduction"]] = r
+    lines = [
+        f"`{command}`",
+        "",
+        f"Median of {repeat} runs, each in a fresh process; CPU seconds of the check (`time.process_time`). "
+        "`none`: verdict, states and CPU seconds. Each reduction: states (states relative to `none` at the same "
+        "granularity; CPU relative to `none`: below 1, the reduction reaches its verdict sooner). A verdict "
+        "other than `none`'s is named.",
+        "",
+        "| model | granularity | " + " | ".join(f"`{red}`" for red in reductions) + " |",
+        "|---|---|" + "---:|" * len(reductions),
+    ]
+    for (model, granularity), by_red in cells.items():
+        base = by_red.get("none")
+        out = [model, granularity or "-"]
+        for red in reductions:
+            r = by_red.get(red)
+            if r is None:
+                out.append("")
+            elif r["verdict"] in ("crash", "error"):
+                out.append(r["verdict"])
+            elif red == "none":
+                out.append(f"{verdict_text(r)}: {r['states']:,}, {r['cpu_seconds']:.2f} s")
+            else:
+                other = "" if base and r["verdict"] == base["verdict"] else f" {verdict_text(r)}"
+                out.append(f"{r['states']:,} ({_num(r.get('ratio_to_none'), '.2f')}; "
+                           f"**{_num(r.get('cpu_to_none'), '.2f')}**){other}")
+        lines.append("| " + " | ".join(out) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -273,6 +378,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="K,L",
         help=f"a size of examples/counter_bench.py; repeatable (default: {' '.join(DEFAULT_COUNTER)})",
     )
+    ap.add_argument(
+        "--variant",
+        action="append",
+        choices=sorted(VARIANTS),
+        metavar="NAME",
+        help=f"a rewritten example, repeatable: {', '.join(sorted(VARIANTS))}",
+    )
+    ap.add_argument(
+        "--granularity",
+        default="access",
+        help="comma-separated: access, statement or both (each model runs at each; default: access)",
+    )
+    ap.add_argument("--markdown", type=Path, metavar="OUT", help="also write a Markdown table to OUT")
     ap.add_argument("--search", default="dfs", choices=["dfs", "bfs"])
     ap.add_argument("--max-states", type=int, help="passed to movers.check")
     ap.add_argument("--time-limit", type=float, help="passed to movers.check (seconds)")
@@ -281,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
     reductions = [r.strip() for r in args.reductions.split(",") if r.strip()]
+    granularities = [g.strip() for g in args.granularity.split(",") if g.strip()]
+    if not granularities or any(g not in ("access", "statement") for g in granularities):
+        ap.error(f"--granularity wants access, statement or both, got {args.granularity!r}")
     missing = [str(p) for p in args.models or [] if not p.exists()]
     if missing:
         ap.error(f"no such model: {', '.join(missing)}")
@@ -289,15 +410,32 @@ def main(argv: list[str] | None = None) -> int:
 
     progress = Console(stderr=True)
     rows: list[dict[str, Any]] = []
-    for model in collect_models(args.models, args.counter):
-        for reduction in reductions:
-            runs = []
-            for i in range(args.repeat):
-                progress.print(f"[dim]{model_name(model)} / {reduction}: run {i + 1}/{args.repeat}[/dim]")
-                runs.append(run_once(model, reduction, args.search, args.max_states, args.time_limit, args.timeout))
-            rows.append(summarise(model, reduction, args.search, runs))
+    # --variant alone runs only the variants (as --models alone runs only those models)
+    only_variants = bool(args.variant) and not args.models
+    models = [counter_variant(k, n) for k, n in args.counter or []] if only_variants else collect_models(
+        args.models, args.counter
+    )
+    models += [variant_model(name) for name in args.variant or []]
+    for model in models:
+        for granularity in granularities:
+            for reduction in reductions:
+                runs = []
+                for i in range(args.repeat):
+                    progress.print(
+                        f"[dim]{model_name(model)} / {granularity} / {reduction}: run {i + 1}/{args.repeat}[/dim]"
+                    )
+                    runs.append(
+                        run_once(
+                            model, reduction, args.search, args.max_states, args.time_limit, args.timeout, granularity
+                        )
+                    )
+                rows.append(summarise(model, reduction, args.search, runs, granularity))
     add_ratios(rows)
     print_table(rows, args.repeat)
+    if args.markdown:
+        command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(markdown(rows, args.repeat, command))
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     text = json.dumps(rows, indent=2) + "\n"

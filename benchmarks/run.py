@@ -347,7 +347,7 @@ def markdown(rows: list[dict[str, Any]], repeat: int, command: str) -> str:
             elif r["verdict"] in ("crash", "error"):
                 out.append(r["verdict"])
             elif red == "none":
-                out.append(f"{verdict_text(r)}: {r['states']:,}, {r['cpu_seconds']:.2f} s")
+                out.append(f"{verdict_text(r)}: {r['states']:,}, {r['cpu_seconds']:.3f} s")
             else:
                 other = "" if base and r["verdict"] == base["verdict"] else f" {verdict_text(r)}"
                 out.append(f"{r['states']:,} ({_num(r.get('ratio_to_none'), '.2f')}; "

@@ -53,6 +53,9 @@ class Finals:
     globals: frozenset[str]
     fields: frozenset[str]
     elements: bool
+    # Comparisons (pairs of abstract values, ``Facts.compared``) that a first compilation's points-to
+    # analysis found never compare two lists (``compiler.resolve_comparisons``): they read no element.
+    plain: frozenset[tuple[Any, Any]] = frozenset()
 
     def shared(self, info: dict[str, Any]) -> bool:
         """Whether a node with these static facts (``function.Facts.info``) accesses shared memory."""
@@ -62,7 +65,8 @@ class Finals:
             return True
         if info.get("elements_written"):
             return True
-        return bool(info.get("elements_read") or info.get("compared")) and not self.elements
+        compares_lists = any(pair not in self.plain for pair in info.get("compared", ()))
+        return bool(info.get("elements_read") or compares_lists) and not self.elements
 
 
 def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool]]) -> Finals:
@@ -172,7 +176,7 @@ class Lowering:
         s.test = _described(test, s.test, self.text(s.test))
         s.body = _clears(temps, s) + s.body
         s.orelse = _clears(temps, s) + s.orelse
-        return cut.pre + [s]
+        return cut.dead_cleared([s.test]) + [s]
 
     def _while(self, s: ast.While) -> list[ast.stmt]:
         s.body = self.block(s.body)
@@ -184,7 +188,8 @@ class Lowering:
         leave = ast.copy_location(ast.Break(), s)
         check = ast.copy_location(ast.If(test=test, body=_clears(cut.temps, s) or [ast.copy_location(ast.Pass(), s)],
                                          orelse=_clears(cut.temps, s) + [leave]), s)
-        loop = ast.copy_location(ast.While(test=ast.copy_location(ast.Constant(True), s), body=cut.pre + [check]
+        pre = cut.dead_cleared([s.test])
+        loop = ast.copy_location(ast.While(test=ast.copy_location(ast.Constant(True), s), body=pre + [check]
                                            + s.body, orelse=[]), s)
         return [loop]
 
@@ -203,7 +208,7 @@ class Lowering:
         else:
             s.iter = cut.value(it)
         # The temporaries hold the bounds for the loop's life; they are cleared after it.
-        return cut.pre + [s] + _clears(cut.temps, s)
+        return cut.dead_cleared([s.iter]) + [s] + _clears(cut.temps, s)
 
     # -- counting accesses ------------------------------------------------------------------------------------
 
@@ -457,8 +462,15 @@ class _Cut:
 
     def finish(self, final: ast.stmt) -> list[ast.stmt]:
         if isinstance(final, ast.Return):
-            return self.pre + [final]
-        return self.pre + [final] + _clears(self.temps, self.s)
+            return self.dead_cleared([final]) + [final]
+        return self.dead_cleared([final]) + [final] + _clears(self.temps, self.s)
+
+    def dead_cleared(self, final: list[ast.AST]) -> list[ast.stmt]:
+        """The hoisted statements, each temporary cleared right after the one that uses it last (unless the
+        final statement, ``final``, uses it): a dead temporary kept until the end of the statement would tell
+        apart states that differ only in a value the thread no longer needs (``$v1 = y; $v2 = a[$v1];
+        $v3 = z; x = $v2 + $v3``: ``$v1`` dies in the read of ``a[$v1]``, before the step that reads ``z``)."""
+        return _clear_dead(self.pre, _temps_used(final, set(self.temps)), set(self.temps), self.s)
 
 
 # -- helpers ----------------------------------------------------------------------------------------------------
@@ -523,6 +535,28 @@ def _clears(temps: list[str], at: ast.AST) -> list[ast.stmt]:
         a = ast.copy_location(ast.Assign(targets=[_store(name, at)], value=none), at)
         a.movers_text = ""  # type: ignore[attr-defined]
         out.append(ast.fix_missing_locations(a))
+    return out
+
+
+def _temps_used(nodes: list[ast.AST], temps: set[str]) -> set[str]:
+    return {n.id for s in nodes for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in temps}
+
+
+def _clear_dead(stmts: list[ast.stmt], live_after: set[str], temps: set[str], at: ast.AST) -> list[ast.stmt]:
+    """``stmts`` with ``$v = None`` right after the last use of each temporary that is not ``live_after``; a
+    temporary that dies in the test of an ``if`` (a short-circuit, ``_Cut._short_circuit``) is cleared at the
+    start of both branches."""
+    out: list[ast.stmt] = []
+    for i, s in enumerate(stmts):
+        later = live_after | _temps_used(stmts[i + 1:], temps)
+        if isinstance(s, ast.If):
+            dying = sorted(_temps_used([s.test], temps) - later - _temps_used(s.body + s.orelse, temps))
+            s.body = _clears(dying, at) + _clear_dead(s.body, later, temps, at)
+            s.orelse = _clears(dying, at) + _clear_dead(s.orelse, later, temps, at)
+            out.append(s)
+        else:
+            out.append(s)
+            out.extend(_clears(sorted(_temps_used([s], temps) - later), at))
     return out
 
 

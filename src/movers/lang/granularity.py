@@ -358,18 +358,25 @@ class _Cut:
             self.pre = outer
             return body
 
+        boolean = is_boolean(e)  # then so is the temporary: its truth reads no list's length
+
+        def load() -> ast.Name:
+            n = _load(name, e)
+            n.movers_boolean = boolean  # type: ignore[attr-defined]
+            return n
+
         if isinstance(e, ast.IfExp):
             test = self._walk(e.test, None)
             self.pre.append(ast.fix_missing_locations(ast.copy_location(
                 ast.If(test=test, body=sub(e.body), orelse=sub(e.orelse)), e)))
-            return _load(name, e)
+            return load()
         self.pre.extend(sub(e.values[0]))
         for v in e.values[1:]:
-            cond: ast.expr = _load(name, e)
+            cond: ast.expr = load()
             if isinstance(e.op, ast.Or):
                 cond = ast.copy_location(ast.UnaryOp(ast.Not(), cond), e)
             self.pre.append(ast.fix_missing_locations(ast.copy_location(ast.If(test=cond, body=sub(v), orelse=[]), e)))
-        return _load(name, e)
+        return load()
 
     def _describe(self, e: ast.expr) -> str:
         if isinstance(e, ast.Call):
@@ -566,6 +573,20 @@ def _described(e: ast.expr, original: ast.expr, text: str) -> ast.expr:
         for a in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
             setattr(e, a, getattr(original, a, None))
     return e
+
+
+def is_boolean(e: ast.AST) -> bool:
+    """Whether ``e``'s value is certainly a bool (a comparison, ``not``, ``and``/``or``/``if else`` of such, a
+    short-circuit's temporary of such): testing its truth reads no list's length."""
+    if isinstance(e, ast.Compare) or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not)):
+        return True
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, bool)
+    if isinstance(e, ast.BoolOp):
+        return all(is_boolean(v) for v in e.values)
+    if isinstance(e, ast.IfExp):
+        return is_boolean(e.body) and is_boolean(e.orelse)
+    return bool(getattr(e, "movers_boolean", False))
 
 
 def _is_call_to(e: ast.AST, name: str) -> bool:

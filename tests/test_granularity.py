@@ -257,7 +257,8 @@ def access_steps(body: str, args: tuple = (0, 1), **kw) -> int:
     """The steps of one thread ``main(i, j)`` running ``body`` after ``x = 1`` (one step: a thread that
     starts with local work takes a first step of that work alone), at access granularity."""
     lines = "\n".join("    " + ln for ln in ("x = 1\n" + body.strip("\n")).splitlines())
-    src = f"{SHARED}\ndef main(i, j):\n    global x, y, z, counter\n{lines}\n\nThread(target=main, args={args!r}).start()\n"
+    src = (f"{SHARED}\ndef main(i, j):\n    global x, y, z, counter\n{lines}\n\n"
+           f"Thread(target=main, args={args!r}).start()\n")
     return states(src, **kw) - 2
 
 
@@ -396,5 +397,6 @@ def test_dead_temporaries_do_not_tell_states_apart() -> None:
 
 def test_comparing_values_that_are_not_lists_is_local_work() -> None:
     # The model has a list whose elements are written, but `t == u` compares ints: no access, no step.
-    src = f"{SHARED}\ndef main():\n    global x\n    t = y\n    u = z\n    if t == u:\n        x = 2\n\nThread(target=main).start()\n"
+    body = "t = y\nu = z\nif t == u:\n    x = 2"
+    src = f"{SHARED}\ndef main():\n    global x\n{textwrap.indent(body, '    ')}\n\nThread(target=main).start()\n"
     assert states(src) == 4  # read y; read z (the comparison is glue); write x

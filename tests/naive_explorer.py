@@ -1,14 +1,30 @@
 """A deliberately naive explicit-state explorer for the models that ``tests/strategies.py`` generates.
 
 It is a test oracle independent of ``src/movers``: it parses a model with ``ast``, turns each thread function
-into a flat list of instructions (one instruction per atomic step, following docs/language.md section 8), and
-explores every interleaving, evaluating expressions with ``eval`` on the AST of the model. It is slow and
-simple on purpose; it exists to say which kinds of violation are reachable in a small model and how big its
-state space is. Its states are represented differently from the checker's (loop counters, lock owners, no
-heap), but for the models it supports the two representations are in one-to-one correspondence, so when
-neither search finds a violation the state counts must be equal: that checks the checker's notion of state
-identity. It keeps the *types* of values in its keys (``typed``): ``True`` and ``1`` are different values
-of the language even though Python's ``1 == True`` and ``hash(1) == hash(True)``.
+into a flat list of instructions, and explores every interleaving, evaluating expressions with ``eval`` on the
+AST of the model. It is slow and simple on purpose; it exists to say which kinds of violation are reachable in
+a small model and how big its state space is. Its states are represented differently from the checker's (loop
+counters, lock owners, no heap), but for the models it supports the two representations are in one-to-one
+correspondence, so when neither search finds a violation the state counts must be equal: that checks the
+checker's notion of state identity and of what one step is. It keeps the *types* of values in its keys
+(``typed``): ``True`` and ``1`` are different values of the language even though Python's ``1 == True`` and
+``hash(1) == hash(True)``.
+
+Two granularities (what one atomic step is):
+
+- ``"statement"``: one instruction per statement, each instruction one step (docs/language.md section 8 as
+  the papers have it).
+- ``"access"`` (the default, as in movers): a step performs at most one access to shared memory (a global
+  that some function assigns, a field some function assigns, an element of a list when some function writes
+  an element) or one synchronisation. A statement with two or more accesses is split, in Python's order of
+  evaluation, into *read* instructions that store each access's value into a pending temporary (``_vN``, a
+  local while it is live) and a final instruction; when the final instruction writes shared memory every read
+  is split off, otherwise the last read stays in it. ``a and b``/``a or b``/``x if c else y`` whose later
+  operands access memory become conditional jumps, so that a later operand is read only when Python reads it.
+  A temporary disappears in the instruction that uses it last. An instruction is *costly* when it accesses
+  shared memory, synchronises or chooses; the others are *glue*: a step runs the instruction at the thread's
+  pc, then every glue instruction after it, and stops before the next costly one (so a thread rests only at a
+  costly instruction, at its entry, or at its end).
 
 Supported: module-level ``name = value`` (ints, bools, None, tuples of them), ``name = [value, ...]``,
 ``name = Lock()``, ``name = Cls()`` for a class whose ``__init__`` only assigns constants to ``self``
@@ -26,12 +42,16 @@ does not hold is a "runtime-error".
 from __future__ import annotations
 
 import ast
+import copy
 from collections import deque
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
 _NO_BUILTINS: dict[str, Any] = {"__builtins__": {}, "bool": bool, "int": int}
+GRANULARITIES = ("access", "statement")
+_TEMP = "_v"  # the prefix of pending temporaries (no generated model names a local so)
+_GLUE_LIMIT = 100_000  # glue instructions in one step: more is a loop that never reaches a step
 
 
 def typed(v: Any) -> Any:
@@ -71,6 +91,7 @@ class Unsupported(Exception):
 
 
 def _expr(node: ast.expr) -> CodeType:
+    node = ast.fix_missing_locations(node)
     return compile(ast.Expression(node), "<model>", "eval")
 
 
@@ -83,23 +104,274 @@ def _call_name(node: ast.expr) -> tuple[str | None, str]:
     raise Unsupported(ast.unparse(node))
 
 
-class _Function:
-    """One function compiled to instructions; ``entry`` is the first pc, -1 means terminated."""
+def _name(name: str) -> ast.Name:
+    return ast.Name(name, ast.Load())
 
-    def __init__(self, fdef: ast.FunctionDef, locks: set[str], objects: set[str] | None = None) -> None:
+
+def _temps_in(nodes: list[ast.expr]) -> set[str]:
+    return {n.id for e in nodes for n in ast.walk(e) if isinstance(n, ast.Name) and n.id.startswith(_TEMP)}
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What some thread function writes: reading anything else (a module constant, a field only ``__init__``
+    sets, an element of a list no function writes) commutes with everything, so it is no access."""
+
+    globals: frozenset[str]
+    fields: frozenset[str]
+    elements: bool
+
+
+def _shared(fdefs: list[ast.FunctionDef]) -> _Shared:
+    names: set[str] = set()
+    fields: set[str] = set()
+    elements = False
+    for f in fdefs:
+        declared = {n for s in ast.walk(f) if isinstance(s, ast.Global) for n in s.names}
+        for node in ast.walk(f):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AugAssign | ast.For):
+                targets = [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id in declared:
+                    names.add(t.id)
+                elif isinstance(t, ast.Subscript):
+                    elements = True
+                elif isinstance(t, ast.Attribute):
+                    fields.add(t.attr)
+    return _Shared(frozenset(names), frozenset(fields), elements)
+
+
+@dataclass
+class _Piece:
+    """One instruction split off a statement: ``read`` (``temp = expr``, one access), ``set`` (``temp =
+    expr``, local work) or ``branch`` (``if expr: then else: orelse``, local work)."""
+
+    kind: str
+    temp: str | None
+    expr: ast.expr
+    then: list[_Piece] = field(default_factory=list)
+    orelse: list[_Piece] = field(default_factory=list)
+    drops: set[str] = field(default_factory=set)
+
+
+class _Cut:
+    """The splitting of one statement into pieces (in Python's order of evaluation) and its final expressions."""
+
+    def __init__(self, fn: _Function) -> None:
+        self.fn = fn
+        self.pieces: list[_Piece] = []
+
+    def read(self, e: ast.expr) -> ast.Name:
+        temp = self.fn.temp()
+        self.pieces.append(_Piece("read", temp, e))
+        return _name(temp)
+
+    def expr(self, e: ast.expr, keep: ast.AST | None = None) -> ast.expr:
+        """``e`` with every access but ``keep`` read beforehand into a temporary."""
+        fn = self.fn
+        if fn.short_circuits(e):
+            return self._short_circuit(e)
+        new = copy.copy(e)
+        for name, value in ast.iter_fields(e):  # the fields of an expression are in Python's evaluation order
+            if isinstance(value, ast.expr):
+                setattr(new, name, self.expr(value, keep))
+            elif isinstance(value, list):
+                setattr(new, name, [self.expr(x, keep) if isinstance(x, ast.expr) else x for x in value])
+        if e is not keep and fn.is_access(e):
+            return self.read(new)
+        return new
+
+    def _sub(self, e: ast.expr, temp: str) -> list[_Piece]:
+        """The pieces computing ``e`` into ``temp``, apart from the current ones."""
+        outer, self.pieces = self.pieces, []
+        value = self.expr(e)
+        inner = [*self.pieces, _Piece("set", temp, value)]
+        self.pieces = outer
+        return inner
+
+    def _short_circuit(self, e: ast.expr) -> ast.Name:
+        temp = self.fn.temp()
+        if isinstance(e, ast.IfExp):
+            test = self.expr(e.test)
+            self.pieces.append(_Piece("branch", None, test, self._sub(e.body, temp), self._sub(e.orelse, temp)))
+            return _name(temp)
+        assert isinstance(e, ast.BoolOp)
+        self.pieces.extend(self._sub(e.values[0], temp))
+        for v in e.values[1:]:
+            later = self._sub(v, temp)
+            if isinstance(e.op, ast.And):
+                self.pieces.append(_Piece("branch", None, _name(temp), later, []))
+            else:
+                self.pieces.append(_Piece("branch", None, _name(temp), [], later))
+        return _name(temp)
+
+    def finish(self, final: list[ast.expr]) -> set[str]:
+        """Give each temporary to the instruction that uses it last: it disappears there. Returns the final
+        instruction's share."""
+        last: dict[str, Any] = {}
+
+        def visit(pieces: list[_Piece]) -> None:
+            for p in pieces:
+                for t in _temps_in([p.expr]):
+                    last[t] = p
+                visit(p.then)
+                visit(p.orelse)
+
+        visit(self.pieces)
+        for t in _temps_in(final):
+            last[t] = None
+        for t, p in last.items():
+            if p is not None:
+                p.drops.add(t)
+        return {t for t, p in last.items() if p is None}
+
+
+class _Function:
+    """One function compiled to instructions; ``entry`` is the first pc, -1 means terminated. ``shared`` is
+    None under statement granularity (every instruction is a step)."""
+
+    def __init__(self, fdef: ast.FunctionDef, locks: set[str], objects: set[str] | None = None,
+                 shared: _Shared | None = None, arrays: set[str] | None = None) -> None:
         self.params = [a.arg for a in fdef.args.args]
         self.locks = locks
         self.objects = objects or set()
+        self.arrays = arrays or set()
+        self.shared = shared
         self.globals: set[str] = set()
         for node in ast.walk(fdef):
             if isinstance(node, ast.Global):
                 self.globals.update(node.names)
+        self.locals = set(self.params) | {
+            n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        } - self.globals
+        if shared is not None and any(isinstance(n, ast.For) and isinstance(n.target, ast.Name)
+                                      and n.target.id in self.globals for n in ast.walk(fdef)):
+            raise Unsupported("a loop variable that is a global")
         self.code: list[tuple] = []
+        self.costly: list[bool] = []  # whether a step may rest before the instruction
+        self.drops: list[tuple[str, ...]] = []  # the temporaries that disappear in the instruction
+        self.temps = 0
         self.entry = self._block(fdef.body, -1)
 
-    def _new(self, ins: tuple | None) -> int:
+    def _new(self, ins: tuple | None, costly: bool = True, drops: set[str] | tuple = ()) -> int:
         self.code.append(ins or ())
+        self.costly.append(costly or self.shared is None)
+        self.drops.append(tuple(sorted(drops)))
         return len(self.code) - 1
+
+    def _set(self, pc: int, ins: tuple, costly: bool = True, drops: set[str] | tuple = ()) -> None:
+        self.code[pc] = ins
+        self.costly[pc] = costly or self.shared is None
+        self.drops[pc] = tuple(sorted(drops))
+
+    def temp(self) -> str:
+        self.temps += 1
+        return f"{_TEMP}{self.temps}"
+
+    # -- the access rule (granularity "access") --------------------------------------------------------------
+
+    def is_access(self, node: ast.AST) -> bool:
+        """Whether evaluating ``node`` itself (its operands apart) reads shared memory."""
+        sh = self.shared
+        if sh is None:
+            return False
+        if isinstance(node, ast.Name):
+            return node.id not in self.locals and node.id in sh.globals
+        if isinstance(node, ast.Attribute):
+            return node.attr in sh.fields
+        if isinstance(node, ast.Subscript):
+            return sh.elements
+        if isinstance(node, ast.Compare):  # `x in a`: one access, however many elements it compares
+            return sh.elements and any(
+                isinstance(op, ast.In | ast.NotIn) and isinstance(c, ast.Name) and c.id in self.arrays
+                for op, c in zip(node.ops, node.comparators, strict=True))
+        return False
+
+    def accesses(self, e: ast.AST | None) -> list[ast.AST]:
+        """The accesses of ``e`` in the order Python makes them (operands first)."""
+        out: list[ast.AST] = []
+
+        def visit(n: ast.AST) -> None:
+            for child in ast.iter_child_nodes(n):
+                visit(child)
+            if self.is_access(n):
+                out.append(n)
+
+        if e is not None:
+            visit(e)
+        return out
+
+    def short_circuits(self, e: ast.AST) -> bool:
+        """Whether ``e`` is an ``and``/``or``/``if else`` whose later operands read shared memory."""
+        if isinstance(e, ast.BoolOp):
+            return any(self.accesses(v) for v in e.values[1:])
+        if isinstance(e, ast.IfExp):
+            return bool(self.accesses(e.body) or self.accesses(e.orelse))
+        return False
+
+    def keepable(self, e: ast.expr) -> ast.AST | None:
+        """The last access of ``e``, unless it must be read conditionally (inside a short-circuit)."""
+        acc = self.accesses(e)
+        if not acc:
+            return None
+        last = acc[-1]
+        for n in ast.walk(e):
+            if self.short_circuits(n) and any(x is last for x in ast.walk(n)):
+                return None
+        return last
+
+    def _link(self, pieces: list[_Piece], cont: int) -> int:
+        for p in reversed(pieces):
+            if p.kind == "branch":
+                ins: tuple = ("cond", _expr(p.expr), self._link(p.then, cont), self._link(p.orelse, cont))
+                cont = self._new(ins, costly=False, drops=p.drops)
+            else:
+                ins = ("assign", "l", p.temp, None, (_expr(p.expr),), cont)
+                cont = self._new(ins, costly=p.kind == "read", drops=p.drops)
+        return cont
+
+    def _test(self, e: ast.expr) -> tuple[list[_Piece], ast.expr, set[str], bool]:
+        """A condition cut at its accesses: (pieces, the final test, what the test drops, whether it is costly)."""
+        acc = self.accesses(e)
+        if len(acc) <= 1:
+            return [], e, set(), bool(acc)
+        cut = _Cut(self)
+        test = cut.expr(e, self.keepable(e))
+        drops = cut.finish([test])
+        return cut.pieces, test, drops, bool(self.accesses(test))
+
+    def _assign(self, target: ast.expr, value: ast.expr, op: ast.operator | None, cont: int) -> int:
+        kind, name, index = self._target(target)
+        index_node = target.slice if kind == "a" else None  # type: ignore[attr-defined]
+        write = kind != "l" and self.shared is not None  # a written global, element or field is shared
+        n = len(self.accesses(value)) + len(self.accesses(index_node)) + int(write) * (2 if op else 1)
+        if n <= 1:
+            if op is not None:
+                load = ast.parse(ast.unparse(target), mode="eval").body
+                value = ast.copy_location(ast.BinOp(load, op, value), target)
+            return self._new(("assign", kind, name, index, (_expr(value),), cont), costly=n == 1)
+        cut = _Cut(self)
+        if op is not None:  # target's operands, its current value, the operand, then the write
+            new_index = cut.expr(index_node) if index_node is not None else None
+            load = ast.parse(ast.unparse(target), mode="eval").body
+            if isinstance(load, ast.Subscript) and new_index is not None:
+                load.slice = new_index
+            current = cut.read(load) if write else load
+            final = ast.BinOp(current, op, cut.expr(value, None if write else self.keepable(value)))
+        else:  # the value, then the target's operands, then the write
+            final = cut.expr(value, None if write else self.keepable(value))
+            new_index = cut.expr(index_node) if index_node is not None else None
+        finals: list[ast.expr] = [final] + ([new_index] if new_index is not None else [])
+        drops = cut.finish(finals)
+        compiled_index = _expr(new_index) if new_index is not None else index
+        costly = write or bool(self.accesses(final))
+        head = self._new(("assign", kind, name, compiled_index, (_expr(final),), cont), costly=costly, drops=drops)
+        return self._link(cut.pieces, head)
+
+    # -- statements ---------------------------------------------------------------------------------------------
 
     def _block(self, stmts: list[ast.stmt], cont: int) -> int:
         for s in reversed(stmts):
@@ -116,26 +388,33 @@ class _Function:
         raise Unsupported(ast.unparse(t))
 
     def _stmt(self, s: ast.stmt, cont: int) -> int:
+        access = self.shared is not None
         if isinstance(s, ast.Pass | ast.Global):
             return cont
         if isinstance(s, ast.Assign) and len(s.targets) == 1:
             v = s.value
             if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "choose" and v.args:
-                alternatives = tuple(_expr(a) for a in v.args)
-            else:
-                alternatives = (_expr(v),)
-            return self._new(("assign", *self._target(s.targets[0]), alternatives, cont))
+                alternatives = tuple(_expr(a) for a in v.args)  # a choice is always one whole step
+                return self._new(("assign", *self._target(s.targets[0]), alternatives, cont))
+            if access:
+                return self._assign(s.targets[0], v, None, cont)
+            return self._new(("assign", *self._target(s.targets[0]), (_expr(v),), cont))
         if isinstance(s, ast.AugAssign):
+            if access:
+                return self._assign(s.target, s.value, s.op, cont)
             load = ast.parse(ast.unparse(s.target), mode="eval").body
             value = ast.fix_missing_locations(ast.copy_location(ast.BinOp(load, s.op, s.value), s))
             return self._new(("assign", *self._target(s.target), (_expr(value),), cont))
         if isinstance(s, ast.If):
             then, orelse = self._block(s.body, cont), self._block(s.orelse, cont)
-            return self._new(("cond", _expr(s.test), then, orelse))
+            pieces, test, drops, costly = self._test(s.test)
+            return self._link(pieces, self._new(("cond", _expr(test), then, orelse), costly, drops))
         if isinstance(s, ast.While) and not s.orelse:
             head = self._new(None)
-            self.code[head] = ("cond", _expr(s.test), self._block(s.body, head), cont)
-            return head
+            pieces, test, drops, costly = self._test(s.test)
+            first = self._link(pieces, head)  # the test's reads are made again before every test
+            self._set(head, ("cond", _expr(test), self._block(s.body, first), cont), costly, drops)
+            return first
         if (
             isinstance(s, ast.For)
             and isinstance(s.target, ast.Name)
@@ -147,7 +426,8 @@ class _Function:
         ):
             head = self._new(None)
             bound = ast.literal_eval(s.iter.args[0])
-            self.code[head] = ("for", s.target.id, bound, self._block(s.body, head), cont, f"#it{head}")
+            # A constant bound and a local variable: the headers are local work under access granularity.
+            self._set(head, ("for", s.target.id, bound, self._block(s.body, head), cont, f"#it{head}"), not access)
             return head
         if isinstance(s, ast.With) and len(s.items) == 1:
             lock = s.items[0].context_expr
@@ -156,15 +436,20 @@ class _Function:
             release = self._new(("rel", lock.id, cont))
             return self._new(("acq", lock.id, self._block(s.body, release)))
         if isinstance(s, ast.Assert):
-            return self._new(("assert", _expr(s.test), cont))
+            pieces, test, drops, costly = self._test(s.test)
+            return self._link(pieces, self._new(("assert", _expr(test), cont), costly, drops))
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
             return cont  # a docstring
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             recv, name = _call_name(s.value.func)
             if recv in self.locks and name in ("acquire", "release"):
                 return self._new(("acq" if name == "acquire" else "rel", recv, cont))
-            if recv is None and name in ("wait_until", "assume") and len(s.value.args) == 1:
-                return self._new(("wait" if name == "wait_until" else "assume", _expr(s.value.args[0]), cont))
+            if recv is None and name == "wait_until" and len(s.value.args) == 1:
+                return self._new(("wait", _expr(s.value.args[0]), cont))
+            if recv is None and name == "assume" and len(s.value.args) == 1:
+                # never cut; a step only when its condition reads shared memory
+                cond = s.value.args[0]
+                return self._new(("assume", _expr(cond), cont), costly=bool(self.accesses(cond)))
         raise Unsupported(f"line {s.lineno}: {ast.unparse(s)}")
 
 
@@ -195,8 +480,16 @@ def _constructor_fields(cdef: ast.ClassDef) -> tuple:
     return tuple(sorted(fields.items()))
 
 
+# What one instruction does: the next (globals, arrays, objects, owners, pc, locals), or the end of the path
+# with the kind of violation ("" when an ``assume`` drops it). A blocked instruction has no outcome.
+_Next = tuple[tuple, tuple, tuple, tuple, int, dict]
+
+
 class NaiveModel:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, granularity: str = "access") -> None:
+        if granularity not in GRANULARITIES:
+            raise ValueError(f"unknown granularity {granularity!r}")
+        self.granularity = granularity
         tree = ast.parse(source)
         self.gnames: list[str] = []
         ginit: list[Any] = []
@@ -242,7 +535,9 @@ class NaiveModel:
             else:
                 raise Unsupported(f"line {s.lineno}: {ast.unparse(s)}")
         lockset = set(self.locks)
-        compiled = {name: _Function(f, lockset, set(self.onames)) for name, f in fdefs.items()}
+        shared = _shared(list(fdefs.values())) if granularity == "access" else None
+        compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames))
+                    for name, f in fdefs.items()}
         self.threads = [compiled[name] for name, _ in starts]
         frames = tuple(
             (compiled[name].entry, tuple(sorted(zip(compiled[name].params, args, strict=True))))
@@ -251,7 +546,8 @@ class NaiveModel:
         self.initial = (tuple(ginit), tuple(ainit), tuple(oinit), tuple(None for _ in self.locks), frames)
 
     def successors(self, state: tuple) -> tuple[list[tuple], set[str]]:
-        """The successor states and the kinds of violation found in this state's steps."""
+        """The successor states and the kinds of violation found in this state's steps. A step runs the
+        instruction at the thread's pc, then the glue instructions after it (see the module docstring)."""
         g, arrays, objects, owners, frames = state
         out: list[tuple] = []
         kinds: set[str] = set()
@@ -260,102 +556,130 @@ class NaiveModel:
             if pc < 0:
                 continue
             live = True
-            ins = self.threads[t].code[pc]
-            op = ins[0]
-            env = dict(zip(self.gnames, g, strict=True))
-            env.update(zip(self.anames, arrays, strict=True))
-            env.update((n, _Object(o)) for n, o in zip(self.onames, objects, strict=True))
-            env.update(loc)
-
-            def frame(nxt: int, locd: dict[str, Any], t: int = t) -> tuple:
-                new = (nxt, () if nxt < 0 else tuple(sorted(locd.items())))
-                return frames[:t] + (new,) + frames[t + 1 :]
-
-            if op == "assign":
-                _, kind, name, index, alternatives, nxt = ins
-                for value in alternatives:
-                    try:
-                        v = eval(value, _NO_BUILTINS, env)
-                    except (TypeError, ValueError, ZeroDivisionError):
-                        kinds.add("runtime-error")
-                        out.append(())
+            fn = self.threads[t]
+            todo: list[_Next] = [(g, arrays, objects, owners, pc, dict(loc))]
+            first, glue = True, 0
+            while todo:
+                here = todo.pop()
+                outcomes = self._execute(t, fn, here)
+                if first and outcomes is None:
+                    kinds.add("runtime-error")  # a release of a lock the thread does not hold: no step
+                    break
+                first = False
+                for o in outcomes or ():
+                    if isinstance(o, str):
+                        if o:
+                            kinds.add(o)
+                        out.append(())  # a step whose successor is dropped: not a deadlock
                         continue
-                    locd = dict(loc)
-                    g2, a2, ob2 = g, arrays, objects
-                    if kind == "g":
-                        k = self.gnames.index(name)
-                        g2 = g[:k] + (v,) + g[k + 1 :]
-                    elif kind == "l":
-                        locd[name] = v
-                    elif kind == "o":
-                        k = self.onames.index(name)
-                        fields = dict(objects[k])
-                        fields[index] = v
-                        ob2 = objects[:k] + (tuple(sorted(fields.items())),) + objects[k + 1 :]
-                    else:
-                        k = self.anames.index(name)
-                        i = eval(index, _NO_BUILTINS, env)
-                        arr = list(arrays[k])
-                        if not -len(arr) <= i < len(arr):
-                            kinds.add("runtime-error")
-                            out.append(())
-                            continue
-                        arr[i] = v
-                        a2 = arrays[:k] + (tuple(arr),) + arrays[k + 1 :]
-                    out.append((g2, a2, ob2, owners, frame(nxt, locd)))
-                continue
-            locd = dict(loc)
-            o2 = owners
-            if op == "cond":
-                nxt = ins[2] if eval(ins[1], _NO_BUILTINS, env) else ins[3]
-            elif op == "for":
-                _, var, bound, body, exit_, key = ins
-                it = locd.get(key, 0)
-                if it < bound:
-                    locd[var], locd[key], nxt = it, it + 1, body
-                else:
-                    locd.pop(key, None)
-                    nxt = exit_
-            elif op == "acq":
-                k = self.locks.index(ins[1])
-                if owners[k] is not None:
-                    continue  # blocked
-                o2 = owners[:k] + (t,) + owners[k + 1 :]
-                nxt = ins[2]
-            elif op == "rel":
-                k = self.locks.index(ins[1])
-                if owners[k] != t:
-                    kinds.add("runtime-error")
-                    continue
-                o2 = owners[:k] + (None,) + owners[k + 1 :]
-                nxt = ins[2]
-            elif op == "wait":
-                if not eval(ins[1], _NO_BUILTINS, env):
-                    continue  # blocked
-                nxt = ins[2]
-            elif op == "assume":
-                if not eval(ins[1], _NO_BUILTINS, env):
-                    out.append(())  # a step whose successor is dropped: not a deadlock
-                    continue
-                nxt = ins[2]
-            elif op == "assert":
-                if not eval(ins[1], _NO_BUILTINS, env):
-                    kinds.add("assertion")
-                    out.append(())
-                    continue
-                nxt = ins[2]
-            else:
-                raise AssertionError(op)
-            out.append((g, arrays, objects, o2, frame(nxt, locd)))
+                    nxt = o[4]
+                    if nxt >= 0 and not fn.costly[nxt]:
+                        glue += 1
+                        if glue > _GLUE_LIMIT:
+                            raise Unsupported("local work that never reaches a step")
+                        todo.append(o)
+                        continue
+                    frame = (nxt, () if nxt < 0 else tuple(sorted(o[5].items())))
+                    out.append((o[0], o[1], o[2], o[3], frames[:t] + (frame,) + frames[t + 1 :]))
         if live and not out:
             kinds.add("deadlock")
         return [s for s in out if s], kinds
 
+    def _execute(self, t: int, fn: _Function, here: _Next) -> list[_Next | str] | None:
+        """The outcomes of the instruction at ``here``'s pc ([] when it blocks; None for a release of a lock
+        the thread does not hold)."""
+        g, arrays, objects, owners, pc, loc = here
+        ins = fn.code[pc]
+        op = ins[0]
+        env = dict(zip(self.gnames, g, strict=True))
+        env.update(zip(self.anames, arrays, strict=True))
+        env.update((n, _Object(o)) for n, o in zip(self.onames, objects, strict=True))
+        env.update(loc)
+        drops = fn.drops[pc]
 
-def naive_explore(source: str, max_states: int = 100_000) -> NaiveResult:
-    """Explore every interleaving of ``source``; collect every reachable kind of violation. States are
-    told apart by ``typed`` keys, so that ``True`` and ``1`` are two values, as in the language."""
-    model = NaiveModel(source)
+        def local(locd: dict[str, Any]) -> dict[str, Any]:
+            for k in drops:
+                locd.pop(k, None)
+            return locd
+
+        if op == "assign":
+            _, kind, name, index, alternatives, nxt = ins
+            out: list[_Next | str] = []
+            for value in alternatives:
+                try:
+                    v = eval(value, _NO_BUILTINS, env)
+                except (TypeError, ValueError, ZeroDivisionError):
+                    out.append("runtime-error")
+                    continue
+                locd = dict(loc)
+                g2, a2, ob2 = g, arrays, objects
+                if kind == "g":
+                    k = self.gnames.index(name)
+                    g2 = g[:k] + (v,) + g[k + 1 :]
+                elif kind == "l":
+                    locd[name] = v
+                elif kind == "o":
+                    k = self.onames.index(name)
+                    fields = dict(objects[k])
+                    fields[index] = v
+                    ob2 = objects[:k] + (tuple(sorted(fields.items())),) + objects[k + 1 :]
+                else:
+                    k = self.anames.index(name)
+                    i = eval(index, _NO_BUILTINS, env)
+                    arr = list(arrays[k])
+                    if not -len(arr) <= i < len(arr):
+                        out.append("runtime-error")
+                        continue
+                    arr[i] = v
+                    a2 = arrays[:k] + (tuple(arr),) + arrays[k + 1 :]
+                out.append((g2, a2, ob2, owners, nxt, local(locd)))
+            return out
+        locd = dict(loc)
+        o2 = owners
+        if op == "cond":
+            nxt = ins[2] if eval(ins[1], _NO_BUILTINS, env) else ins[3]
+        elif op == "for":
+            _, var, bound, body, exit_, key = ins
+            it = locd.get(key, 0)
+            if it < bound:
+                locd[var], locd[key], nxt = it, it + 1, body
+            else:
+                locd.pop(key, None)
+                nxt = exit_
+        elif op == "acq":
+            k = self.locks.index(ins[1])
+            if owners[k] is not None:
+                return []  # blocked
+            o2 = owners[:k] + (t,) + owners[k + 1 :]
+            nxt = ins[2]
+        elif op == "rel":
+            k = self.locks.index(ins[1])
+            if owners[k] != t:
+                return None
+            o2 = owners[:k] + (None,) + owners[k + 1 :]
+            nxt = ins[2]
+        elif op == "wait":
+            if not eval(ins[1], _NO_BUILTINS, env):
+                return []  # blocked
+            nxt = ins[2]
+        elif op == "assume":
+            if not eval(ins[1], _NO_BUILTINS, env):
+                return [""]
+            nxt = ins[2]
+        elif op == "assert":
+            if not eval(ins[1], _NO_BUILTINS, env):
+                return ["assertion"]
+            nxt = ins[2]
+        else:
+            raise AssertionError(op)
+        return [(g, arrays, objects, o2, nxt, local(locd))]
+
+
+def naive_explore(source: str, max_states: int = 100_000, granularity: str = "access") -> NaiveResult:
+    """Explore every interleaving of ``source`` at ``granularity`` ("access" or "statement"); collect every
+    reachable kind of violation. States are told apart by ``typed`` keys, so that ``True`` and ``1`` are two
+    values, as in the language."""
+    model = NaiveModel(source, granularity)
     seen = {_typed_state(model.initial)}
     todo = deque([model.initial])
     result = NaiveResult(states=1, transitions=0)

@@ -1,5 +1,9 @@
 """docs/language.md section 8: what one step is. One thread doing k steps from the initial state has k+1 states
-(the last one terminated), so state counts measure the granularity exactly."""
+(the last one terminated), so state counts measure the granularity exactly.
+
+The first tests pin ``--granularity statement`` (one statement, one step: the papers' semantics); the last
+section tests ``--granularity access``, the default (a step makes at most one access to shared memory:
+lang/granularity.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import textwrap
 
 import pytest
 from conftest import run, states
+
+STATEMENT = {"granularity": "statement"}
 
 
 def one_thread(body: str, prelude: str = "") -> str:
@@ -40,13 +46,13 @@ def one_thread(body: str, prelude: str = "") -> str:
     ],
 )
 def test_step_counts(body: str, steps: int) -> None:
-    assert states(one_thread(body)) == steps + 1
+    assert states(one_thread(body), **STATEMENT) == steps + 1
 
 
 def test_choose_explores_every_value() -> None:
     # 1 initial + 3 successors of the choice
-    assert states(one_thread("x = choose(range(3))")) == 4
-    assert states(one_thread("x = choose(range(1, 3))\ny = x")) == 1 + 2 + 2
+    assert states(one_thread("x = choose(range(3))"), **STATEMENT) == 4
+    assert states(one_thread("x = choose(range(1, 3))\ny = x"), **STATEMENT) == 1 + 2 + 2
 
 
 def test_call_is_part_of_the_calling_statement() -> None:
@@ -65,8 +71,8 @@ def test_call_is_part_of_the_calling_statement() -> None:
     Thread(target=main).start()
     """
     # steps: `y = f(5)` (pushes the frame), `x = a`, `return a + 1` (delivers and assigns y)
-    assert states(src) == 4
-    r = run(src, search="bfs")
+    assert states(src, **STATEMENT) == 4
+    r = run(src, search="bfs", **STATEMENT)
     assert r.verdict == "ok"
 
 
@@ -85,7 +91,7 @@ def test_falling_off_the_end_costs_nothing() -> None:
     """
     # g() push; x = 1 (falls off, returns, caller continues); g() push; x = 1 (terminates)
     # the second `x = 1` leaves x unchanged but moves the thread on: all four states differ
-    assert states(src) == 5
+    assert states(src, **STATEMENT) == 5
 
 
 def test_two_calls_in_one_expression() -> None:
@@ -101,8 +107,8 @@ def test_two_calls_in_one_expression() -> None:
     Thread(target=main).start()
     """
     # x = …: push one; return 1 (continues into the second call); return 1 (assigns x, terminates)
-    assert states(src) == 4
-    r = run(textwrap.dedent(src) + "\n@invariant\ndef fine():\n    return x == 0 or x == 2\n")
+    assert states(src, **STATEMENT) == 4
+    r = run(textwrap.dedent(src) + "\n@invariant\ndef fine():\n    return x == 0 or x == 2\n", **STATEMENT)
     assert r.verdict == "ok"
 
 
@@ -123,7 +129,7 @@ def test_return_inside_with_releases_then_delivers() -> None:
     Thread(target=main).start()
     """
     # x = f(); with m (acquire); return 3; release (delivers x); assert; assert
-    assert states(src) == 7
+    assert states(src, **STATEMENT) == 7
 
 
 def test_synchronized_method_enters_and_leaves_the_monitor() -> None:
@@ -142,7 +148,7 @@ def test_synchronized_method_enters_and_leaves_the_monitor() -> None:
     Thread(target=main).start()
     """
     # c.inc() pushes; enter monitor; self.v += 1; leave monitor (falls off: terminates)
-    assert states(src) == 5
+    assert states(src, **STATEMENT) == 5
 
 
 def test_wait_is_two_steps() -> None:
@@ -165,10 +171,10 @@ def test_wait_is_two_steps() -> None:
     Thread(target=waiter).start()
     Thread(target=setter).start()
     """
-    r = run(src)
+    r = run(src, **STATEMENT)
     assert r.verdict == "ok"
     # A waiter that never gets notified is a deadlock, reported with what it waits for.
-    r = run(src.replace("c.notify()", "pass"))
+    r = run(src.replace("c.notify()", "pass"), **STATEMENT)
     assert r.verdict == "violation" and r.violations[0].kind == "deadlock"
     assert "waits for a notify on c" in r.violations[0].message
 
@@ -184,7 +190,7 @@ def test_thread_terminates_without_extra_step() -> None:
     Thread(target=main).start()
     """
     # each thread: one step; states: (0,0) (1,0) (0,1) (1,1) = 4
-    assert states(src) == 4
+    assert states(src, **STATEMENT) == 4
 
 
 def test_module_level_code_is_initialisation() -> None:
@@ -200,7 +206,7 @@ def test_module_level_code_is_initialisation() -> None:
 
     Thread(target=main).start()
     """
-    assert states(src) == 2
+    assert states(src, **STATEMENT) == 2
 
 
 def test_main_guard_is_initialisation() -> None:
@@ -213,4 +219,184 @@ def test_main_guard_is_initialisation() -> None:
     if __name__ == "__main__":
         Thread(target=main).start()
     """
-    assert states(src) == 2
+    assert states(src, **STATEMENT) == 2
+
+
+# -- access granularity (the default): a step makes at most one access to shared memory ---------------------
+
+# ``other`` is never started: its writes make x, y, z, counter, o.g and the lists' elements and lengths shared
+# memory. K is a module constant and o.f a field only __init__ sets: reading them is no access.
+SHARED = """
+K = 5
+
+class C:
+    def __init__(self):
+        self.f = 1
+        self.g = 2
+
+x = 0
+y = 0
+z = 0
+counter = 0
+a = [0, 1]
+o = C()
+
+def other():
+    global x, y, z, counter
+    x = 1
+    y = 1
+    z = 1
+    counter = 1
+    o.g = 3
+    a[0] = 1
+    a.append(2)
+"""
+
+
+def access_steps(body: str, args: tuple = (0, 1), **kw) -> int:
+    """The steps of one thread ``main(i, j)`` running ``body`` after ``x = 1`` (one step: a thread that
+    starts with local work takes a first step of that work alone), at access granularity."""
+    lines = "\n".join("    " + ln for ln in ("x = 1\n" + body.strip("\n")).splitlines())
+    src = (f"{SHARED}\ndef main(i, j):\n    global x, y, z, counter\n{lines}\n\n"
+           f"Thread(target=main, args={args!r}).start()\n")
+    return states(src, **kw) - 2
+
+
+@pytest.mark.parametrize(
+    ("body", "steps"),
+    [
+        ("counter += 1", 2),  # read counter, write counter: another thread may write in between
+        ("x = y + z", 3),  # read y, read z, write x
+        ("x = y", 2),
+        ("t = y", 1),  # a local target: the only read is the step
+        ("t = y + z", 2),  # read y; then read z and assign t (the last read stays in the statement)
+        ("t = 1\nu = t * 2 + i", 0),  # locals, constants, arithmetic: glue, part of the step before
+        ("if x > 0:\n    t = 1", 1),
+        ("if i > 0:\n    t = 1", 0),
+        ("if x > y:\n    t = 1", 2),
+        ("a[i] = a[j] + 1", 2),  # read a[j], write a[i]
+        ("a[x] = 0", 2),  # read x (the index), write a[x]
+        ("a[i] += 1", 2),
+        ("t = K + 1", 0),  # a module constant: no access
+        ("x = K", 1),
+        ("t = o.f + 1", 0),  # a field written only in __init__: no access
+        ("t = o.f + o.g", 1),
+        ("t = o.g + y", 2),
+        ("t = 1 in a", 1),  # membership: one access, however many elements it compares
+        ("t = y in a", 2),
+        ("t = len(a)", 1),  # the model appends: the length is shared
+        ("assert y == 0 or z == 0", 1),  # short-circuit: z is read only when y != 0
+        ("assert y == 1 or z == 0", 2),
+        ("print(y, z)", 0),  # print evaluates nothing
+        ("assume(i == 0)", 0),
+        ("assume(y == 0)", 1),
+        ("wait_until(i == 0)", 1),  # synchronisation: always a step
+        ("t = choose(1, 2)", 1),  # a choice: always a step
+    ],
+)
+def test_access_step_counts(body: str, steps: int) -> None:
+    assert access_steps(body) == steps
+
+
+def test_statement_granularity_keeps_one_step_a_statement() -> None:
+    for body in ("counter += 1", "x = y + z", "a[i] = a[j] + 1"):
+        assert access_steps(body, **STATEMENT) == 1, body
+
+
+def test_local_work_at_the_entry_is_a_step_of_its_own() -> None:
+    src = f"{SHARED}\ndef main():\n    global x\n    t = 1\n    x = t\n\nThread(target=main).start()\n"
+    assert states(src) == 3  # the local work; the write
+    assert states(src, **STATEMENT) == 3
+
+
+def test_short_circuit_reads_a_later_operand_only_when_python_does() -> None:
+    # `a[i]` with i out of range would raise: it is read only if `i < len(a)`, as in Python.
+    body = "if i < len(a) and a[i] > 0:\n    y = 1"
+    assert run(f"{SHARED}\ndef main(i):\n    global y\n{textwrap.indent(body, '    ')}\n\n"
+               "Thread(target=main, args=(5,)).start()\n").verdict == "ok"
+    assert access_steps(body, (5, 0)) == 1  # len(a) only
+    assert access_steps(body, (1, 0)) == 3  # len(a), a[1], then y = 1 (a[1] is 1)
+
+
+def test_while_condition_is_read_again_at_every_test() -> None:
+    body = "while x + y < 3:\n    y += 1"
+    # x = 1, y = 0: three tests of two reads each, two increments of a read and a write
+    assert access_steps(body) == 3 * 2 + 2 * 2
+    assert access_steps(body, **STATEMENT) == 3 + 2
+
+
+RACE = """
+counter = 0
+m = Lock()
+
+def inc():
+    global counter
+    for i in range(2):
+        counter += 1
+
+t1 = Thread(target=inc)
+t2 = Thread(target=inc)
+t1.start()
+t2.start()
+
+def main():
+    t1.join()
+    t2.join()
+    assert counter == 4
+
+Thread(target=main).start()
+"""
+
+
+def test_unlocked_increments_lose_an_update_at_access_granularity() -> None:
+    r = run(RACE)
+    assert r.verdict == "violation" and r.violations[0].kind == "assertion"
+    # the lost update: both threads read counter before either writes what it read
+    pending: set[int] = set()
+    for step in r.violations[0].trace:
+        if "read counter" in step.source:
+            pending.add(step.thread)
+            if len(pending) == 2:
+                break
+        elif "write counter" in step.source:
+            pending.discard(step.thread)
+    assert len(pending) == 2, [(s.name, s.source) for s in r.violations[0].trace]
+    assert run(RACE, **STATEMENT).verdict == "ok"
+
+
+def test_locked_increments_are_verified_at_both_granularities() -> None:
+    locked = RACE.replace("        counter += 1", "        with m:\n            counter += 1")
+    assert locked != RACE
+    assert run(locked).verdict == "ok"
+    assert run(locked, **STATEMENT).verdict == "ok"
+
+
+def test_dead_temporaries_do_not_tell_states_apart() -> None:
+    # reader: read x, read a[x % 2] (x's value is dead from here), write y. The states where the reader is
+    # about to write differ only in what x was: one state each, not two (the naive explorer counts 14).
+    src = """
+    x = 0
+    y = 0
+    a = [0, 0]
+
+    def reader():
+        global y
+        y = a[x % 2] + 1
+
+    def writer():
+        global x
+        x = 1
+        a[0] = 0
+
+    Thread(target=reader).start()
+    Thread(target=writer).start()
+    """
+    assert states(src) == 14
+    assert states(src, **STATEMENT) == 6
+
+
+def test_comparing_values_that_are_not_lists_is_local_work() -> None:
+    # The model has a list whose elements are written, but `t == u` compares ints: no access, no step.
+    body = "t = y\nu = z\nif t == u:\n    x = 2"
+    src = f"{SHARED}\ndef main():\n    global x\n{textwrap.indent(body, '    ')}\n\nThread(target=main).start()\n"
+    assert states(src) == 4  # read y; read z (the comparison is glue); write x

@@ -5,6 +5,9 @@ naive explorer of ``tests/naive_explorer.py``; the others check ``movers.check``
 compiles, DFS and BFS agree, and the full search agrees with the naive explorer.
 
 Every reduction is compared against ``none`` (``MOVERS_REDUCTIONS=static-por,optimistic`` narrows the set).
+
+The comparisons with the naive explorer and with ``none`` run at both granularities (``--granularity access``,
+the default, and ``statement``); the second with fewer examples (``SECOND``) to keep the suite's time.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ except ImportError:  # tests/ imported as a package
 __all__ = ["run_differential"]
 
 CHECKER = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SECOND = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GENERATOR = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MAX_STATES = 20000
 
@@ -148,13 +152,14 @@ def test_dfs_and_bfs_agree_on_verdict(src: str) -> None:
         assert dfs.stats.states == bfs.stats.states
 
 
-def _agrees_with_naive(src: str) -> None:
+def _agrees_with_naive(src: str, granularity: str) -> None:
     """Same verdict as the naive explorer; every kind reported is one it reaches; and, when neither finds a
     violation, the same number of states: the two state representations correspond one to one, so a
-    difference means the checker merges states the language tells apart (or splits states it does not)."""
+    difference means the checker merges states the language tells apart (or splits states it does not), or
+    that its steps are not those of ``granularity``."""
     note(src)
-    r = _check(src)
-    naive = naive_explore(src, max_states=50000)
+    r = _check(src, granularity=granularity)
+    naive = naive_explore(src, max_states=50000, granularity=granularity)
     note(f"naive: {naive}")
     assume(r.verdict != "incomplete" and naive.complete)
     assert r.verdict == naive.verdict
@@ -168,7 +173,13 @@ def _agrees_with_naive(src: str) -> None:
 def test_full_search_agrees_with_the_naive_explorer(src: str) -> None:
     """Models without ``assume``: whether a state whose only steps are failing ``assume``s is a deadlock is
     a choice of the semantics that the naive explorer need not share."""
-    _agrees_with_naive(src)
+    _agrees_with_naive(src, "access")
+
+
+@SECOND
+@given(models(assumes=False))
+def test_full_search_agrees_with_the_naive_explorer_by_statement(src: str) -> None:
+    _agrees_with_naive(src, "statement")
 
 
 @CHECKER
@@ -176,7 +187,13 @@ def test_full_search_agrees_with_the_naive_explorer(src: str) -> None:
 def test_values_agree_with_the_naive_explorer(src: str) -> None:
     """Booleans and ints mixed, None, tuples, fields and ``is``: the naive explorer keeps types in its keys,
     so a checker whose state store took ``1 == True`` at Python's word would lose states (and bugs)."""
-    _agrees_with_naive(src)
+    _agrees_with_naive(src, "access")
+
+
+@SECOND
+@given(value_models())
+def test_values_agree_with_the_naive_explorer_by_statement(src: str) -> None:
+    _agrees_with_naive(src, "statement")
 
 
 @CHECKER
@@ -184,6 +201,14 @@ def test_values_agree_with_the_naive_explorer(src: str) -> None:
 def test_values_reductions_agree_with_none(src: str) -> None:
     note(src)
     run_differential(src, ("static-por", "optimistic", "transactions"), compare_kinds=False)
+
+
+@SECOND
+@given(value_models())
+def test_values_reductions_agree_with_none_by_statement(src: str) -> None:
+    note(src)
+    run_differential(src, ("static-por", "optimistic", "transactions"), compare_kinds=False,
+                     granularity="statement")
 
 
 # Every reduction, by default; MOVERS_REDUCTIONS=name,name narrows the set (e.g. to debug one).
@@ -197,3 +222,11 @@ def test_reductions_agree_with_none(case: tuple[str, str]) -> None:
     src, _ = case
     note(src)
     run_differential(src, _REDUCTIONS)
+
+
+@SECOND
+@given(single_kind_models())
+def test_reductions_agree_with_none_by_statement(case: tuple[str, str]) -> None:
+    src, _ = case
+    note(src)
+    run_differential(src, _REDUCTIONS, granularity="statement")

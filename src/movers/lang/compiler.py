@@ -29,6 +29,7 @@ of the ``ast`` node:
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections.abc import Callable
 from typing import Any
@@ -69,10 +70,13 @@ TEXT_LIMIT = 200
 
 
 class ModuleCompiler:
-    def __init__(self, source: str, filename: str, granularity: str = DEFAULT_GRANULARITY) -> None:
+    def __init__(self, source: str, filename: str, granularity: str = DEFAULT_GRANULARITY,
+                 plain: frozenset[tuple[Any, Any]] = frozenset()) -> None:
         self.source = source
         self.filename = filename
         self.granularity = granularity
+        self.plain = plain  # comparisons known to compare no lists (``compile_model``)
+        self.plain_found: frozenset[tuple[Any, Any]] = frozenset()
         self.finals = Finals(frozenset(), frozenset(), False)
         self._blines: list[bytes] | None = None
         self.globals: list[str] = []
@@ -130,7 +134,7 @@ class ModuleCompiler:
         bodies = [(fn, False) for fn in self.function_nodes.values()]
         bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
                    if isinstance(item, ast.FunctionDef)]
-        self.finals = finals(self.globals, bodies)
+        self.finals = dataclasses.replace(finals(self.globals, bodies), plain=self.plain)
         self._compile_functions()
         init = Code("<module>", [], [], line=1)
         fc = FunctionCompiler(self, init, None, None)
@@ -153,7 +157,7 @@ class ModuleCompiler:
         )
         for _, code in self.invariants:
             self._check_pure(program, code)
-        resolve_comparisons(program)
+        self.plain_found = resolve_comparisons(program)
         return program
 
     def _parse(self) -> ast.Module:
@@ -481,7 +485,7 @@ class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExpressionCompile
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 
 
-def resolve_comparisons(program: Program) -> None:
+def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:
     """Turn the comparisons that may compare two lists (``Node.compared``) into what they read: every
     element of those lists and of the lists inside them (``runtime_ops._eq`` compares contents), for the
     reductions' static facts (``elements_read``) and the escape analysis (``uses``). Which values may be
@@ -489,8 +493,9 @@ def resolve_comparisons(program: Program) -> None:
     compare possible references at all: ``x == y`` over ints then reads no element, as before."""
     codes = [program.init, *program.codes()]
     if not any(n.compared for code in codes for n in code.nodes):
-        return
+        return frozenset()
     sites = points_to(program)
+    plain: set[tuple[Any, Any]] = set()
 
     def lists(code: Code, av: frozenset[Any]) -> bool:
         return any(site[3] == "list" for site in sites(code, av))
@@ -501,6 +506,9 @@ def resolve_comparisons(program: Program) -> None:
                 if lists(code, a) and lists(code, b):
                     n.elements_read = True
                     n.uses = (*n.uses, frozenset({("reach", a)}), frozenset({("reach", b)}))
+                else:
+                    plain.add((a, b))
+    return frozenset(plain)
 
 
 def compile_model(source: str, filename: str = "<model>", granularity: str = DEFAULT_GRANULARITY) -> Program:
@@ -508,7 +516,13 @@ def compile_model(source: str, filename: str = "<model>", granularity: str = DEF
     Raises ModelSyntaxError with file:line:col."""
     if granularity not in GRANULARITIES:
         raise ValueError(f"unknown granularity '{granularity}' (known: {', '.join(GRANULARITIES)})")
-    return ModuleCompiler(source, filename, granularity).compile()
+    mc = ModuleCompiler(source, filename, granularity)
+    program = mc.compile()
+    if granularity == "access" and mc.plain_found:
+        # Whether a comparison reads lists' elements (an access) is known only once every flow is: a second
+        # compilation makes a step of only those that may (``Finals.plain``); ``x == y`` over ints is local.
+        program = ModuleCompiler(source, filename, granularity, plain=mc.plain_found).compile()
+    return program
 
 
 __all__ = ["GRANULARITIES", "compile_model", "ModelSyntaxError", "SEMAPHORE", "RLOCK", "LOCK", "CONDITION"]

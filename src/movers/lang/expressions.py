@@ -22,6 +22,7 @@ from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
+from movers.lang.granularity import is_boolean
 from movers.lang.runtime_ops import (
     BINOPS,
     BOXED,
@@ -73,7 +74,8 @@ class ExpressionCompiler(FunctionCore):
         f = self.expr(e, allow_calls)
         if isinstance(e, ast.Compare) or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not)):
             return f  # already a bool
-        self.length_use(e)
+        if not is_boolean(e):  # the truth of a bool reads no list's length
+            self.length_use(e)
 
         def truth(ctx: Ctx) -> bool:
             v = f(ctx)

@@ -51,6 +51,9 @@ class Finals:
     globals: frozenset[str]
     fields: frozenset[str]
     elements: bool
+    # Comparisons (pairs of abstract values, ``Facts.compared``) that a first compilation's points-to
+    # analysis found never compare two lists (``compiler.resolve_comparisons``): they read no element.
+    plain: frozenset[tuple[Any, Any]] = frozenset()
 
     def shared(self, info: dict[str, Any]) -> bool:
         """Whether a node with these static facts (``function.Facts.info``) accesses shared memory."""
@@ -60,7 +63,8 @@ class Finals:
             return True
         if info.get("elements_written"):
             return True
-        return bool(info.get("elements_read") or info.get("compared")) and not self.elements
+        compares_lists = any(pair not in self.plain for pair in info.get("compared", ()))
+        return bool(info.get("elements_read") or compares_lists) and not self.elements
 
 
 def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool]]) -> Finals:
@@ -170,7 +174,7 @@ class Lowering:
         s.test = _described(test, s.test, self.text(s.test))
         s.body = _clears(temps, s) + s.body
         s.orelse = _clears(temps, s) + s.orelse
-        return cut.pre + [s]
+        return cut.dead_cleared([s.test]) + [s]
 
     def _while(self, s: ast.While) -> list[ast.stmt]:
         s.body = self.block(s.body)
@@ -182,7 +186,8 @@ class Lowering:
         leave = ast.copy_location(ast.Break(), s)
         check = ast.copy_location(ast.If(test=test, body=_clears(cut.temps, s) or [ast.copy_location(ast.Pass(), s)],
                                          orelse=_clears(cut.temps, s) + [leave]), s)
-        loop = ast.copy_location(ast.While(test=ast.copy_location(ast.Constant(True), s), body=cut.pre + [check]
+        pre = cut.dead_cleared([s.test])
+        loop = ast.copy_location(ast.While(test=ast.copy_location(ast.Constant(True), s), body=pre + [check]
                                            + s.body, orelse=[]), s)
         return [loop]
 
@@ -201,7 +206,7 @@ class Lowering:
         else:
             s.iter = cut.value(it)
         # The temporaries hold the bounds for the loop's life; they are cleared after it.
-        return cut.pre + [s] + _clears(cut.temps, s)
+        return cut.dead_cleared([s.iter]) + [s] + _clears(cut.temps, s)
 
     # -- counting accesses ------------------------------------------------------------------------------------
 
@@ -355,18 +360,25 @@ class _Cut:
             self.pre = outer
             return body
 
+        boolean = is_boolean(e)  # then so is the temporary: its truth reads no list's length
+
+        def load() -> ast.Name:
+            n = _load(name, e)
+            n.movers_boolean = boolean  # type: ignore[attr-defined]
+            return n
+
         if isinstance(e, ast.IfExp):
             test = self._walk(e.test, None)
             self.pre.append(ast.fix_missing_locations(ast.copy_location(
                 ast.If(test=test, body=sub(e.body), orelse=sub(e.orelse)), e)))
-            return _load(name, e)
+            return load()
         self.pre.extend(sub(e.values[0]))
         for v in e.values[1:]:
-            cond: ast.expr = _load(name, e)
+            cond: ast.expr = load()
             if isinstance(e.op, ast.Or):
                 cond = ast.copy_location(ast.UnaryOp(ast.Not(), cond), e)
             self.pre.append(ast.fix_missing_locations(ast.copy_location(ast.If(test=cond, body=sub(v), orelse=[]), e)))
-        return _load(name, e)
+        return load()
 
     def _describe(self, e: ast.expr) -> str:
         if isinstance(e, ast.Call):
@@ -455,8 +467,15 @@ class _Cut:
     def finish(self, final: ast.stmt) -> list[ast.stmt]:
         final.movers_reads = tuple(self.reads)  # type: ignore[attr-defined]
         if isinstance(final, ast.Return):
-            return self.pre + [final]
-        return self.pre + [final] + _clears(self.temps, self.s)
+            return self.dead_cleared([final]) + [final]
+        return self.dead_cleared([final]) + [final] + _clears(self.temps, self.s)
+
+    def dead_cleared(self, final: list[ast.AST]) -> list[ast.stmt]:
+        """The hoisted statements, each temporary cleared right after the one that uses it last (unless the
+        final statement, ``final``, uses it): a dead temporary kept until the end of the statement would tell
+        apart states that differ only in a value the thread no longer needs (``$v1 = y; $v2 = a[$v1];
+        $v3 = z; x = $v2 + $v3``: ``$v1`` dies in the read of ``a[$v1]``, before the step that reads ``z``)."""
+        return _clear_dead(self.pre, _temps_used(final, set(self.temps)), set(self.temps), self.s)
 
 
 def break_local_cycles(nodes: list[dict[str, Any]], while_heads: set[int]) -> list[int]:
@@ -595,12 +614,48 @@ def _clears(temps: list[str], at: ast.AST) -> list[ast.stmt]:
     return out
 
 
+def _temps_used(nodes: list[ast.AST], temps: set[str]) -> set[str]:
+    return {n.id for s in nodes for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in temps}
+
+
+def _clear_dead(stmts: list[ast.stmt], live_after: set[str], temps: set[str], at: ast.AST) -> list[ast.stmt]:
+    """``stmts`` with ``$v = None`` right after the last use of each temporary that is not ``live_after``; a
+    temporary that dies in the test of an ``if`` (a short-circuit, ``_Cut._short_circuit``) is cleared at the
+    start of both branches."""
+    out: list[ast.stmt] = []
+    for i, s in enumerate(stmts):
+        later = live_after | _temps_used(stmts[i + 1:], temps)
+        if isinstance(s, ast.If):
+            dying = sorted(_temps_used([s.test], temps) - later - _temps_used(s.body + s.orelse, temps))
+            s.body = _clears(dying, at) + _clear_dead(s.body, later, temps, at)
+            s.orelse = _clears(dying, at) + _clear_dead(s.orelse, later, temps, at)
+            out.append(s)
+        else:
+            out.append(s)
+            out.extend(_clears(sorted(_temps_used([s], temps) - later), at))
+    return out
+
+
 def _described(e: ast.expr, original: ast.expr, text: str) -> ast.expr:
     if e is not original:
         e.movers_text = text  # type: ignore[attr-defined]
         for a in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
             setattr(e, a, getattr(original, a, None))
     return e
+
+
+def is_boolean(e: ast.AST) -> bool:
+    """Whether ``e``'s value is certainly a bool (a comparison, ``not``, ``and``/``or``/``if else`` of such, a
+    short-circuit's temporary of such): testing its truth reads no list's length."""
+    if isinstance(e, ast.Compare) or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not)):
+        return True
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, bool)
+    if isinstance(e, ast.BoolOp):
+        return all(is_boolean(v) for v in e.values)
+    if isinstance(e, ast.IfExp):
+        return is_boolean(e.body) and is_boolean(e.orelse)
+    return bool(getattr(e, "movers_boolean", False))
 
 
 def _is_call_to(e: ast.AST, name: str) -> bool:

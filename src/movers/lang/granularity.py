@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -614,7 +614,7 @@ def _clears(temps: list[str], at: ast.AST) -> list[ast.stmt]:
     return out
 
 
-def _temps_used(nodes: list[ast.AST], temps: set[str]) -> set[str]:
+def _temps_used(nodes: Sequence[ast.AST], temps: set[str]) -> set[str]:
     return {n.id for s in nodes for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in temps}
 
 

@@ -400,3 +400,28 @@ def test_comparing_values_that_are_not_lists_is_local_work() -> None:
     body = "t = y\nu = z\nif t == u:\n    x = 2"
     src = f"{SHARED}\ndef main():\n    global x\n{textwrap.indent(body, '    ')}\n\nThread(target=main).start()\n"
     assert states(src) == 4  # read y; read z (the comparison is glue); write x
+
+
+def test_a_while_condition_cut_at_its_accesses_keeps_its_value_until_tested() -> None:
+    # Peterson's entry protocol: `while flag[j] and turn == j` is cut into reads (a short-circuit) whose
+    # temporary must still hold the condition's value when the loop tests it (a temporary cleared too early
+    # let both threads into the critical section).
+    from conftest import EXAMPLES
+
+    import movers
+
+    assert movers.check(EXAMPLES / "peterson.py").verdict == "ok"
+    r = run("""
+    x = 1
+    y = 1
+    def main():
+        global x, y
+        n = 0
+        while x > 0 and y > 0:
+            n += 1
+            if n == 3:
+                x = 0
+        assert n == 3, "the loop ran its three rounds"
+    Thread(target=main).start()
+    """)
+    assert r.verdict == "ok", r.violations

@@ -186,7 +186,7 @@ class Lowering:
         leave = ast.copy_location(ast.Break(), s)
         check = ast.copy_location(ast.If(test=test, body=_clears(cut.temps, s) or [ast.copy_location(ast.Pass(), s)],
                                          orelse=_clears(cut.temps, s) + [leave]), s)
-        pre = cut.dead_cleared([s.test])
+        pre = cut.dead_cleared([test])  # the test as cut: the temporaries it reads stay live
         loop = ast.copy_location(ast.While(test=ast.copy_location(ast.Constant(True), s), body=pre + [check]
                                            + s.body, orelse=[]), s)
         return [loop]

@@ -78,6 +78,7 @@ class ModuleCompiler:
         self.plain = plain  # comparisons known to compare no lists (``compile_model``)
         self.plain_found: frozenset[tuple[Any, Any]] = frozenset()
         self.finals = Finals(frozenset(), frozenset(), False)
+        self.list_globals: frozenset[str] = frozenset()
         self._blines: list[bytes] | None = None
         self.globals: list[str] = []
         self.global_slot: dict[str, int] = {}
@@ -131,6 +132,7 @@ class ModuleCompiler:
         init_body, declarations = self._top_level(tree)
         self._declare_globals(init_body)
         self._declare_classes()
+        self.list_globals = _list_globals(tree, self.global_slot)
         bodies = [(fn, False) for fn in self.function_nodes.values()]
         bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
                    if isinstance(item, ast.FunctionDef)]
@@ -483,6 +485,24 @@ class ModuleCompiler:
 class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExpressionCompiler, BuiltinCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
+
+
+def _list_globals(tree: ast.Module, globals_: dict[str, int]) -> frozenset[str]:
+    """The globals that only ever hold lists: every store of the name, anywhere in the module (locals of the
+    same name included), assigns a list display (``[…]``, ``[…] * n``)."""
+    def is_list(v: ast.expr) -> bool:
+        return isinstance(v, ast.List) or (isinstance(v, ast.BinOp) and isinstance(v.op, ast.Mult)
+                                           and (isinstance(v.left, ast.List) or isinstance(v.right, ast.List)))
+
+    ok = set(globals_)
+    listed: set[int] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and is_list(n.value):
+            listed.update(id(t) for t in n.targets if isinstance(t, ast.Name))
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in listed:
+            ok.discard(n.id)
+    return frozenset(ok)
 
 
 def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:

@@ -318,6 +318,12 @@ class ExpressionCompiler(FunctionCore):
         if a and b and self.mc.has_lists:
             self.facts.compared.append((a, b))
 
+    def names_a_list(self, e: ast.expr) -> bool:
+        """Whether ``e`` is a global that only ever holds lists (``ModuleCompiler.list_globals``): indexing it
+        gives an element, not a tuple's item (the abstract values cannot tell a tuple from its items)."""
+        return (isinstance(e, ast.Name) and e.id in self.mc.list_globals
+                and (e.id in self.global_names or e.id not in self.slot))
+
     def e_Subscript(self, e: ast.Subscript) -> Fn:
         if isinstance(e.slice, ast.Slice):
             raise self.mc.error(e, "unsupported construct: slices")
@@ -325,7 +331,10 @@ class ExpressionCompiler(FunctionCore):
         self.facts.elements_read = True
         sv = self.value(e.value)
         self.facts.uses.append(sv)
-        self.note(e, sv, frozenset({("element", sv)}))  # a list's element, or a tuple's item
+        if self.names_a_list(e.value):
+            self.note(e, frozenset({("element", sv)}))  # a list's element, never the list itself
+        else:
+            self.note(e, sv, frozenset({("element", sv)}))  # a list's element, or a tuple's item
 
         def run(ctx: Ctx) -> Any:
             v = seq(ctx)

@@ -52,6 +52,7 @@ class ModuleFacts(Protocol):
     has_lists: bool
     granularity: str
     finals: Finals
+    list_globals: frozenset[str]
     uses_events: bool
     uses_barriers: bool
 

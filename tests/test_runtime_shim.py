@@ -444,8 +444,8 @@ def run_model(path: Path, timeout: float = 30) -> subprocess.CompletedProcess[st
 #   "hang"  -- may deadlock: exit 0 within a short timeout, or time out
 #   "skip"  -- not runnable under CPython (wait_until on a value)
 EXAMPLES_SMOKE = {
-    "sc_example.py": ("ok", "skip"),
-    "fq_counter.py": ("ok", "pass"),
+    "sc_example.py": ("violation (deadlock)", "skip"),
+    "fq_counter.py": ("violation (assertion)", "racy"),
     "fq_counter_nolock.py": ("violation (assertion)", "racy"),
     "bounded_buffer.py": ("ok", "pass"),
     "dining_philosophers.py": ("violation (deadlock)", "hang"),

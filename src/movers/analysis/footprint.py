@@ -95,6 +95,7 @@ class Footprints:
         self._future: dict[tuple[Code, int], Footprint] = {}
         self._spawn: Footprint | None = None
         self._entry: dict[Code, Footprint] = {}
+        self._steps: dict[tuple[tuple[Code, int], ...], Footprint] = {}
 
     def node(self, code: Code, pc: int) -> Footprint:
         k = (code, pc)
@@ -153,6 +154,8 @@ class Footprints:
     def calls_glue(self, n: Node) -> Footprint:
         """What the glue at the entries of the functions node ``n`` calls may touch in the same step: under
         access granularity a callee's first statements may be local work that runs on into its first access."""
+        if not n.callee_names:
+            return EMPTY
         fp = EMPTY
         for name in n.callee_names:
             for callee in self.by_name.get(name, ()):
@@ -207,7 +210,16 @@ class Footprints:
 
     def step(self, thread: tuple) -> Footprint:
         """What the thread's next step may touch: its node, the free glue after it, and, when the glue
-        returns, the caller's continuation."""
+        returns, the caller's continuation. A function of the frames' positions alone: remembered."""
+        key = tuple((f[0], f[1]) for f in thread)
+        fp = self._steps.get(key)
+        if fp is None:
+            if len(self._steps) > 100_000:
+                self._steps.clear()
+            fp = self._steps[key] = self._step(thread)
+        return fp
+
+    def _step(self, thread: tuple) -> Footprint:
         fp = EMPTY
         frames = list(thread)
         while frames:

@@ -216,3 +216,13 @@ def test_peak_memory_is_this_process_during_the_run() -> None:
     r = movers.check(RACY)
     if before is not None:
         assert r.stats.peak_memory_mb < before - 200
+
+
+def test_a_long_loop_of_local_work_is_one_step_at_access_granularity() -> None:
+    # 300,000 rounds of local work (some 1.2 million operations) end where CPython ends them: at access
+    # granularity glue outside `with indivisible():` cannot loop for ever (a local while loop ends a step at
+    # its head), so only a much higher bound applies to it.
+    src = ("from movers.lang import *\ntotal = 0\ndef work():\n    global total\n    s = 0\n"
+           "    for i in range(300000):\n        s += i % 7\n    total = s\nThread(target=work).start()\n")
+    r = movers.check(source=src)
+    assert r.verdict == "ok" and r.stats.states == 3, (r.verdict, r.violations)

@@ -22,6 +22,10 @@ from movers.semantics.state import State, canonical, canonical_order, globals_co
 # loop that does not end (e.g. `while True: pass`); a finite loop longer than this is stopped too, so the
 # message names the bound. No option changes it.
 GLUE_LIMIT = 100_000
+# At access granularity a loop of local work that can go round for ever ends a step at its head
+# (lang/granularity.py): glue outside `with indivisible():` always ends there, and only a long finite loop
+# (`for i in range(10**6)` over locals) is long. Its bound is much higher, so that such work is not cut.
+LOCAL_GLUE_LIMIT = 20_000_000
 # Glue a fast step may run (lang/codegen.py) before it hands the step to the closures, which apply GLUE_LIMIT.
 FAST_GLUE_LIMIT = 1_000
 # Whether steps run their generated fast functions where they can (tests switch it off to compare).
@@ -140,6 +144,7 @@ class TransitionSystem:
     def __init__(self, program: Program, track: bool = False) -> None:
         self.program = program
         self.track = track
+        self._statement_steps = program.granularity == "statement"
         self._initial: State | None = None
         # The names given with ``Thread(name=...)`` to the threads module-level code started.
         self.initial_names: dict[int, str] = {}
@@ -441,6 +446,7 @@ class TransitionSystem:
             # Most steps end at the next costly node at once; the loop below is for glue and indivisible.
             if code is not None and (not code.nodes[ctx.pc].costly or ctx.atomic):
                 glue = 0
+                limit = GLUE_LIMIT if ctx.atomic or self._statement_steps else LOCAL_GLUE_LIMIT
                 while ctx.code is not None:
                     nxt = ctx.code.nodes[ctx.pc]
                     if nxt.costly:
@@ -450,8 +456,8 @@ class TransitionSystem:
                             raise ModelError(f"'{nxt.source}' would block inside 'with indivisible():'")
                     nxt.run(ctx)
                     glue += 1
-                    if glue > GLUE_LIMIT:
-                        raise ModelError(_unfinished(node, bool(ctx.atomic)))
+                    if glue > limit:
+                        raise ModelError(_unfinished(node, bool(ctx.atomic), limit))
         except AssertionFailed as e:
             violation = ("assertion", str(e))
             failed_at = _current_node(ctx)
@@ -600,11 +606,11 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
     return (g, heap, threads[:t] + (mine,) + threads[t + 1:])
 
 
-def _unfinished(node: Node, indivisible: bool) -> str:
+def _unfinished(node: Node, indivisible: bool, limit: int = GLUE_LIMIT) -> str:
     """The message for a step stopped at ``GLUE_LIMIT`` operations: a finite loop may hit it too."""
     what = ("the 'with indivisible():' block" if indivisible else
             "code that touches nothing shared (one step, as long as it does not)")
-    return (f"{what} did not finish within {GLUE_LIMIT:,} operations, movers' bound on one step (no option "
+    return (f"{what} did not finish within {limit:,} operations, movers' bound on one step (no option "
             "changes it): a loop that does not end (e.g. 'while True: pass'), or one too long for one step "
             "(move part of the work out of it" + (" or out of the block" if indivisible else "") + ")")
 

@@ -254,7 +254,14 @@ class _Function:
         self.costly: list[bool] = []  # whether a step may rest before the instruction
         self.drops: list[tuple[str, ...]] = []  # the temporaries that disappear in the instruction
         self.temps = 0
+        self.loops: list[int] = []  # the first instruction of each while loop
         self.entry = self._block(fdef.body, -1)
+        if shared is not None:
+            # A while loop that can go round through glue alone rests at its start each time round (else a
+            # local `while True` would be one step that never ends). Judged on the glue before any marking.
+            spinning = [first for first in self.loops if self._glue_cycle(first)]
+            for first in spinning:
+                self.costly[first] = True
 
     def _new(self, ins: tuple | None, costly: bool = True, drops: set[str] | tuple = ()) -> int:
         self.code.append(ins or ())
@@ -266,6 +273,32 @@ class _Function:
         self.code[pc] = ins
         self.costly[pc] = costly or self.shared is None
         self.drops[pc] = tuple(sorted(drops))
+
+    @staticmethod
+    def _next(ins: tuple) -> list[int]:
+        """The instructions that may follow ``ins`` (-1: the end)."""
+        op = ins[0]
+        if op == "cond":
+            return [ins[2], ins[3]]
+        if op == "for":
+            return [ins[3], ins[4]]
+        return [ins[-1]]
+
+    def _glue_cycle(self, first: int) -> bool:
+        """Whether the loop starting at ``first`` can come back to it through glue (no costly instruction)."""
+        if self.costly[first]:
+            return False
+        seen: set[int] = set()
+        work = [first]
+        while work:
+            pc = work.pop()
+            for nxt in self._next(self.code[pc]):
+                if nxt == first:
+                    return True
+                if nxt >= 0 and nxt not in seen and not self.costly[nxt]:
+                    seen.add(nxt)
+                    work.append(nxt)
+        return False
 
     def temp(self) -> str:
         self.temps += 1
@@ -414,6 +447,7 @@ class _Function:
             pieces, test, drops, costly = self._test(s.test)
             first = self._link(pieces, head)  # the test's reads are made again before every test
             self._set(head, ("cond", _expr(test), self._block(s.body, first), cont), costly, drops)
+            self.loops.append(first)
             return first
         if (
             isinstance(s, ast.For)

@@ -438,3 +438,15 @@ def test_comparing_elements_of_a_list_is_no_access_of_its_own() -> None:
            "    assert x == 0 and a[0] == a[0]\n"
            "Thread(target=worker, args=(0,)).start()\nThread(target=worker, args=(1,)).start()\n")
     assert states(src) == naive_explore(src).states == 64
+
+
+def test_a_local_while_loop_rests_at_its_head_in_the_naive_explorer_too() -> None:
+    # worker_1's while loop goes round through local work alone: both the engine and the naive explorer make
+    # its head a step boundary (the naive one once took it as glue: 14 states against the engine's 30).
+    from naive_explorer import naive_explore
+
+    src = ("from movers.lang import *\nx = 0\ny = 0\nm0 = Lock()\n"
+           "def worker_0():\n    global x\n    x = (x + 0) % 3\n    x = (x + 0) % 3\n    x += 1\n"
+           "def worker_1():\n    t0 = (x + 0) % 3\n    c0 = 0\n    while c0 < 1:\n        t0 += 1\n        c0 += 1\n"
+           "Thread(target=worker_0).start()\nThread(target=worker_1).start()\n")
+    assert states(src) == naive_explore(src).states == 30

@@ -303,7 +303,9 @@ def differential(source: str) -> None:
     first = _check(source, max_violations=1)
     for switch in (0.005, 0.000001):
         outcomes, ended = run_source(source, "<model>", switch=switch, timeout=20)
-        assert ended  # no generated model here can block
+        # No generated model blocks by itself; but a thread that dies of a failed assert between acquire and
+        # release keeps its lock, and then the others wait for ever, in CPython as in movers.
+        assert ended or outcomes
         assert not _explains(source, outcomes, first), outcomes
     seq = sequential(source)
     note(seq)

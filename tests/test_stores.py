@@ -32,7 +32,7 @@ from movers.search.fingerprints import (
     lossy_verdict,
     store_report,
 )
-from movers.search.limits import LimitReached, rss_mb
+from movers.search.limits import LimitReached
 
 SMALL = sorted(p for p in EXAMPLES.glob("*.py") if "counter_bench" not in p.name)
 
@@ -287,11 +287,17 @@ def test_a_bit_array_larger_than_the_memory_limit_is_refused(capsys: pytest.Capt
     assert 4 <= fits <= 30
     assert main(["check", path, "--store", "bitstate", "--bits", "34", "--max-memory", "200", "--json"]) == 2
     assert "movers: error: --bits 34" in capsys.readouterr().err
-    # The API too, with a limit above what this (test) process uses already, so that compiling stays within it.
-    mem = round(rss_mb()) + 300
-    r = movers.check(path, store="bitstate", bits=34, max_memory=mem)
-    assert r.verdict == "error" and r.error.startswith(
-        f"--bits 34: the bit array alone takes 2,048 MB, more than --max-memory {mem:,} MB"), r.error
+    import subprocess
+    import sys
+
+    # The API too, in a fresh process: this test process may already hold more than the array would take
+    # (Python keeps the memory earlier tests in the same worker used), and then nothing would be refused.
+    probe = ("import movers, sys\nr = movers.check(sys.argv[1], store='bitstate', bits=34, max_memory=300)\n"
+             "print(r.verdict)\nprint(r.error)\n")
+    p = subprocess.run([sys.executable, "-c", probe, path], capture_output=True, text=True, timeout=120)
+    verdict, error = p.stdout.splitlines()[:2]
+    assert verdict == "error" and error.startswith(
+        "--bits 34: the bit array alone takes 2,048 MB, more than --max-memory 300 MB"), p.stdout + p.stderr
     # Exactly: the largest array within the limit, or beside what the process uses.
     assert bits_problem(30, 200) is None and bits_problem(34, None) is None
     assert bits_problem(34, 200).endswith("the largest --bits that fits is 30 (128 MB)")  # type: ignore[union-attr]

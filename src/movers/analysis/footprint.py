@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from movers.analysis.classify import predicate_support
+from movers.analysis.escape import step_nodes
 from movers.ir.program import Code, Node, Program
 
 
@@ -220,35 +221,12 @@ class Footprints:
         return fp
 
     def _step(self, thread: tuple) -> Footprint:
+        top = thread[-1]
+        if top[0].nodes[top[1]].kind in ("indivisible", "atomic-step"):
+            return self.future_at(top[0], top[1])  # the whole block, calls included, is one step
         fp = EMPTY
-        frames = list(thread)
-        while frames:
-            code, pc = frames[-1][0], frames[-1][1]
-            if code.nodes[pc].kind in ("indivisible", "atomic-step"):
-                return fp | self.future_at(code, pc)  # the whole block, calls included, is one step
-            returns = False
-            seen = {pc}
-            work = [pc]
-            first = True
-            while work:
-                p = work.pop()
-                n = code.nodes[p]
-                if not first and n.costly:
-                    continue
-                first = False
-                fp = fp | self.node(code, p) | self.calls_glue(n)
-                if not n.succ:
-                    returns = True
-                for q in n.succ:
-                    if q < len(code.nodes) and q not in seen:
-                        seen.add(q)
-                        work.append(q)
-            frames.pop()
-            if not returns or not frames:
-                break
-            # The caller resumes at a continuation node (free glue) within this same step.
-            if frames[-1][0].nodes[frames[-1][1]].costly:
-                break
+        for code, p in step_nodes(thread):
+            fp = fp | self.node(code, p) | self.calls_glue(code.nodes[p])
         return fp
 
 

@@ -110,6 +110,18 @@ class Facts:
         # (``compiler.resolve_comparisons``).
         self.compared: list[tuple[AV, AV]] = []
 
+    def absorb(self, part: Facts) -> None:
+        """Add the accesses recorded in ``part`` (a sub-expression compiled in a recording of its own)."""
+        for name in ("reads", "writes", "fields_read", "fields_written", "callees"):
+            getattr(self, name).update(getattr(part, name))
+        self.elements_read |= part.elements_read
+        self.elements_written |= part.elements_written
+        self.allocates |= part.allocates
+        self.chooses |= part.chooses
+        self.flows.extend(part.flows)
+        self.uses.extend(part.uses)
+        self.compared.extend(part.compared)
+
     def info(self) -> dict[str, Any]:
         """The ``Node`` fields these facts fill."""
         return {

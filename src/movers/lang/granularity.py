@@ -592,14 +592,17 @@ def _store(name: str, at: ast.AST) -> ast.Name:
 
 
 def _as_load(t: ast.expr) -> ast.expr:
-    c = copy.copy(t)
-    c.ctx = ast.Load()  # type: ignore[attr-defined]
-    return c
+    return _with_ctx(t, ast.Load())
 
 
 def _as_store(t: ast.expr) -> ast.expr:
+    return _with_ctx(t, ast.Store())
+
+
+def _with_ctx(t: ast.expr, ctx: ast.expr_context) -> ast.expr:
+    """A shallow copy of target ``t`` that loads or stores (its operands are shared with ``t``)."""
     c = copy.copy(t)
-    c.ctx = ast.Store()  # type: ignore[attr-defined]
+    c.ctx = ctx  # type: ignore[attr-defined]
     return c
 
 

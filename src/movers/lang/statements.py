@@ -21,7 +21,7 @@ from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import UNBOUND, Ref, box, unbox
 from movers.lang import codegen
 from movers.lang.expressions import _model_methods
-from movers.lang.function import NO_VALUE, Exit, Facts, Fn, FunctionCore, Label
+from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
 from movers.lang.runtime_ops import (
     BINOPS,
     check_ref,
@@ -383,7 +383,7 @@ class StatementCompiler(FunctionCore):
             item = NO_VALUE if is_range else self.value(it) | frozenset({("element", self.value(it))})
             with self.recording() as target_facts:
                 store = self.store(s.target, item)
-            _merge(facts, target_facts)
+            facts.absorb(target_facts)
         body, end, nxt_head, brk = self.label(), self.label(), self.label(), self.label()
         src = f"for {self.mc.text(s.target)} in {self.mc.text(it)}"
         loop = _Loop(cur=cur, stop=stop, step=stp, store=store, body=body, end=end)
@@ -466,19 +466,6 @@ class StatementCompiler(FunctionCore):
             if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
                 self.message(a, allow_calls=False)
         self.plain_stmt(s, lambda: (lambda ctx: None))
-
-
-def _merge(into: Facts, part: Facts) -> None:
-    """Add the accesses recorded in ``part`` to ``into``."""
-    for name in ("reads", "writes", "fields_read", "fields_written", "callees"):
-        getattr(into, name).update(getattr(part, name))
-    into.elements_read |= part.elements_read
-    into.elements_written |= part.elements_written
-    into.allocates |= part.allocates
-    into.chooses |= part.chooses
-    into.flows.extend(part.flows)
-    into.uses.extend(part.uses)
-    into.compared.extend(part.compared)
 
 
 def _formatted(value: Fn, spec: str) -> Callable[[Ctx], str]:

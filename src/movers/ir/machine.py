@@ -21,7 +21,15 @@ from movers.ir.program import CLS, FIELDS, MON, THREAD, UNBOUND, Bool, ClassInfo
 
 
 class ModelError(Exception):
-    """A runtime error in the model (index out of range, attribute of None, releasing a lock not held…)."""
+    """A runtime error in the model (index out of range, attribute of None, releasing a lock not held…).
+
+    ``exc`` names the built-in exception CPython raises there (``"IndexError"``, ``"KeyError"``…), so that a
+    model's ``try``/``except`` can catch it; ``None`` for the checker's own limits, which no ``except``
+    catches (a step that computes too long, a recursion deeper than the checker allows)."""
+
+    def __init__(self, message: str, exc: str | None = None) -> None:
+        super().__init__(message)
+        self.exc = exc
 
 
 class AssertionFailed(Exception):

@@ -11,6 +11,8 @@ import pytest
 
 import movers
 from movers.cli import main
+from movers.lang.compiler import compile_model
+from movers.lang.errors import ModelSyntaxError
 
 
 def cli(tmp_path, src: str, *args: str) -> tuple[int, str, str]:
@@ -237,3 +239,36 @@ def test_join_at_module_level_points_to_the_main_thread_pattern() -> None:
     r = movers.check(source=src)
     assert r.verdict == "violation" and r.violations[0].kind == "runtime-error"
     assert "line 6" in r.violations[0].message and "Thread(target=main).start()" in r.violations[0].message
+
+
+def test_every_refusal_in_one_run_in_line_order(tmp_path):
+    """A user porting a program learns every refused construct at once, not one per run."""
+    src = ("x = 0\n"
+           "class C:\n"
+           "    def __len__(self):\n"
+           "        return 0\n"
+           "def f():\n"
+           "    global x\n"
+           "    x = 1.5\n"
+           "    lambda: 3\n"
+           "    x = 2\n"
+           "def g():\n"
+           "    y = x @ x\n"
+           "Thread(target=f).start()\n")
+    rc, out, err = cli(tmp_path, src)
+    assert rc == 2 and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert [ln.split(": ")[0].split(":", 1)[1] for ln in lines] == ["3:5", "7:9", "8:5", "11:9"], err
+    assert "special method '__len__'" in lines[0] and "1.5" in lines[1]
+    with pytest.raises(ModelSyntaxError) as e:
+        compile_model(src)
+    assert [(x.line, x.col) for x in e.value.all] == [(3, 5), (7, 9), (8, 5), (11, 9)]
+
+
+def test_at_most_twenty_refusals_then_a_count(tmp_path):
+    body = "".join(f"    y{i} = {i}.5\n" for i in range(30))
+    rc, _, err = cli(tmp_path, f"def f():\n{body}Thread(target=f).start()\n")
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 21, err
+    assert lines[-1].endswith(":22:11: more errors from here on not shown (movers stops after 20)")
+    assert lines[0].startswith(f"{tmp_path / 'model.py'}:2:10:")

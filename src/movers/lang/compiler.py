@@ -31,7 +31,8 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from movers.analysis.static_escape import points_to
@@ -52,7 +53,7 @@ from movers.ir.program import (
 )
 from movers.lang.builtins import BuiltinCompiler
 from movers.lang.concurrency import ConcurrencyCompiler
-from movers.lang.errors import ModelSyntaxError, at
+from movers.lang.errors import MAX_ERRORS, ModelSyntaxError, at, collected
 from movers.lang.expressions import ExpressionCompiler
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.statements import StatementCompiler
@@ -92,9 +93,21 @@ class ModuleCompiler:
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
         self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = False
+        self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
+
+    @contextmanager
+    def collecting(self) -> Iterator[None]:
+        """Record a refusal inside the block and go on after it, so that one run reports them all
+        (lang/errors.py); the block's construct is left out of the program, which is never run."""
+        try:
+            yield
+        except ModelSyntaxError as e:
+            self.errors.append(e)
+            if sum(len(x.all) for x in self.errors) > MAX_ERRORS:
+                raise collected(self.errors) from None
 
     def text(self, node: ast.AST) -> str:
         """The source of ``node`` on one line, for traces and messages (cut after ``TEXT_LIMIT`` characters).
@@ -127,6 +140,21 @@ class ModuleCompiler:
     # -- pass 1: the module's shape ---------------------------------------------------------------------------
 
     def compile(self) -> Program:
+        """The program, or every refusal found (``collecting``): after the first, a later failure of any kind
+        may come from a construct left out, so it ends the compilation with the refusals found so far."""
+        try:
+            program = self._compile()
+        except ModelSyntaxError as e:
+            raise collected([*self.errors, e]) from None
+        except Exception:
+            if self.errors:
+                raise collected(self.errors) from None
+            raise
+        if self.errors:
+            raise collected(self.errors)
+        return program
+
+    def _compile(self) -> Program:
         tree = self._parse()
         self._survey(tree)
         init_body, declarations = self._top_level(tree)
@@ -243,20 +271,25 @@ class ModuleCompiler:
         for c in self.class_nodes.values():
             self._declare_methods(c)
         for name, fn in self.function_nodes.items():
-            decorators = [self._decorator_name(d) for d in fn.decorator_list]
-            for d, dn in zip(decorators, fn.decorator_list, strict=True):
-                if d != "invariant":
-                    raise self.error(dn, f"unsupported decorator '@{d}' on a function")
-            FunctionCompiler(self, self.functions[name], fn, None).compile_function()
-            if "invariant" in decorators:
-                if fn.args.args:
-                    raise self.error(fn, "an @invariant takes no arguments")
-                self.invariants.append((name, self.functions[name]))
+            with self.collecting():
+                self._compile_function(name, fn)
         for cname, c in self.class_nodes.items():
             info = self.classes[cname]
             for item in c.body:
                 if isinstance(item, ast.FunctionDef):
-                    FunctionCompiler(self, info.methods[item.name], item, info).compile_function()
+                    with self.collecting():
+                        FunctionCompiler(self, info.methods[item.name], item, info).compile_function()
+
+    def _compile_function(self, name: str, fn: ast.FunctionDef) -> None:
+        decorators = [self._decorator_name(d) for d in fn.decorator_list]
+        for d, dn in zip(decorators, fn.decorator_list, strict=True):
+            if d != "invariant":
+                raise self.error(dn, f"unsupported decorator '@{d}' on a function")
+        FunctionCompiler(self, self.functions[name], fn, None).compile_function()
+        if "invariant" in decorators:
+            if fn.args.args:
+                raise self.error(fn, "an @invariant takes no arguments")
+            self.invariants.append((name, self.functions[name]))
 
     def _check_pure(self, program: Program, invariant: Code) -> None:
         """An @invariant is evaluated in every state and must not change it, block or branch: reject, at the
@@ -367,9 +400,11 @@ class ModuleCompiler:
                     else:
                         raise self.error(d, f"unsupported decorator '@{dn}' on a method")
                 if item.name.startswith("__") and item.name.endswith("__") and item.name != "__init__":
-                    # Python would call it implicitly (==, bool(), len(), hash…); the checker would not.
-                    raise self.error(item, f"unsupported construct: special method '{item.name}' "
-                                     "(only __init__ is supported)")
+                    # Python would call it implicitly (==, bool(), len(), hash…); the checker would not. Declared
+                    # all the same, so that its calls are not refused too.
+                    with self.collecting():
+                        raise self.error(item, f"unsupported construct: special method '{item.name}' "
+                                         "(only __init__ is supported)")
                 if not item.args.args:
                     raise self.error(item, "a method must take 'self' as its first parameter")
                 info.methods[item.name] = code

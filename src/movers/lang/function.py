@@ -327,7 +327,8 @@ class FunctionCore:
                 raise self.mc.error(n, "unsupported construct: nonlocal")
             elif (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and n is not fn
                   and id(n) not in predicates):
-                raise self.mc.error(n, "unsupported construct: nested functions, classes and lambdas")
+                with self.mc.collecting():  # the rest of the body is still checked (lang/errors.py)
+                    raise self.mc.error(n, "unsupported construct: nested functions, classes and lambdas")
         for n in ast.walk(fn):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names:
                 self.local(n.id)

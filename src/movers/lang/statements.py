@@ -47,7 +47,8 @@ class StatementCompiler(FunctionCore):
 
     def compile_block(self, body: list[ast.stmt]) -> None:
         for s in body:
-            self.stmt(s)
+            with self.mc.collecting():  # a refusal here does not hide the next statement's
+                self.stmt(s)
 
     def stmt(self, s: ast.stmt) -> None:
         m = getattr(self, "stmt_" + type(s).__name__, None)

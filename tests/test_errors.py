@@ -25,7 +25,7 @@ def cli(tmp_path, src: str, *args: str) -> tuple[int, str, str]:
     ("src", "where", "needle"),
     [
         ("x = 1 +\n", "1:8", "syntax error"),
-        ("import os\n", "1:1", "import is not allowed"),
+        ("import os\n", "1:1", "import of 'os' is not supported"),
         ("from threading import Lock\n", "1:1", "only 'from movers.lang import *'"),
         ("x = 0\ndef f():\n    eval('x')\nThread(target=f).start()\n", "3:5", "never executed"),
         ("x = 0\ndef f():\n    exec('x = 1')\nThread(target=f).start()\n", "3:5", "never executed"),

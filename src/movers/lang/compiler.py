@@ -55,6 +55,7 @@ from movers.lang.concurrency import ConcurrencyCompiler
 from movers.lang.errors import ModelSyntaxError, at
 from movers.lang.expressions import ExpressionCompiler
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
+from movers.lang.imports import resolve_imports
 from movers.lang.statements import StatementCompiler
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
 
@@ -127,7 +128,7 @@ class ModuleCompiler:
     # -- pass 1: the module's shape ---------------------------------------------------------------------------
 
     def compile(self) -> Program:
-        tree = self._parse()
+        tree = resolve_imports(self._parse(), self.filename)
         self._survey(tree)
         init_body, declarations = self._top_level(tree)
         self._declare_globals(init_body)
@@ -191,11 +192,8 @@ class ModuleCompiler:
         init_body: list[ast.stmt] = []
         declarations: list[ast.Call] = []
         for s in tree.body:
-            if isinstance(s, ast.ImportFrom):
-                if s.module != "movers.lang" or s.level:
-                    raise self.error(s, f"import of '{s.module}' is not allowed: only 'from movers.lang import *'")
-            elif isinstance(s, ast.Import):
-                raise self.error(s, "import is not allowed in a model: only 'from movers.lang import *'")
+            if isinstance(s, (ast.Import, ast.ImportFrom)):
+                pass  # checked, and their names resolved, by lang/imports.py
             elif isinstance(s, ast.FunctionDef):
                 self._new_name(s)
                 self.function_nodes[s.name] = s

@@ -165,7 +165,7 @@ class StaticLocality:
 
 
 def _all_codes(program: Program) -> list[Code]:
-    return [program.init, *program.codes()]
+    return [program.init, *(c for c in program.codes() if c is not program.init)]
 
 
 def _eval(pts: dict[tuple[Any, ...], set[Site]], program: Program, code: Code, av: Iterable[Any]) -> set[Site]:

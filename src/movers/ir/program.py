@@ -347,10 +347,15 @@ class Program:
     locking: list[LockingDeclaration] = field(default_factory=list)
     # "access": a step makes at most one access to shared memory; "statement": one statement (lang/granularity.py).
     granularity: str = "access"
+    # Whether the module's code may go on after it started a thread, as the main thread (``main_thread``):
+    # then its code is one a thread runs, among ``codes()``, for every analysis.
+    main_thread: bool = False
 
     def codes(self) -> list[Code]:
-        """Every function and method (not the module's initialisation)."""
+        """Every function and method, and the module's code when it may run as the main thread."""
         out = list(self.functions.values())
+        if self.main_thread:
+            out.append(self.init)
         for cls in self.classes.values():
             out.extend(cls.methods.values())
         return out

@@ -158,6 +158,7 @@ class ModuleCompiler:
             locking=self.locking,
             granularity=self.granularity,
         )
+        program.main_thread = main_thread(program)
         for _, code in self.invariants:
             self._check_pure(program, code)
         self.plain_found = resolve_comparisons(program)
@@ -503,13 +504,27 @@ def _list_globals(tree: ast.Module, globals_: dict[str, int]) -> frozenset[str]:
     return frozenset(ok)
 
 
+def main_thread(program: Program) -> bool:
+    """Whether the module's code may go on, after it started a thread, with a step that costs (an access, a
+    synchronisation other than ``start()``): from there on it is the main thread (``TransitionSystem.initial``).
+
+    Module code that only starts threads (and does local work) after its first ``start()`` runs whole before
+    them, as before: ``start()`` commutes with the steps of the threads already started (it only adds one), so
+    running it first loses no interleaving (Lipton's reduction); such models keep their states and thread ids."""
+    init = program.init
+    if any(n.kind == "start" for c in program.reachable_codes([init]) if c is not init for n in c.nodes):
+        return True  # a function the module calls starts a thread (``main()``): whatever it does after is costly
+    first = next((i for i, n in enumerate(init.nodes) if n.kind == "start"), None)
+    return first is not None and any(n.costly and n.kind != "start" for n in init.nodes[first + 1:])
+
+
 def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:
     """Turn the comparisons that may compare two lists (``Node.compared``) into what they read: every
     element of those lists and of the lists inside them (``runtime_ops._eq`` compares contents), for the
     reductions' static facts (``elements_read``) and the escape analysis (``uses``). Which values may be
     lists is the escape analysis's points-to sets (``analysis/static_escape.py``), solved only for models that
     compare possible references at all: ``x == y`` over ints then reads no element, as before."""
-    codes = [program.init, *program.codes()]
+    codes = [program.init, *(c for c in program.codes() if c is not program.init)]
     if not any(n.compared for code in codes for n in code.nodes):
         return frozenset()
     sites = points_to(program)

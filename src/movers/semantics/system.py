@@ -162,13 +162,23 @@ class TransitionSystem:
     # -- initial state ----------------------------------------------------------------------------------------
 
     def initial(self) -> State:
-        """Run the module-level code atomically; the threads it started are the initial threads."""
+        """Run the module-level code atomically; the threads it started are the initial threads.
+
+        As in CPython, the module's code is the main thread, and it interleaves with the threads it starts.
+        Before its first ``start()`` it is the only thread, so it runs atomically (it cannot interleave with
+        anything); a ``start()`` only adds a thread, and commutes with the steps of the threads already started
+        (Lipton's reduction), so the module's code also runs on atomically through its ``start()`` calls and
+        local work. It stops at its first costly step after a ``start()`` (an access to shared memory, a join,
+        an acquire...; ``Program.main_thread`` says whether there may be one): from there on the rest of it is
+        a thread of its own, named ``MainThread``, with the next free thread id (``tid()`` in it returns that
+        id; before, in the module's atomic prefix, ``tid()`` is None). A model whose module code ends with its
+        ``start()`` calls keeps its states and thread ids."""
         if self._initial is None:
             p = self.program
             frame = (p.init, p.init.entry, *p.init.new_frame_locals([]))
             ctx = Ctx((None,) * len(p.globals), [], (), -1, frames=(frame,))
             try:
-                _run_to_completion(ctx, INIT_LIMIT, "module initialisation")
+                _run_to_completion(ctx, INIT_LIMIT, "module initialisation", p.main_thread)
             except AssertionFailed as e:
                 raise InitError("assertion", str(e), _line(ctx)) from None
             except RUNTIME_ERRORS as e:
@@ -178,8 +188,12 @@ class TransitionSystem:
             if ctx.made:
                 raise InitError("runtime-error", "choose() during module initialisation is not supported: "
                                 "choose in a thread instead", _line(ctx))
-            self.initial_names = thread_names(ctx.heap, range(len(ctx.new_threads or ())))
-            self._initial = canonical((ctx.g, tuple(ctx.heap), tuple(ctx.new_threads or ())))
+            threads = list(ctx.new_threads or ())
+            self.initial_names = thread_names(ctx.heap, range(len(threads)))
+            if ctx.code is not None:  # stopped at a costly step after a start(): the main thread from here
+                self.initial_names[len(threads)] = "MainThread"
+                threads.append((*ctx.frames, (ctx.code, ctx.pc, *ctx.loc)))
+            self._initial = canonical((ctx.g, tuple(ctx.heap), tuple(threads)))
         return self._initial
 
     # -- queries ----------------------------------------------------------------------------------------------
@@ -615,16 +629,18 @@ def _unfinished(node: Node, indivisible: bool, limit: int = GLUE_LIMIT) -> str:
             "(move part of the work out of it" + (" or out of the block" if indivisible else "") + ")")
 
 
-def _run_to_completion(ctx: Ctx, limit: int, what: str) -> None:
+def _run_to_completion(ctx: Ctx, limit: int, what: str, main: bool = False) -> None:
+    """Run ``ctx``'s code to its end; with ``main`` (the module's code, ``TransitionSystem.initial``), stop
+    instead at the first costly step other than a ``start()`` once a thread has been started."""
     n = 0
     while ctx.code is not None:
         node = ctx.code.nodes[ctx.pc]
+        if main and ctx.new_threads and node.costly and node.kind != "start":
+            return
         if node.guard is not None and not node.guard(ctx):
             hint = ""
-            if node.kind == "join" and what == "module initialisation":
-                # Python's habit: start, then join, at module level. The module's code runs before any thread.
-                hint = ("; the module's code runs to its end before any thread moves, so join in a thread of its "
-                        "own: def main(): t.start(); t.join(); ... then Thread(target=main).start()")
+            if what == "module initialisation":
+                hint = "; no thread has been started yet, so it would block for ever"
             raise ModelError(f"'{node.source}' blocks during {what}{hint}")
         node.run(ctx)
         n += 1

@@ -197,6 +197,9 @@ class Func:
     code: Code | None = None
     # ``Thread(target=f, name="...")``: one Func per such call, carrying the name for reports.
     thread_name: str | None = None
+    # ``Thread(target=f, daemon=True)``: the slot of the hidden global that lists the daemon threads' ids
+    # (``Program.daemon_slot``), which the thread's start() extends.
+    daemon_slot: int | None = None
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"
@@ -350,6 +353,9 @@ class Program:
     # Whether the module's code may go on after it started a thread, as the main thread (``main_thread``):
     # then its code is one a thread runs, among ``codes()``, for every analysis.
     main_thread: bool = False
+    # The slot of the hidden global ``$daemons`` (the ids of the daemon threads started, a tuple), for models
+    # that start daemon threads: the deadlock check leaves them out (``TransitionSystem.deadlock``).
+    daemon_slot: int | None = None
 
     def codes(self) -> list[Code]:
         """Every function and method, and the module's code when it may run as the main thread."""

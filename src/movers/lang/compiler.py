@@ -132,6 +132,11 @@ class ModuleCompiler:
         self._survey(tree)
         init_body, declarations = self._top_level(tree)
         self._declare_globals(init_body)
+        self.daemon_slot: int | None = None
+        if self.uses_daemons:
+            self.daemon_slot = len(self.globals)
+            self.global_slot["$daemons"] = self.daemon_slot
+            self.globals.append("$daemons")
         self._declare_classes()
         self.list_globals = _list_globals(tree, self.global_slot)
         bodies = [(fn, False) for fn in self.function_nodes.values()]
@@ -159,6 +164,7 @@ class ModuleCompiler:
             granularity=self.granularity,
         )
         program.main_thread = main_thread(program)
+        program.daemon_slot = self.daemon_slot
         for _, code in self.invariants:
             self._check_pure(program, code)
         self.plain_found = resolve_comparisons(program)
@@ -186,6 +192,9 @@ class ModuleCompiler:
         called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
         self.uses_events = "Event" in called
         self.uses_barriers = "Barrier" in called
+        # Whether some thread may be a daemon: only then is there a hidden global listing them.
+        self.uses_daemons = any(k.arg == "daemon" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+                                for n in calls for k in n.keywords)
 
     def _top_level(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.Call]]:
         """Sort the module's statements: functions and classes (recorded by name), declarations, and the

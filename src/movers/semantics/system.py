@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
-from movers.ir.program import THREAD, Code, Node, Program, Ref
+from movers.ir.program import THREAD, Code, Node, Program, Ref, unbox
 from movers.semantics.state import State, canonical, canonical_order, globals_cover, reachable
 
 # The operations one step may run (glue, or a `with indivisible():` block) before the check stops it as a
@@ -266,6 +266,13 @@ class TransitionSystem:
         threads = state[2]
         if not any(threads):
             return None
+        slot = self.program.daemon_slot
+        if slot is not None:
+            # As in CPython, the program ends when every thread but daemon threads has ended: daemon threads
+            # left blocked then are no deadlock.
+            daemons = unbox(state[0][slot]) or ()
+            if all(not th or t in daemons for t, th in enumerate(threads)):
+                return None
         waiting = []
         for t, th in enumerate(threads):
             if not th:

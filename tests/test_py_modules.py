@@ -104,6 +104,28 @@ threading.Thread(target=work).start()
 assert flag == 0
 '''
 
+# The main thread writes flag, then box[0], after the start: the worker may read the old flag and the new
+# box[0]. flag is written only by the module's code: it is still not final (a read of it is an access).
+LATE_WRITE = '''\
+import threading
+
+flag = 0
+box = [0]
+
+
+def work():
+    a = flag
+    b = box[0]
+    assert not (a == 0 and b == 1)
+
+
+t = threading.Thread(target=work)
+t.start()
+flag = 1
+box[0] = 1
+t.join()
+'''
+
 DAEMON = '''\
 import threading
 
@@ -145,7 +167,11 @@ def _verdicts(source: str) -> dict[str, str]:
 @pytest.mark.parametrize(("source", "verdict"), [
     (JOINED, "ok"), (JOINED_BUG, "violation"), (ALIASED, "ok"), (MAIN_GUARD, "ok"),
     (MAIN_GUARD.replace("counter == 1", "counter == 0"), "violation"), (UNJOINED_READ, "violation"),
-    (UNJOINED_READ.replace("assert flag == 0", "assert flag in (0, 1)"), "ok"),
+    (UNJOINED_READ.replace("assert flag == 0", "assert flag in (0, 1)"), "ok"), (LATE_WRITE, "violation"),
+    # Message passing: box[0] written before flag, read after it: a worker that sees the flag sees box[0].
+    (LATE_WRITE.replace("flag = 1\nbox[0] = 1\n", "box[0] = 1\nflag = 1\n")
+     .replace("a == 0 and b == 1", "a == 1 and b == 0"), "ok"),
+    (LATE_WRITE.replace("a == 0 and b == 1", "a == 1 and b == 0"), "violation"),
 ])
 def test_main_thread_under_every_reduction(source: str, verdict: str) -> None:
     verdicts = _verdicts(source)
@@ -185,6 +211,11 @@ def test_module_code_that_only_starts_threads_keeps_its_states() -> None:
     assert movers.check(path, granularity="statement").stats.states == 106
     r = movers.check(EXAMPLES / "bounded_buffer.py")
     assert (r.verdict, r.stats.states, r.stats.transitions) == ("ok", 292, 336)
+    # Its module code goes on after the first start(), writing only a global no thread reads: no main thread.
+    path = EXAMPLES / "atomicity_bluetooth.py"
+    assert not compile_model(path.read_text(), str(path)).main_thread
+    r = movers.check(path)
+    assert (r.verdict, r.stats.states, r.stats.transitions) == ("ok", 52, 85)
 
 
 def test_daemon_threads_left_blocked_are_no_deadlock() -> None:

@@ -353,6 +353,9 @@ class Program:
     # Whether the module's code may go on after it started a thread, as the main thread (``main_thread``):
     # then its code is one a thread runs, among ``codes()``, for every analysis.
     main_thread: bool = False
+    # The nodes (by id) where the module's code, once it has started a thread, becomes the main thread
+    # (``lang/compiler.main_stops``).
+    main_stops: frozenset[int] = frozenset()
     # The slot of the hidden global ``$daemons`` (the ids of the daemon threads started, a tuple), for models
     # that start daemon threads: the deadlock check leaves them out (``TransitionSystem.deadlock``).
     daemon_slot: int | None = None

@@ -48,6 +48,7 @@ from movers.ir.program import (
     Exclusive,
     Func,
     LockingDeclaration,
+    Node,
     Program,
 )
 from movers.lang.builtins import BuiltinCompiler
@@ -142,6 +143,13 @@ class ModuleCompiler:
         bodies = [(fn, False) for fn in self.function_nodes.values()]
         bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
                    if isinstance(item, ast.FunctionDef)]
+        late = self._after_first_start(init_body)
+        if late:
+            # The module's code after it starts a thread may run as the main thread (``main_thread``),
+            # concurrently with the threads: what it writes there is not final.
+            main = ast.FunctionDef(name="<main>", body=[ast.Global(names=list(self.globals)), *late],
+                                   decorator_list=[])
+            bodies.append((main, False))  # type: ignore[arg-type]
         self.finals = dataclasses.replace(finals(self.globals, bodies), plain=self.plain)
         self._compile_functions()
         init = Code("<module>", [], [], line=1)
@@ -163,7 +171,8 @@ class ModuleCompiler:
             locking=self.locking,
             granularity=self.granularity,
         )
-        program.main_thread = main_thread(program)
+        program.main_stops = main_stops(program)
+        program.main_thread = bool(program.main_stops)
         program.daemon_slot = self.daemon_slot
         for _, code in self.invariants:
             self._check_pure(program, code)
@@ -224,6 +233,45 @@ class ModuleCompiler:
             else:
                 init_body.append(s)
         return init_body, declarations
+
+    def _after_first_start(self, init_body: list[ast.stmt]) -> list[ast.stmt]:
+        """The module's statements from the first one that may start a thread (a ``.start()`` call, or a call
+        of a model function that may make one) on."""
+        def starts(node: ast.AST) -> set[str] | bool:
+            called: set[str] = set()
+            for n in ast.walk(node):
+                if isinstance(n, ast.Call):
+                    if isinstance(n.func, ast.Attribute) and n.func.attr == "start":
+                        return True
+                    if isinstance(n.func, ast.Name):
+                        called.add(n.func.id)
+                    elif isinstance(n.func, ast.Attribute):
+                        called.add("." + n.func.attr)
+            return called
+
+        # Functions and methods that may start a thread, directly or through the ones they call.
+        defs: dict[str, list[ast.AST]] = {}
+        for name, fn in self.function_nodes.items():
+            defs.setdefault(name, []).append(fn)
+        for c in self.class_nodes.values():
+            defs.setdefault(c.name, []).append(c)  # a constructor call may start a thread in __init__
+            for item in c.body:
+                if isinstance(item, ast.FunctionDef):
+                    defs.setdefault("." + item.name, []).append(item)
+        direct = {name: [starts(d) for d in ds] for name, ds in defs.items()}
+        starting = {name for name, rs in direct.items() if any(r is True for r in rs)}
+        grew = True
+        while grew:
+            grew = False
+            for name, rs in direct.items():
+                if name not in starting and any(r is not True and r & starting for r in rs):  # type: ignore[operator]
+                    starting.add(name)
+                    grew = True
+        for i, s in enumerate(init_body):
+            r = starts(s)
+            if r is True or r & starting:  # type: ignore[operator]
+                return init_body[i:]
+        return []
 
     def _new_name(self, s: ast.FunctionDef | ast.ClassDef) -> None:
         if s.name in self.function_nodes or s.name in self.class_nodes:
@@ -513,18 +561,51 @@ def _list_globals(tree: ast.Module, globals_: dict[str, int]) -> frozenset[str]:
     return frozenset(ok)
 
 
-def main_thread(program: Program) -> bool:
-    """Whether the module's code may go on, after it started a thread, with a step that costs (an access, a
-    synchronisation other than ``start()``): from there on it is the main thread (``TransitionSystem.initial``).
+def main_stops(program: Program) -> frozenset[int]:
+    """The nodes (by ``id``) where the module's code, once it has started a thread, stops running atomically
+    and goes on as the main thread (``TransitionSystem.initial``): those that may conflict with a step of a
+    thread (a synchronisation other than ``start()``, a choice, a call of a model function, or an access to a
+    location some function or method writes, or writes one that it reads). Empty when the module's code can
+    never be the main thread (``Program.main_thread``).
 
-    Module code that only starts threads (and does local work) after its first ``start()`` runs whole before
-    them, as before: ``start()`` commutes with the steps of the threads already started (it only adds one), so
-    running it first loses no interleaving (Lipton's reduction); such models keep their states and thread ids."""
+    Before that point every step of the module's code is independent of every step the started threads may
+    take, so it commutes with them (Lipton's reduction: a both-mover may run early) and running it first loses
+    no interleaving; a ``start()`` only adds a thread. Module code that only starts threads and does work of
+    its own after its first ``start()`` therefore runs whole before them, as before the main thread existed:
+    such models keep their states and thread ids."""
     init = program.init
-    if any(n.kind == "start" for c in program.reachable_codes([init]) if c is not init for n in c.nodes):
-        return True  # a function the module calls starts a thread (``main()``): whatever it does after is costly
-    first = next((i for i, n in enumerate(init.nodes) if n.kind == "start"), None)
-    return first is not None and any(n.costly and n.kind != "start" for n in init.nodes[first + 1:])
+    reach = program.reachable_codes([init])
+    threads = [c for c in program.codes() if c is not init]
+    rg: set[str] = set()
+    wg: set[str] = set()
+    rf: set[str] = set()
+    wf: set[str] = set()
+    re_ = we = False
+    for c in threads:
+        for n in c.nodes:
+            rg |= n.reads
+            wg |= n.writes
+            rf |= n.fields_read
+            wf |= n.fields_written
+            re_ = re_ or n.elements_read
+            we = we or n.elements_written
+
+    def conflicts(n: Node) -> bool:
+        return bool(
+            (n.is_sync and n.kind != "start") or n.chooses or n.calls
+            or n.writes & (rg | wg) or n.reads & wg
+            or n.fields_written & (rf | wf) or n.fields_read & wf
+            or (n.elements_written and (re_ or we)) or (n.elements_read and we))
+
+    if any(n.kind == "start" for c in reach if c is not init for n in c.nodes):
+        candidates = [n for c in reach for n in c.nodes]  # a function the module calls starts a thread
+    else:
+        first = next((i for i, n in enumerate(init.nodes) if n.kind == "start"), None)
+        candidates = [] if first is None else init.nodes[first + 1:]
+    if not any(conflicts(n) for n in candidates):
+        return frozenset()
+    # Loops may take the module's code back before its first start(): every node may be where it stops.
+    return frozenset(id(n) for c in reach for n in c.nodes if conflicts(n))
 
 
 def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:

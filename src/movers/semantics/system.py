@@ -168,8 +168,9 @@ class TransitionSystem:
         Before its first ``start()`` it is the only thread, so it runs atomically (it cannot interleave with
         anything); a ``start()`` only adds a thread, and commutes with the steps of the threads already started
         (Lipton's reduction), so the module's code also runs on atomically through its ``start()`` calls and
-        local work. It stops at its first costly step after a ``start()`` (an access to shared memory, a join,
-        an acquire...; ``Program.main_thread`` says whether there may be one): from there on the rest of it is
+        local work, and through every step that cannot conflict with a thread's. It stops at its first step after
+        a ``start()`` that may (a join, an acquire, an access to what a thread writes...: ``Program.main_stops``,
+        lang/compiler.main_stops): from there on the rest of it is
         a thread of its own, named ``MainThread``, with the next free thread id (``tid()`` in it returns that
         id; before, in the module's atomic prefix, ``tid()`` is None). A model whose module code ends with its
         ``start()`` calls keeps its states and thread ids."""
@@ -178,7 +179,7 @@ class TransitionSystem:
             frame = (p.init, p.init.entry, *p.init.new_frame_locals([]))
             ctx = Ctx((None,) * len(p.globals), [], (), -1, frames=(frame,))
             try:
-                _run_to_completion(ctx, INIT_LIMIT, "module initialisation", p.main_thread)
+                _run_to_completion(ctx, INIT_LIMIT, "module initialisation", p.main_stops)
             except AssertionFailed as e:
                 raise InitError("assertion", str(e), _line(ctx)) from None
             except RUNTIME_ERRORS as e:
@@ -636,13 +637,13 @@ def _unfinished(node: Node, indivisible: bool, limit: int = GLUE_LIMIT) -> str:
             "(move part of the work out of it" + (" or out of the block" if indivisible else "") + ")")
 
 
-def _run_to_completion(ctx: Ctx, limit: int, what: str, main: bool = False) -> None:
-    """Run ``ctx``'s code to its end; with ``main`` (the module's code, ``TransitionSystem.initial``), stop
-    instead at the first costly step other than a ``start()`` once a thread has been started."""
+def _run_to_completion(ctx: Ctx, limit: int, what: str, stops: frozenset[int] = frozenset()) -> None:
+    """Run ``ctx``'s code to its end; stop instead, once a thread has been started, at a node of ``stops``
+    (the module's code: there it becomes the main thread, ``TransitionSystem.initial``)."""
     n = 0
     while ctx.code is not None:
         node = ctx.code.nodes[ctx.pc]
-        if main and ctx.new_threads and node.costly and node.kind != "start":
+        if stops and ctx.new_threads and id(node) in stops:
             return
         if node.guard is not None and not node.guard(ctx):
             hint = ""

@@ -276,6 +276,21 @@ def test_refused_imports_exit_2_with_position(tmp_path: Path, source: str, where
     assert f"{f}:{where}: " in p.stderr and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
+def test_thread_subclass_and_tid_of_the_main_thread() -> None:
+    src = (
+        "import threading\nfrom movers.lang import *\n\n\nclass W(threading.Thread):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.seen = None\n\n    def run(self):\n        self.seen = tid()\n\n\n"
+        "w = W()\nw.start()\nw.join()\nassert w.seen == 0 and tid() == 1\n"
+    )
+    assert set(_verdicts(src).values()) == {"ok"}
+    assert movers.check(source=src.replace("tid() == 1", "tid() is None")).verdict == "violation"
+
+
+def test_thread_kwargs_is_refused_with_a_hint() -> None:
+    with pytest.raises(ModelSyntaxError, match=r"kwargs=…\) is not supported yet"):
+        compile_model("import threading\ndef f(x):\n    pass\nthreading.Thread(target=f, kwargs={}).start()\n")
+
+
 def test_movers_lang_models_keep_working() -> None:
     src = "from movers.lang import *\nx = 0\ndef w():\n    global x\n    x = choose([1, 2])\nThread(target=w).start()\n"
     assert movers.check(source=src).verdict == "ok"

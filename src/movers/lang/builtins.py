@@ -218,6 +218,9 @@ class BuiltinCompiler(FunctionCore):
                 if not (isinstance(k.value, ast.Constant) and type(k.value.value) is bool):
                     raise self.mc.error(k.value, "Thread daemon= must be True or False")
                 daemon = k.value.value
+            elif k.arg == "kwargs":
+                raise self.mc.error(k, "Thread(kwargs=…) is not supported yet: pass the arguments by position, "
+                                    "args=(…)")
             else:
                 raise self.mc.error(k, f"unsupported Thread argument '{k.arg}'")
         if target is None:

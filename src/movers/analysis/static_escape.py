@@ -349,7 +349,7 @@ def _constants(program: Program) -> frozenset[str]:
     """Globals no thread (nor any function) ever writes: after module initialisation they never change."""
     written: set[str] = set()
     for code in program.codes():
-        for n in code.nodes:
+        for n in program.thread_nodes(code):
             written |= n.writes
     return frozenset(g for g in program.globals if g not in written)
 

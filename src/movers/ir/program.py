@@ -356,6 +356,15 @@ class Program:
     # The nodes (by id) where the module's code, once it has started a thread, becomes the main thread
     # (``lang/compiler.main_stops``).
     main_stops: frozenset[int] = frozenset()
+    # The nodes of the module's code (by id) the main thread may run: those reachable from a stop. The others
+    # run only atomically, before the search (what they write is a constant for the threads).
+    main_nodes: frozenset[int] = frozenset()
+
+    def thread_nodes(self, code: Code) -> list[Node]:
+        """The nodes of ``code`` a thread may run (those of the module's code only if the main thread may)."""
+        if code is not self.init:
+            return code.nodes
+        return [n for n in code.nodes if id(n) in self.main_nodes]
     # The slot of the hidden global ``$daemons`` (the ids of the daemon threads started, a tuple), for models
     # that start daemon threads: the deadlock check leaves them out (``TransitionSystem.deadlock``).
     daemon_slot: int | None = None

@@ -173,6 +173,7 @@ class ModuleCompiler:
         )
         program.main_stops = main_stops(program)
         program.main_thread = bool(program.main_stops)
+        program.main_nodes = _reached(program.init, program.main_stops)
         program.daemon_slot = self.daemon_slot
         for _, code in self.invariants:
             self._check_pure(program, code)
@@ -606,6 +607,18 @@ def main_stops(program: Program) -> frozenset[int]:
         return frozenset()
     # Loops may take the module's code back before its first start(): every node may be where it stops.
     return frozenset(id(n) for c in reach for n in c.nodes if conflicts(n))
+
+
+def _reached(init: Code, stops: frozenset[int]) -> frozenset[int]:
+    """The nodes of ``init`` reachable from one of ``stops`` (ids) along the control flow, stops included."""
+    work = [pc for pc, n in enumerate(init.nodes) if id(n) in stops]
+    seen = set(work)
+    while work:
+        for s in init.nodes[work.pop()].succ:
+            if s not in seen and 0 <= s < len(init.nodes):
+                seen.add(s)
+                work.append(s)
+    return frozenset(id(init.nodes[pc]) for pc in seen)
 
 
 def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:

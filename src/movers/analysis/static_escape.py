@@ -165,7 +165,7 @@ class StaticLocality:
 
 
 def _all_codes(program: Program) -> list[Code]:
-    return [program.init, *program.codes()]
+    return [program.init, *(c for c in program.codes() if c is not program.init)]
 
 
 def _eval(pts: dict[tuple[Any, ...], set[Site]], program: Program, code: Code, av: Iterable[Any]) -> set[Site]:
@@ -349,7 +349,7 @@ def _constants(program: Program) -> frozenset[str]:
     """Globals no thread (nor any function) ever writes: after module initialisation they never change."""
     written: set[str] = set()
     for code in program.codes():
-        for n in code.nodes:
+        for n in program.thread_nodes(code):
             written |= n.writes
     return frozenset(g for g in program.globals if g not in written)
 

@@ -197,6 +197,9 @@ class Func:
     code: Code | None = None
     # ``Thread(target=f, name="...")``: one Func per such call, carrying the name for reports.
     thread_name: str | None = None
+    # ``Thread(target=f, daemon=True)``: the slot of the hidden global that lists the daemon threads' ids
+    # (``Program.daemon_slot``), which the thread's start() extends.
+    daemon_slot: int | None = None
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"
@@ -347,10 +350,30 @@ class Program:
     locking: list[LockingDeclaration] = field(default_factory=list)
     # "access": a step makes at most one access to shared memory; "statement": one statement (lang/granularity.py).
     granularity: str = "access"
+    # Whether the module's code may go on after it started a thread, as the main thread (``main_thread``):
+    # then its code is one a thread runs, among ``codes()``, for every analysis.
+    main_thread: bool = False
+    # The nodes (by id) where the module's code, once it has started a thread, becomes the main thread
+    # (``lang/compiler.main_stops``).
+    main_stops: frozenset[int] = frozenset()
+    # The nodes of the module's code (by id) the main thread may run: those reachable from a stop. The others
+    # run only atomically, before the search (what they write is a constant for the threads).
+    main_nodes: frozenset[int] = frozenset()
+
+    def thread_nodes(self, code: Code) -> list[Node]:
+        """The nodes of ``code`` a thread may run (those of the module's code only if the main thread may)."""
+        if code is not self.init:
+            return code.nodes
+        return [n for n in code.nodes if id(n) in self.main_nodes]
+    # The slot of the hidden global ``$daemons`` (the ids of the daemon threads started, a tuple), for models
+    # that start daemon threads: the deadlock check leaves them out (``TransitionSystem.deadlock``).
+    daemon_slot: int | None = None
 
     def codes(self) -> list[Code]:
-        """Every function and method (not the module's initialisation)."""
+        """Every function and method, and the module's code when it may run as the main thread."""
         out = list(self.functions.values())
+        if self.main_thread:
+            out.append(self.init)
         for cls in self.classes.values():
             out.extend(cls.methods.values())
         return out

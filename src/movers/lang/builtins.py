@@ -198,6 +198,7 @@ class BuiltinCompiler(FunctionCore):
         target: Fn | None = None
         args: Fn = lambda ctx: ()
         label: str | None = None
+        daemon = False
         if e.args:
             raise self.mc.error(e, "use Thread(target=f, args=(…))")
         for k in e.keywords:
@@ -214,15 +215,20 @@ class BuiltinCompiler(FunctionCore):
                     raise self.mc.error(k.value, "Thread name must be a string literal")
                 label = k.value.value
             elif k.arg == "daemon":
-                continue
+                if not (isinstance(k.value, ast.Constant) and type(k.value.value) is bool):
+                    raise self.mc.error(k.value, "Thread daemon= must be True or False")
+                daemon = k.value.value
+            elif k.arg == "kwargs":
+                raise self.mc.error(k, "Thread(kwargs=…) is not supported yet: pass the arguments by position, "
+                                    "args=(…)")
             else:
                 raise self.mc.error(k, f"unsupported Thread argument '{k.arg}'")
         if target is None:
             raise self.mc.error(e, "Thread(target=f, args=(…)) needs a target")
-        if label is not None:
-            # A Func of its own per named call site: the name travels with the thread object to its start,
-            # where reports pick it up (the thread's code stays the function's).
-            named = Func(func.name, func.code, label)
+        if label is not None or daemon:
+            # A Func of its own per named (or daemon) call site: the name travels with the thread object to its
+            # start, where reports pick it up (the thread's code stays the function's).
+            named = Func(func.name, func.code, label, self.mc.daemon_slot if daemon else None)
             target = lambda ctx, named=named: named  # noqa: E731
         t = target
         self.facts.allocates = True

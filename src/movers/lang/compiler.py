@@ -49,6 +49,7 @@ from movers.ir.program import (
     Exclusive,
     Func,
     LockingDeclaration,
+    Node,
     Program,
 )
 from movers.lang.builtins import BuiltinCompiler
@@ -56,6 +57,7 @@ from movers.lang.concurrency import ConcurrencyCompiler
 from movers.lang.errors import MAX_ERRORS, ModelSyntaxError, at, collected
 from movers.lang.expressions import ExpressionCompiler
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
+from movers.lang.imports import resolve_imports
 from movers.lang.statements import StatementCompiler
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
 
@@ -155,15 +157,27 @@ class ModuleCompiler:
         return program
 
     def _compile(self) -> Program:
-        tree = self._parse()
+        tree = resolve_imports(self._parse(), self.filename)
         self._survey(tree)
         init_body, declarations = self._top_level(tree)
         self._declare_globals(init_body)
+        self.daemon_slot: int | None = None
+        if self.uses_daemons:
+            self.daemon_slot = len(self.globals)
+            self.global_slot["$daemons"] = self.daemon_slot
+            self.globals.append("$daemons")
         self._declare_classes()
         self.list_globals = _list_globals(tree, self.global_slot)
         bodies = [(fn, False) for fn in self.function_nodes.values()]
         bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
                    if isinstance(item, ast.FunctionDef)]
+        late = self._after_first_start(init_body)
+        if late:
+            # The module's code after it starts a thread may run as the main thread (``main_thread``),
+            # concurrently with the threads: what it writes there is not final.
+            main = ast.FunctionDef(name="<main>", body=[ast.Global(names=list(self.globals)), *late],
+                                   decorator_list=[])
+            bodies.append((main, False))  # type: ignore[arg-type]
         self.finals = dataclasses.replace(finals(self.globals, bodies), plain=self.plain)
         self._compile_functions()
         init = Code("<module>", [], [], line=1)
@@ -185,6 +199,10 @@ class ModuleCompiler:
             locking=self.locking,
             granularity=self.granularity,
         )
+        program.main_stops = main_stops(program)
+        program.main_thread = bool(program.main_stops)
+        program.main_nodes = _reached(program.init, program.main_stops)
+        program.daemon_slot = self.daemon_slot
         for _, code in self.invariants:
             self._check_pure(program, code)
         self.plain_found = resolve_comparisons(program)
@@ -212,6 +230,9 @@ class ModuleCompiler:
         called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
         self.uses_events = "Event" in called
         self.uses_barriers = "Barrier" in called
+        # Whether some thread may be a daemon: only then is there a hidden global listing them.
+        self.uses_daemons = any(k.arg == "daemon" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+                                for n in calls for k in n.keywords)
 
     def _top_level(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.Call]]:
         """Sort the module's statements: functions and classes (recorded by name), declarations, and the
@@ -219,11 +240,8 @@ class ModuleCompiler:
         init_body: list[ast.stmt] = []
         declarations: list[ast.Call] = []
         for s in tree.body:
-            if isinstance(s, ast.ImportFrom):
-                if s.module != "movers.lang" or s.level:
-                    raise self.error(s, f"import of '{s.module}' is not allowed: only 'from movers.lang import *'")
-            elif isinstance(s, ast.Import):
-                raise self.error(s, "import is not allowed in a model: only 'from movers.lang import *'")
+            if isinstance(s, (ast.Import, ast.ImportFrom)):
+                pass  # checked, and their names resolved, by lang/imports.py
             elif isinstance(s, ast.FunctionDef):
                 self._new_name(s)
                 self.function_nodes[s.name] = s
@@ -244,6 +262,45 @@ class ModuleCompiler:
             else:
                 init_body.append(s)
         return init_body, declarations
+
+    def _after_first_start(self, init_body: list[ast.stmt]) -> list[ast.stmt]:
+        """The module's statements from the first one that may start a thread (a ``.start()`` call, or a call
+        of a model function that may make one) on."""
+        def starts(node: ast.AST) -> set[str] | bool:
+            called: set[str] = set()
+            for n in ast.walk(node):
+                if isinstance(n, ast.Call):
+                    if isinstance(n.func, ast.Attribute) and n.func.attr == "start":
+                        return True
+                    if isinstance(n.func, ast.Name):
+                        called.add(n.func.id)
+                    elif isinstance(n.func, ast.Attribute):
+                        called.add("." + n.func.attr)
+            return called
+
+        # Functions and methods that may start a thread, directly or through the ones they call.
+        defs: dict[str, list[ast.AST]] = {}
+        for name, fn in self.function_nodes.items():
+            defs.setdefault(name, []).append(fn)
+        for c in self.class_nodes.values():
+            defs.setdefault(c.name, []).append(c)  # a constructor call may start a thread in __init__
+            for item in c.body:
+                if isinstance(item, ast.FunctionDef):
+                    defs.setdefault("." + item.name, []).append(item)
+        direct = {name: [starts(d) for d in ds] for name, ds in defs.items()}
+        starting = {name for name, rs in direct.items() if any(r is True for r in rs)}
+        grew = True
+        while grew:
+            grew = False
+            for name, rs in direct.items():
+                if name not in starting and any(r is not True and r & starting for r in rs):  # type: ignore[operator]
+                    starting.add(name)
+                    grew = True
+        for i, s in enumerate(init_body):
+            r = starts(s)
+            if r is True or r & starting:  # type: ignore[operator]
+                return init_body[i:]
+        return []
 
     def _new_name(self, s: ast.FunctionDef | ast.ClassDef) -> None:
         if s.name in self.function_nodes or s.name in self.class_nodes:
@@ -540,13 +597,72 @@ def _list_globals(tree: ast.Module, globals_: dict[str, int]) -> frozenset[str]:
     return frozenset(ok)
 
 
+def main_stops(program: Program) -> frozenset[int]:
+    """The nodes (by ``id``) where the module's code, once it has started a thread, stops running atomically
+    and goes on as the main thread (``TransitionSystem.initial``): those that may conflict with a step of a
+    thread (a synchronisation other than ``start()``, a choice, a call of a model function, or an access to a
+    location some function or method writes, or writes one that it reads). Empty when the module's code can
+    never be the main thread (``Program.main_thread``).
+
+    Before that point every step of the module's code is independent of every step the started threads may
+    take, so it commutes with them (Lipton's reduction: a both-mover may run early) and running it first loses
+    no interleaving; a ``start()`` only adds a thread. Module code that only starts threads and does work of
+    its own after its first ``start()`` therefore runs whole before them, as before the main thread existed:
+    such models keep their states and thread ids."""
+    init = program.init
+    reach = program.reachable_codes([init])
+    threads = [c for c in program.codes() if c is not init]
+    rg: set[str] = set()
+    wg: set[str] = set()
+    rf: set[str] = set()
+    wf: set[str] = set()
+    re_ = we = False
+    for c in threads:
+        for n in c.nodes:
+            rg |= n.reads
+            wg |= n.writes
+            rf |= n.fields_read
+            wf |= n.fields_written
+            re_ = re_ or n.elements_read
+            we = we or n.elements_written
+
+    def conflicts(n: Node) -> bool:
+        return bool(
+            (n.is_sync and n.kind != "start") or n.chooses or n.calls
+            or n.writes & (rg | wg) or n.reads & wg
+            or n.fields_written & (rf | wf) or n.fields_read & wf
+            or (n.elements_written and (re_ or we)) or (n.elements_read and we))
+
+    if any(n.kind == "start" for c in reach if c is not init for n in c.nodes):
+        candidates = [n for c in reach for n in c.nodes]  # a function the module calls starts a thread
+    else:
+        first = next((i for i, n in enumerate(init.nodes) if n.kind == "start"), None)
+        candidates = [] if first is None else init.nodes[first + 1:]
+    if not any(conflicts(n) for n in candidates):
+        return frozenset()
+    # Loops may take the module's code back before its first start(): every node may be where it stops.
+    return frozenset(id(n) for c in reach for n in c.nodes if conflicts(n))
+
+
+def _reached(init: Code, stops: frozenset[int]) -> frozenset[int]:
+    """The nodes of ``init`` reachable from one of ``stops`` (ids) along the control flow, stops included."""
+    work = [pc for pc, n in enumerate(init.nodes) if id(n) in stops]
+    seen = set(work)
+    while work:
+        for s in init.nodes[work.pop()].succ:
+            if s not in seen and 0 <= s < len(init.nodes):
+                seen.add(s)
+                work.append(s)
+    return frozenset(id(init.nodes[pc]) for pc in seen)
+
+
 def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:
     """Turn the comparisons that may compare two lists (``Node.compared``) into what they read: every
     element of those lists and of the lists inside them (``runtime_ops._eq`` compares contents), for the
     reductions' static facts (``elements_read``) and the escape analysis (``uses``). Which values may be
     lists is the escape analysis's points-to sets (``analysis/static_escape.py``), solved only for models that
     compare possible references at all: ``x == y`` over ints then reads no element, as before."""
-    codes = [program.init, *program.codes()]
+    codes = [program.init, *(c for c in program.codes() if c is not program.init)]
     if not any(n.compared for code in codes for n in code.nodes):
         return frozenset()
     sites = points_to(program)

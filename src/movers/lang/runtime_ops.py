@@ -434,6 +434,8 @@ def start_thread(ctx: Ctx, r: Any) -> None:
         if len(code.params) != len(args):
             raise ModelError(f"thread target {code.name}() takes {len(code.params)} arguments, {len(args)} given")
         frame_locals = code.new_frame_locals(list(args))
+        if target.daemon_slot is not None:
+            ctx.set_global(target.daemon_slot, (*(unbox(ctx.g[target.daemon_slot]) or ()), tid))
     else:
         code = cls.lookup("run")
         if code is None:

@@ -124,7 +124,7 @@ def constant_globals(program: Program) -> frozenset[int]:
     constants (a Java ``static final``), and reading one commutes with every step."""
     written: set[str] = set()
     for code in program.codes():
-        for node in code.nodes:
+        for node in program.thread_nodes(code):
             written |= node.writes
     declared = {d.target[1] for d in program.exclusives if d.target[0] != "field"}
     return frozenset(i for i, name in enumerate(program.globals) if name not in written and name not in declared)

@@ -50,6 +50,8 @@ def symmetry_problem(program: Program) -> str | None:
         where = f"{program.filename}:{getattr(node, 'lineno', 0)}:{getattr(node, 'col_offset', 0) + 1}"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "tid":
             return f"{where}: tid() lets a thread see its own number"
+        if isinstance(node, ast.keyword) and node.arg == "daemon":
+            return f"{where}: daemon threads are recorded by their numbers"
         if isinstance(node, ast.Attribute) and node.attr == "owner":
             return f"{where}: reading '.owner' lets a thread see another's number"
     if program.exclusives:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
-from movers.ir.program import THREAD, Code, Node, Program, Ref
+from movers.ir.program import THREAD, Code, Node, Program, Ref, unbox
 from movers.semantics.state import State, canonical, canonical_order, globals_cover, reachable
 
 # The operations one step may run (glue, or a `with indivisible():` block) before the check stops it as a
@@ -162,13 +162,24 @@ class TransitionSystem:
     # -- initial state ----------------------------------------------------------------------------------------
 
     def initial(self) -> State:
-        """Run the module-level code atomically; the threads it started are the initial threads."""
+        """Run the module-level code atomically; the threads it started are the initial threads.
+
+        As in CPython, the module's code is the main thread, and it interleaves with the threads it starts.
+        Before its first ``start()`` it is the only thread, so it runs atomically (it cannot interleave with
+        anything); a ``start()`` only adds a thread, and commutes with the steps of the threads already started
+        (Lipton's reduction), so the module's code also runs on atomically through its ``start()`` calls and
+        local work, and through every step that cannot conflict with a thread's. It stops at its first step after
+        a ``start()`` that may (a join, an acquire, an access to what a thread writes...: ``Program.main_stops``,
+        lang/compiler.main_stops): from there on the rest of it is
+        a thread of its own, named ``MainThread``, with the next free thread id (``tid()`` in it returns that
+        id; before, in the module's atomic prefix, ``tid()`` is None). A model whose module code ends with its
+        ``start()`` calls keeps its states and thread ids."""
         if self._initial is None:
             p = self.program
             frame = (p.init, p.init.entry, *p.init.new_frame_locals([]))
             ctx = Ctx((None,) * len(p.globals), [], (), -1, frames=(frame,))
             try:
-                _run_to_completion(ctx, INIT_LIMIT, "module initialisation")
+                _run_to_completion(ctx, INIT_LIMIT, "module initialisation", p.main_stops)
             except AssertionFailed as e:
                 raise InitError("assertion", str(e), _line(ctx)) from None
             except RUNTIME_ERRORS as e:
@@ -178,8 +189,12 @@ class TransitionSystem:
             if ctx.made:
                 raise InitError("runtime-error", "choose() during module initialisation is not supported: "
                                 "choose in a thread instead", _line(ctx))
-            self.initial_names = thread_names(ctx.heap, range(len(ctx.new_threads or ())))
-            self._initial = canonical((ctx.g, tuple(ctx.heap), tuple(ctx.new_threads or ())))
+            threads = list(ctx.new_threads or ())
+            self.initial_names = thread_names(ctx.heap, range(len(threads)))
+            if ctx.code is not None:  # stopped at a costly step after a start(): the main thread from here
+                self.initial_names[len(threads)] = "MainThread"
+                threads.append((*ctx.frames, (ctx.code, ctx.pc, *ctx.loc)))
+            self._initial = canonical((ctx.g, tuple(ctx.heap), tuple(threads)))
         return self._initial
 
     # -- queries ----------------------------------------------------------------------------------------------
@@ -252,6 +267,13 @@ class TransitionSystem:
         threads = state[2]
         if not any(threads):
             return None
+        slot = self.program.daemon_slot
+        if slot is not None:
+            # As in CPython, the program ends when every thread but daemon threads has ended: daemon threads
+            # left blocked then are no deadlock.
+            daemons = unbox(state[0][slot]) or ()
+            if all(not th or t in daemons for t, th in enumerate(threads)):
+                return None
         waiting = []
         for t, th in enumerate(threads):
             if not th:
@@ -615,16 +637,18 @@ def _unfinished(node: Node, indivisible: bool, limit: int = GLUE_LIMIT) -> str:
             "(move part of the work out of it" + (" or out of the block" if indivisible else "") + ")")
 
 
-def _run_to_completion(ctx: Ctx, limit: int, what: str) -> None:
+def _run_to_completion(ctx: Ctx, limit: int, what: str, stops: frozenset[int] = frozenset()) -> None:
+    """Run ``ctx``'s code to its end; stop instead, once a thread has been started, at a node of ``stops``
+    (the module's code: there it becomes the main thread, ``TransitionSystem.initial``)."""
     n = 0
     while ctx.code is not None:
         node = ctx.code.nodes[ctx.pc]
+        if stops and ctx.new_threads and id(node) in stops:
+            return
         if node.guard is not None and not node.guard(ctx):
             hint = ""
-            if node.kind == "join" and what == "module initialisation":
-                # Python's habit: start, then join, at module level. The module's code runs before any thread.
-                hint = ("; the module's code runs to its end before any thread moves, so join in a thread of its "
-                        "own: def main(): t.start(); t.join(); ... then Thread(target=main).start()")
+            if what == "module initialisation":
+                hint = "; no thread has been started yet, so it would block for ever"
             raise ModelError(f"'{node.source}' blocks during {what}{hint}")
         node.run(ctx)
         n += 1

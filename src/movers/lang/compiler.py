@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any
 
 from movers.analysis.static_escape import points_to
+from movers.ir.exceptions import BUILTIN_EXCEPTIONS
 from movers.ir.machine import Ctx
 from movers.ir.program import (
     CONDITION,
@@ -53,6 +54,7 @@ from movers.ir.program import (
 from movers.lang.builtins import BuiltinCompiler
 from movers.lang.concurrency import ConcurrencyCompiler
 from movers.lang.errors import ModelSyntaxError, at
+from movers.lang.exceptions import ExceptionCompiler
 from movers.lang.expressions import ExpressionCompiler
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.statements import StatementCompiler
@@ -91,7 +93,7 @@ class ModuleCompiler:
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
-        self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = False
+        self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = self.uses_try = False
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
@@ -184,6 +186,9 @@ class ModuleCompiler:
         called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
         self.uses_events = "Event" in called
         self.uses_barriers = "Barrier" in called
+        # Whether an exception can be caught: only then do `with` blocks get a handler that runs their exit on
+        # the way out (an uncaught exception ends the search), so models without `try` compile as before.
+        self.uses_try = any(isinstance(n, ast.Try) for n in ast.walk(tree))
 
     def _top_level(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.Call]]:
         """Sort the module's statements: functions and classes (recorded by name), declarations, and the
@@ -323,6 +328,9 @@ class ModuleCompiler:
                     fields = list(THREAD.fields)
                 elif b.id == "object":
                     pass
+                elif b.id in BUILTIN_EXCEPTIONS and b.id not in self.class_nodes:
+                    info.base = BUILTIN_EXCEPTIONS[b.id]
+                    fields = list(info.base.fields)
                 elif b.id in self.class_nodes:
                     resolve(b.id, (*seen, name))
                     base = self.classes[b.id]
@@ -482,7 +490,7 @@ class ModuleCompiler:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExpressionCompiler, BuiltinCompiler):
+class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler, ExpressionCompiler, BuiltinCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 

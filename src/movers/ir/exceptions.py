@@ -65,6 +65,7 @@ def _classes() -> dict[str, ClassInfo]:
 # CPython's built-in exception classes by name (queue.Empty and queue.Full as the names ``Empty``, ``Full``).
 BUILTIN_EXCEPTIONS: dict[str, ClassInfo] = _classes()
 BASE_EXCEPTION = BUILTIN_EXCEPTIONS["BaseException"]
+ASSERTION_ERROR = BUILTIN_EXCEPTIONS["AssertionError"]
 ARGS = 2  # the object slot of ``args``: the first field of every exception class
 
 
@@ -138,10 +139,21 @@ def exception_ref(ctx: Ctx, e: BaseException) -> Ref:
     if type(e) is Raised:
         return e.ref
     if type(e) is AssertionFailed:
-        return ctx.alloc(new_exception(BUILTIN_EXCEPTIONS["AssertionError"], ()))
+        # args: movers' message (the assertion's own, with the failed condition), which ``assertion_message``
+        # reports when no handler stops it.
+        return ctx.alloc(new_exception(ASSERTION_ERROR, (str(e),)))
     name = e.exc if isinstance(e, ModelError) else type(e).__name__
     cls = BUILTIN_EXCEPTIONS.get(name or "", BUILTIN_EXCEPTIONS["Exception"])
     return ctx.alloc(new_exception(cls, (str(e),)))
+
+
+def assertion_message(heap: Any, r: Ref) -> str | None:
+    """For a failed ``assert`` that cleanups (``finally``, ``with``) re-raised and nothing caught: its message,
+    to be reported as the assertion violation it is."""
+    o = heap[r.i]
+    if o[0] is ASSERTION_ERROR and type(o[ARGS]) is tuple and len(o[ARGS]) == 1 and type(o[ARGS][0]) is str:
+        return o[ARGS][0]  # type: ignore[no-any-return]
+    return None
 
 
 def describe(heap: Any, r: Ref) -> str:

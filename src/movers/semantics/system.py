@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from movers.ir.exceptions import Raised, catchable, describe, thread_label, unwind
+from movers.ir.exceptions import Raised, assertion_message, catchable, describe, thread_label, unwind
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import THREAD, Code, Node, Program, Ref
 from movers.semantics.state import State, canonical, canonical_order, globals_cover, reachable
@@ -175,6 +175,9 @@ class TransitionSystem:
             except AssertionFailed as e:
                 raise InitError("assertion", str(e), _line(ctx)) from None
             except Raised as e:
+                message = assertion_message(ctx.heap, e.ref)
+                if message is not None:
+                    raise InitError("assertion", message, _line(ctx)) from None
                 raise InitError("runtime-error", f"uncaught exception: {describe(ctx.heap, e.ref)}",
                                 _line(ctx)) from None
             except RUNTIME_ERRORS as e:
@@ -474,9 +477,14 @@ class TransitionSystem:
                     if glue > limit:
                         raise ModelError(_unfinished(node, bool(ctx.atomic), limit))
         except Raised as e:
-            names = thread_names(ctx.heap, range(len(ctx.threads) + len(ctx.new_threads or ()))) | self.initial_names
-            violation = ("runtime-error", f"thread {thread_label(ctx, names)} died: {describe(ctx.heap, e.ref)}")
             failed_at = _current_node(ctx)
+            message = assertion_message(ctx.heap, e.ref)
+            if message is not None:
+                violation = ("assertion", message)
+                failed_in = _current_state(ctx, threads, t)
+            else:
+                names = self.initial_names | thread_names(ctx.heap, range(len(ctx.threads) + len(ctx.new_threads or ())))
+                violation = ("runtime-error", f"thread {thread_label(ctx, names)} died: {describe(ctx.heap, e.ref)}")
         except AssertionFailed as e:
             violation = ("assertion", str(e))
             failed_at = _current_node(ctx)

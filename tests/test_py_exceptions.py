@@ -1,0 +1,360 @@
+"""Exceptions (docs/language.md, "Exceptions"): ``try``/``except``/``else``/``finally``, ``raise``, the built-in
+exception classes and the model's own, runtime errors caught as the exception CPython raises, ``with``
+blocks that release on the way out, and an uncaught exception ending its thread as a violation. Each
+threaded model and its bug twin are checked under ``none`` and every reduction that accepts them; the
+single-thread ones also under python3, which must agree."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import movers
+from movers.lang.compiler import compile_model
+from movers.reduce import REDUCTIONS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def src(text: str) -> str:
+    return "from movers.lang import *\n" + textwrap.dedent(text)
+
+
+def verdicts(source: str, expected: str, kind: str | None = None, needle: str | None = None) -> None:
+    """``source`` has ``expected`` verdict (and violation kind, and message part) under none and every
+    reduction that accepts it."""
+    checked = []
+    for name in REDUCTIONS:
+        r = movers.check(source=source, reduction=name, max_states=50000)
+        if name != "none" and r.verdict == "error":
+            continue  # the reduction refuses the model (a property it does not preserve)
+        assert r.verdict == expected, (name, r.verdict, r.error, [(v.kind, v.message) for v in r.violations])
+        if kind is not None:
+            assert r.violations[0].kind == kind, (name, r.violations[0].kind, r.violations[0].message)
+        if needle is not None:
+            assert needle in r.violations[0].message, (name, r.violations[0].message)
+        checked.append(name)
+    assert "none" in checked and len(checked) > 3, checked
+
+
+def python3(source: str, tmp_path: Path) -> int:
+    path = tmp_path / "model.py"
+    path.write_text(source)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    return subprocess.run([sys.executable, str(path)], env=env, capture_output=True, timeout=60).returncode
+
+
+# -- single thread: the value CPython computes ------------------------------------------------------------------
+
+SEQUENTIAL = """
+a = [1, 2, 3]
+r = 0
+
+
+class MyError(Exception):
+    pass
+
+
+class Sub(MyError):
+    def __init__(self, code):
+        self.code = code
+
+
+def f(i):
+    if i > 2:
+        raise Sub(i)
+    return a[i]
+
+
+def g():
+    global r
+    try:
+        return 1
+    finally:
+        r += 1000000
+
+
+def main():
+    global r
+    try:
+        x = a[5]
+        r += 99999999
+    except IndexError as e:
+        r += 1
+    try:
+        y = 1 // 0
+    except (ValueError, ArithmeticError):
+        r += 10
+    try:
+        f(7)
+    except MyError as e:
+        assert e.code == 7 and e.args == (7,)
+        r += 100
+    try:
+        try:
+            raise ValueError
+        finally:
+            r += 1000
+    except Exception:
+        r += 10000
+    try:
+        pass
+    except LookupError:
+        r += 99999999
+    else:
+        r += 100000
+    r += g()
+    for i in range(3):
+        try:
+            if i == 1:
+                continue
+            if i == 2:
+                break
+        finally:
+            r += 10000000
+    try:
+        try:
+            a.pop(7)
+        except KeyError:
+            r += 99999999
+    except LookupError as e:
+        r += 100000000
+        try:
+            raise
+        except IndexError:
+            r += 1000000000
+    m = Lock()
+    try:
+        m.release()
+    except RuntimeError:
+        r += 10000000000
+    assert r == TOTAL
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("total,verdict,code", [(11130111112, "ok", 0), (11130111111, "violation", 1)])
+def test_sequential_agrees_with_python3(tmp_path: Path, total: int, verdict: str, code: int) -> None:
+    source = src(SEQUENTIAL.replace("TOTAL", str(total)))
+    r = movers.check(source=source)
+    assert r.verdict == verdict, (r.error, [(v.kind, v.message) for v in r.violations])
+    assert python3(source, tmp_path) == code
+
+
+# -- threads -------------------------------------------------------------------------------------------------------
+
+WITH_RELEASES = """
+lock = Lock()
+a = [0]
+count = 0
+
+
+def worker(i):
+    global count
+    try:
+        with lock:
+            count += 1
+            x = a[i]
+            count += 10
+    except IndexError:
+        pass
+
+
+def checker():
+    t0.join()
+    t1.join()
+    with lock:
+        assert count == 12
+
+
+t0 = Thread(target=worker, args=(5,))
+t1 = Thread(target=worker, args=(0,))
+t0.start()
+t1.start()
+Thread(target=checker).start()
+"""
+
+SKIPS_RELEASE = """
+lock = Lock()
+a = [0]
+count = 0
+
+
+def worker(i):
+    global count
+    try:
+        lock.acquire()
+        count += 1
+        x = a[i]
+        lock.release()
+    except IndexError:
+        pass
+
+
+t0 = Thread(target=worker, args=(5,))
+t1 = Thread(target=worker, args=(0,))
+t0.start()
+t1.start()
+"""
+
+
+def test_with_lock_releases_when_an_exception_passes() -> None:
+    verdicts(src(WITH_RELEASES), "ok")
+
+
+def test_an_exception_that_skips_a_release_deadlocks() -> None:
+    verdicts(src(SKIPS_RELEASE), "violation", "deadlock")
+
+
+SWALLOWS = """
+lock = Lock()
+a = [0]
+x = 1
+y = 1
+
+
+def transfer(i):
+    global x, y
+    with lock:
+        try:
+            x -= 1
+            v = a[i]
+            y += 1
+        except IndexError:
+            RECOVER
+
+
+def checker():
+    with lock:
+        assert x + y == 2
+
+
+Thread(target=transfer, args=(5,)).start()
+Thread(target=checker).start()
+"""
+
+
+def test_a_handler_that_leaves_state_inconsistent_is_found() -> None:
+    verdicts(src(SWALLOWS.replace("RECOVER", "pass")), "violation", "assertion")
+    verdicts(src(SWALLOWS.replace("RECOVER", "x += 1")), "ok")
+
+
+UNCAUGHT = """
+a = [0]
+
+
+class Stop(Exception):
+    pass
+
+
+def worker(i):
+    if i > 0:
+        raise Stop(i)
+    try:
+        x = a[3]
+    except ValueError:
+        pass
+
+
+t = Thread(target=worker, args=(ARG,))
+t.start()
+"""
+
+
+def test_an_uncaught_exception_kills_its_thread() -> None:
+    verdicts(src(UNCAUGHT.replace("ARG", "4")), "violation", "runtime-error", "thread worker died: Stop: 4")
+    verdicts(src(UNCAUGHT.replace("ARG", "0")), "violation", "runtime-error",
+             "thread worker died: IndexError: list index 3 out of range")
+    r = movers.check(source=src("def w():\n    x = [1][2]\nThread(target=w).start()\n"))
+    assert r.violations[0].kind == "runtime-error" and "out of range" in r.violations[0].message
+
+
+FINALLY_RETURN = """
+lock = Lock()
+n = 0
+
+
+def take():
+    global n
+    with lock:
+        try:
+            return n
+        finally:
+            n += 1
+
+
+def worker():
+    v = take()
+    assert v < LIMIT
+
+
+Thread(target=worker).start()
+Thread(target=worker).start()
+"""
+
+
+def test_finally_runs_on_return() -> None:
+    verdicts(src(FINALLY_RETURN.replace("LIMIT", "2")), "ok")
+    verdicts(src(FINALLY_RETURN.replace("LIMIT", "1")), "violation", "assertion")
+
+
+RELEASE_UNHELD = """
+lock = Lock()
+done = 0
+
+
+def worker():
+    global done
+    try:
+        lock.release()
+    except RuntimeError:
+        done += 1
+
+
+def checker():
+    t.join()
+    assert done == EXPECTED
+
+
+t = Thread(target=worker)
+t.start()
+Thread(target=checker).start()
+"""
+
+
+def test_releasing_an_unheld_lock_raises_runtime_error() -> None:
+    verdicts(src(RELEASE_UNHELD.replace("EXPECTED", "1")), "ok")
+    verdicts(src(RELEASE_UNHELD.replace("EXPECTED", "0")), "violation", "assertion")
+
+
+def test_handlers_are_successors_of_the_nodes_they_protect() -> None:
+    p = compile_model(src("""
+        g = [0]
+        def w():
+            try:
+                g[0] = 1
+                g[0] = 2
+            except IndexError:
+                g[0] = 3
+        Thread(target=w).start()
+        """))
+    code = next(c for c in p.codes() if c.name == "w")
+    (intervals, handler, _), = code.handlers
+    protected = [k for a, b in intervals for k in range(a, b)]
+    assert protected and all(handler in code.nodes[k].succ for k in protected)
+
+
+@pytest.mark.parametrize("bad,needle", [
+    ("try:\n    pass\nexcept 3:\n    pass\n", "an except clause names an exception class"),
+])
+def test_rejected(bad: str, needle: str) -> None:
+    with pytest.raises(movers.ModelSyntaxError if hasattr(movers, "ModelSyntaxError") else Exception) as e:
+        compile_model(src("def w():\n" + textwrap.indent(bad, "    ")))
+    assert needle in str(e.value)

@@ -483,7 +483,8 @@ class TransitionSystem:
                 violation = ("assertion", message)
                 failed_in = _current_state(ctx, threads, t)
             else:
-                names = self.initial_names | thread_names(ctx.heap, range(len(ctx.threads) + len(ctx.new_threads or ())))
+                tids = range(len(ctx.threads) + len(ctx.new_threads or ()))
+                names = self.initial_names | thread_names(ctx.heap, tids)
                 violation = ("runtime-error", f"thread {thread_label(ctx, names)} died: {describe(ctx.heap, e.ref)}")
         except AssertionFailed as e:
             violation = ("assertion", str(e))

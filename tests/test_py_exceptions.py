@@ -148,6 +148,66 @@ def test_sequential_agrees_with_python3(tmp_path: Path, total: int, verdict: str
     assert python3(source, tmp_path) == code
 
 
+NESTED = """r = 0
+def f(n):
+    global r
+    for i in range(n):
+        try:
+            try:
+                if i == 1:
+                    return 7
+            finally:
+                r += 1
+                if i == 0:
+                    continue
+        except ValueError as e:
+            return 8
+        finally:
+            r += 10
+    return 9
+def g():
+    global r
+    try:
+        x = [1][3]
+    except IndexError:
+        try:
+            return 5
+        finally:
+            r += 100
+    return 6
+def main():
+    global r
+    v = f(3)
+    w = g()
+    try:
+        try:
+            raise KeyError(3)
+        except KeyError as e:
+            r += 1000
+            raise
+    except LookupError as e:
+        assert e.args == (3,)
+        r += 10000
+    assert (v, w, r) == (7, 5, TOTAL), (v, w, r)
+main()
+"""
+
+
+@pytest.mark.parametrize("total,verdict,code", [(11122, "ok", 0), (11123, "violation", 1)])
+def test_nested_finally_return_continue_and_reraise_agree_with_python3(tmp_path: Path, total: int, verdict: str,
+                                                                       code: int) -> None:
+    source = src(NESTED.replace("TOTAL", str(total)))
+    r = movers.check(source=source)
+    assert r.verdict == verdict, (r.error, [(v.kind, v.message) for v in r.violations])
+    assert python3(source, tmp_path) == code
+
+
+def test_an_uncaught_exception_in_module_code_is_reported_as_before() -> None:
+    r = movers.check(source=src("class E(Exception):\n    pass\nraise E(4)\n"))
+    assert r.verdict == "violation" and r.violations[0].kind == "runtime-error"
+    assert "E: 4" in r.violations[0].message
+
+
 # -- threads -------------------------------------------------------------------------------------------------------
 
 WITH_RELEASES = """
@@ -358,3 +418,53 @@ def test_rejected(bad: str, needle: str) -> None:
     with pytest.raises(movers.ModelSyntaxError if hasattr(movers, "ModelSyntaxError") else Exception) as e:
         compile_model(src("def w():\n" + textwrap.indent(bad, "    ")))
     assert needle in str(e.value)
+
+
+ACROSS_FRAMES = """
+lock = Lock()
+n = 0
+
+
+class Box:
+    pass
+
+
+box = Box()
+
+
+def inner(i):
+    global n
+    with lock:
+        n += 1
+        if i > 0:
+            raise ValueError(i)
+
+
+def outer(i):
+    try:
+        with synchronized(box):
+            inner(i)
+    except ValueError as e:
+        assert e.args == (i,)
+
+
+def checker():
+    t0.join()
+    t1.join()
+    with lock:
+        assert n == EXPECTED
+    with synchronized(box):
+        pass
+
+
+t0 = Thread(target=outer, args=(1,))
+t1 = Thread(target=outer, args=(0,))
+t0.start()
+t1.start()
+Thread(target=checker).start()
+"""
+
+
+def test_an_exception_leaves_locks_and_monitors_across_frames() -> None:
+    verdicts(src(ACROSS_FRAMES.replace("EXPECTED", "2")), "ok")
+    verdicts(src(ACROSS_FRAMES.replace("EXPECTED", "3")), "violation", "assertion")

@@ -45,11 +45,14 @@ class Protection:
         self.handler = handler
         self.slot = slot
 
-    def close(self, pc: int) -> None:
-        if self.start is not None:
-            if pc > self.start:
-                self.intervals.append((self.start, pc))
-            self.start = None
+    def close(self, pc: int) -> bool:
+        """End the current interval at ``pc``; whether one was open."""
+        if self.start is None:
+            return False
+        if pc > self.start:
+            self.intervals.append((self.start, pc))
+        self.start = None
+        return True
 
     def resume(self, pc: int) -> None:
         if self.start is None:
@@ -192,7 +195,17 @@ class ExceptionCompiler(FunctionCore):
         slot = self.hidden("exc")
         handler = self.label()
         p = self.open_protection(handler, slot)
-        exit_ = Exit(lambda at: self.compile_block(s.finalbody))
+        depth = len(self.exits)
+
+        def inline_finally(at: ast.AST) -> None:
+            # The copy that return/break/continue run: a return or break inside it leaves only the constructs
+            # around the try, not this finally again.
+            saved = self.exits
+            self.exits = saved[:depth]
+            self.compile_block(s.finalbody)
+            self.exits = saved
+
+        exit_ = Exit(inline_finally)
         exit_.protection = p
         self.exits.append(exit_)
         if s.handlers:

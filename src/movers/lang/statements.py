@@ -287,9 +287,8 @@ class StatementCompiler(FunctionCore):
         suspended = []
         for e in reversed(saved):
             if e.loop is None:
-                if e.protection is not None:
-                    # The copy of the exit code runs outside the region it leaves (lang/exceptions.py).
-                    e.protection.close(len(self.pending))
+                # The copy of the exit code runs outside the region it leaves (lang/exceptions.py).
+                if e.protection is not None and e.protection.close(len(self.pending)):
                     suspended.append(e.protection)
                 e.emit_exit(s)
 
@@ -311,8 +310,7 @@ class StatementCompiler(FunctionCore):
                 target = self.exits[i].loop[which]  # type: ignore[index]
                 suspended = []
                 for e in reversed(self.exits[i + 1:]):
-                    if e.protection is not None:
-                        e.protection.close(len(self.pending))
+                    if e.protection is not None and e.protection.close(len(self.pending)):
                         suspended.append(e.protection)
                     e.emit_exit(s)
                 self.jump(target, s)

@@ -330,8 +330,8 @@ t.start()
 
 def test_an_uncaught_exception_kills_its_thread() -> None:
     verdicts(src(UNCAUGHT.replace("ARG", "4")), "violation", "runtime-error", "thread worker died: Stop: 4")
-    verdicts(src(UNCAUGHT.replace("ARG", "0")), "violation", "runtime-error",
-             "thread worker died: IndexError: list index 3 out of range")
+    # A runtime error no handler matches is reported where it happened, with its message of section 9.
+    verdicts(src(UNCAUGHT.replace("ARG", "0")), "violation", "runtime-error", "list index 3 out of range (length 1)")
     r = movers.check(source=src("def w():\n    x = [1][2]\nThread(target=w).start()\n"))
     assert r.violations[0].kind == "runtime-error" and "out of range" in r.violations[0].message
 
@@ -406,7 +406,8 @@ def test_handlers_are_successors_of_the_nodes_they_protect() -> None:
         Thread(target=w).start()
         """))
     code = next(c for c in p.codes() if c.name == "w")
-    (intervals, handler, _), = code.handlers
+    (intervals, handler, _, stops), = code.handlers
+    assert [c.name for c in stops] == ["IndexError"]
     protected = [k for a, b in intervals for k in range(a, b)]
     assert protected and all(handler in code.nodes[k].succ for k in protected)
 
@@ -468,3 +469,28 @@ Thread(target=checker).start()
 def test_an_exception_leaves_locks_and_monitors_across_frames() -> None:
     verdicts(src(ACROSS_FRAMES.replace("EXPECTED", "2")), "ok")
     verdicts(src(ACROSS_FRAMES.replace("EXPECTED", "3")), "violation", "assertion")
+
+
+def test_except_assertion_error_catches_a_failed_assert(tmp_path: Path) -> None:
+    model = src("""
+        caught = 0
+        def main():
+            global caught
+            try:
+                assert caught == 1
+            except AssertionError:
+                caught = 2
+            try:
+                with Lock():
+                    assert caught == 5, "no"
+            finally:
+                caught += 1
+        main()
+        """)
+    r = movers.check(source=model)
+    assert r.verdict == "violation" and r.violations[0].kind == "assertion", r.error
+    assert "no" in r.violations[0].message
+    assert python3(model, tmp_path) == 1
+    fixed = model.replace("caught == 5", "caught == 2")
+    assert movers.check(source=fixed).verdict == "ok"
+    assert python3(fixed, tmp_path) == 0

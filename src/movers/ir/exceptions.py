@@ -84,11 +84,31 @@ def caught_by(obj: tuple, classes: tuple[ClassInfo, ...]) -> bool:
 
 
 def _handler_at(code: Code, pc: int) -> tuple[int, int] | None:
-    for intervals, hpc, slot in reversed(code.handlers):
+    for intervals, hpc, slot, _ in reversed(code.handlers):
         for a, b in intervals:
             if a <= pc < b:
                 return hpc, slot
     return None
+
+
+def _stopped_at(code: Code, pc: int, cls: ClassInfo) -> bool:
+    """Whether a handler around node ``pc`` may stop an exception of class ``cls``: an ``except`` clause that
+    matches it, or a ``finally`` that may ``return``, ``break`` or ``continue`` (which drops the exception)."""
+    for intervals, _, _, stops in code.handlers:
+        if stops is None or not any(a <= pc < b for a, b in intervals):
+            continue
+        if stops is True or any(cls.is_subclass_of(c) for c in stops):
+            return True
+    return False
+
+
+def exception_class(ctx: Ctx, e: BaseException) -> ClassInfo:
+    if type(e) is Raised:
+        return ctx.heap[e.ref.i][0]  # type: ignore[no-any-return]
+    if type(e) is AssertionFailed:
+        return ASSERTION_ERROR
+    name = e.exc if isinstance(e, ModelError) else type(e).__name__
+    return BUILTIN_EXCEPTIONS.get(name or "", BUILTIN_EXCEPTIONS["Exception"])
 
 
 # Python's own exceptions that compiled code lets escape from an operation (``1 // 0``, ``None + 1``) are the
@@ -106,7 +126,15 @@ def catchable(e: BaseException) -> bool:
 
 def unwind(ctx: Ctx, e: BaseException, code: Code, pc: int) -> bool:
     """Take exception ``e``, raised by node ``pc`` of ``code`` (the current frame), to its handler: True when
-    one is found (``ctx`` then resumes there), False when the exception ends the thread (``ctx`` unchanged)."""
+    one is found (``ctx`` then resumes there), False when the exception ends the thread (``ctx`` unchanged).
+
+    An exception that no handler of the thread may stop ends the thread at once, where it was raised: the
+    ``finally`` blocks and ``with`` exits it would pass through change nothing that matters any more (the
+    thread is dead, the search reports it), and the violation is reported where the user looks for it (a
+    failed ``assert`` at the assert, a runtime error with its message, as when nothing could catch them)."""
+    cls = exception_class(ctx, e)
+    if not _stopped_at(code, pc, cls) and not any(_stopped_at(f[0], f[1], cls) for f in ctx.frames):
+        return False
     found = _handler_at(code, pc)
     depth = 0  # frames to pop
     frames = ctx.frames
@@ -142,9 +170,7 @@ def exception_ref(ctx: Ctx, e: BaseException) -> Ref:
         # args: movers' message (the assertion's own, with the failed condition), which ``assertion_message``
         # reports when no handler stops it.
         return ctx.alloc(new_exception(ASSERTION_ERROR, (str(e),)))
-    name = e.exc if isinstance(e, ModelError) else type(e).__name__
-    cls = BUILTIN_EXCEPTIONS.get(name or "", BUILTIN_EXCEPTIONS["Exception"])
-    return ctx.alloc(new_exception(cls, (str(e),)))
+    return ctx.alloc(new_exception(exception_class(ctx, e), (str(e),)))
 
 
 def assertion_message(heap: Any, r: Ref) -> str | None:

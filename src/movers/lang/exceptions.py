@@ -37,13 +37,15 @@ class Protection:
     """A protected region of one function: its pc intervals, its handler and the hidden local that receives
     the exception in flight."""
 
-    __slots__ = ("intervals", "start", "handler", "slot")
+    __slots__ = ("intervals", "start", "handler", "slot", "stops")
 
-    def __init__(self, start: int, handler: Label, slot: int) -> None:
+    def __init__(self, start: int, handler: Label, slot: int, stops: Any) -> None:
         self.intervals: list[tuple[int, int]] = []
         self.start: int | None = start
         self.handler = handler
         self.slot = slot
+        # What the handler may stop: None (a cleanup), True (anything), or the classes of its except clauses.
+        self.stops = stops
 
     def close(self, pc: int) -> bool:
         """End the current interval at ``pc``; whether one was open."""
@@ -72,8 +74,8 @@ class ExceptionCompiler(FunctionCore):
 
     # -- regions ----------------------------------------------------------------------------------------------
 
-    def open_protection(self, handler: Label, slot: int) -> Protection:
-        p = Protection(len(self.pending), handler, slot)
+    def open_protection(self, handler: Label, slot: int, stops: Any = None) -> Protection:
+        p = Protection(len(self.pending), handler, slot, stops)
         self.protections.append(p)
         return p
 
@@ -194,7 +196,9 @@ class ExceptionCompiler(FunctionCore):
     def try_finally(self, s: ast.Try) -> None:
         slot = self.hidden("exc")
         handler = self.label()
-        p = self.open_protection(handler, slot)
+        # A finally that may return, break or continue drops the exception in flight.
+        drops = any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for b in s.finalbody for n in ast.walk(b))
+        p = self.open_protection(handler, slot, True if drops else None)
         depth = len(self.exits)
 
         def inline_finally(at: ast.AST) -> None:
@@ -225,7 +229,13 @@ class ExceptionCompiler(FunctionCore):
     def try_except(self, s: ast.Try) -> None:
         slot = self.hidden("exc")
         handler = self.label()
-        p = self.open_protection(handler, slot)
+        stops: Any = ()
+        for h in s.handlers:
+            if h.type is None:
+                stops = True
+                break
+            stops = (*stops, *self.exception_classes(h.type))
+        p = self.open_protection(handler, slot, stops)
         exit_ = Exit(lambda at: None)
         exit_.protection = p
         self.exits.append(exit_)

@@ -306,7 +306,7 @@ class FunctionCore:
                         info = self.pending[k][1]
                         if p.handler.pc not in info["succ"]:
                             info["succ"] = (*info["succ"], p.handler.pc)
-                handlers.append((tuple(p.intervals), p.handler.pc, p.slot))
+                handlers.append((tuple(p.intervals), p.handler.pc, p.slot, p.stops))
             self.code.handlers = tuple(handlers)
         if self.mc.granularity == "access" and not self.is_module:
             for k in break_local_cycles([info for _, info in self.pending], {h.pc for h in self.while_heads}):

@@ -206,6 +206,8 @@ def test_an_uncaught_exception_in_module_code_is_reported_as_before() -> None:
     r = movers.check(source=src("class E(Exception):\n    pass\nraise E(4)\n"))
     assert r.verdict == "violation" and r.violations[0].kind == "runtime-error"
     assert "E: 4" in r.violations[0].message
+    caught = "x = 0\ntry:\n    x = [1][4]\nexcept IndexError as e:\n    x = len(e.args)\nassert x == 1\n"
+    assert movers.check(source=src(caught)).verdict == "ok"
 
 
 # -- threads -------------------------------------------------------------------------------------------------------

@@ -232,11 +232,14 @@ class ModuleCompiler:
             for n in ast.walk(s):
                 if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Lambda)):
                     raise self.error(n, "unsupported construct: definitions must be at the top level of a model")
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_slot:
-                    if n.id in self.function_nodes or n.id in self.class_nodes:
-                        raise self.error(n, f"'{n.id}' is a function or class and cannot be assigned")
-                    self.global_slot[n.id] = len(self.globals)
-                    self.globals.append(n.id)
+                # ``except E as e`` assigns ``e`` too.
+                name = (n.id if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                        else n.name if isinstance(n, ast.ExceptHandler) and n.name else None)
+                if name is not None and name not in self.global_slot:
+                    if name in self.function_nodes or name in self.class_nodes:
+                        raise self.error(n, f"'{name}' is a function or class and cannot be assigned")
+                    self.global_slot[name] = len(self.globals)
+                    self.globals.append(name)
 
     def _compile_functions(self) -> None:
         """Every function and method: all are declared first (a body may call one defined after it), then

@@ -496,3 +496,27 @@ def test_except_assertion_error_catches_a_failed_assert(tmp_path: Path) -> None:
     fixed = model.replace("caught == 5", "caught == 2")
     assert movers.check(source=fixed).verdict == "ok"
     assert python3(fixed, tmp_path) == 0
+
+
+def test_an_exception_leaves_an_indivisible_block() -> None:
+    model = src("""
+        x = 0
+        a = [0]
+        def w():
+            global x
+            try:
+                with indivisible():
+                    x += 1
+                    v = a[3]
+            except IndexError:
+                pass
+            x += 10
+        def c():
+            t.join()
+            assert x == EXPECTED
+        t = Thread(target=w)
+        t.start()
+        Thread(target=c).start()
+        """)
+    verdicts(model.replace("EXPECTED", "11"), "ok")
+    verdicts(model.replace("EXPECTED", "10"), "violation", "assertion")

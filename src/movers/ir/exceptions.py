@@ -182,6 +182,18 @@ def assertion_message(heap: Any, r: Ref) -> str | None:
     return None
 
 
+def exception_str(heap: Any, r: Ref) -> str:
+    """``str(e)`` as CPython's ``BaseException.__str__``: '' for no args, ``str(args[0])`` for one, else
+    ``str(args)`` (for ``str()`` of an exception object, once the model has strings)."""
+    args = unbox(heap[r.i][ARGS])
+    if type(args) is not tuple or not args:
+        return ""
+    if len(args) == 1:
+        a = args[0]
+        return a if type(a) is str else show(a)
+    return show(args)
+
+
 def describe(heap: Any, r: Ref) -> str:
     """``Cls: message`` as CPython's traceback ends for an uncaught exception object."""
     o = heap[r.i]

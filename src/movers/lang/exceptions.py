@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from movers.ir.exceptions import BUILTIN_EXCEPTIONS, Raised, caught_by, is_exception_class, new_exception
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import UNBOUND, ClassInfo, Ref
-from movers.lang.function import Exit, Fn, FunctionCore, Label
+from movers.lang.function import AV, Exit, Fn, FunctionCore, Label
 
 
 class Protection:
@@ -71,6 +71,15 @@ CAUGHT = frozenset({IN_FLIGHT, ("new", ("<runtime>", 0, 0, "BaseException"))})
 
 class ExceptionCompiler(FunctionCore):
     """``try`` and ``raise``; ``protect`` for the cleanups of ``with`` blocks."""
+
+    if TYPE_CHECKING:  # the rules of the other mixins this one uses (lang/compiler.FunctionCompiler)
+        def expr(self, e: ast.expr, allow_calls: bool = True) -> Fn: ...
+
+        def compile_block(self, body: list[ast.stmt]) -> None: ...
+
+        def store(self, t: ast.expr, value: AV = ...) -> Callable[[Ctx, Any], None]: ...
+
+        def call_args(self, e: ast.Call) -> list[Fn]: ...
 
     # -- regions ----------------------------------------------------------------------------------------------
 

@@ -17,9 +17,16 @@ local of the frame, hence in the state, while a ``finally`` block or a ``with`` 
 
 Exception objects are heap objects, ``(cls, monitor, args, *fields)``: ``args`` is the tuple of the
 constructor's arguments, as CPython's ``BaseException.args``; a model class that derives from ``Exception``
-inherits that field first. No handler in the thread: the thread dies, a violation of kind ``runtime-error``
-(``uncaught``), as a ``ModelError`` was before exceptions could be caught. The checker's own limits (recursion
+inherits that field first. No handler of the thread may stop the exception (no ``except`` clause around the
+raising node, in its frame or a caller's, matches its class, and no ``finally`` there may ``return``,
+``break`` or ``continue``): the thread dies where it raised, without running the cleanups on the way (they
+cannot change the verdict), so a failed ``assert`` is the assertion violation and a runtime error the
+``runtime-error`` violation they were before exceptions could be caught, with their messages; a model's own
+exception is ``runtime-error: thread worker died: MyError: 3 (line 12)``. The checker's own limits (recursion
 depth, the glue bound, integer sizes) raise ``ModelError`` with ``exc=None``, which no handler catches.
+
+A failed ``assert`` is an ``AssertionError`` whose ``args`` hold movers' message (CPython's hold the assert's
+message alone), so that one a cleanup re-raises and nothing catches is still reported as the assertion.
 """
 
 from __future__ import annotations

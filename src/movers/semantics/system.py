@@ -485,7 +485,9 @@ class TransitionSystem:
             else:
                 tids = range(len(ctx.threads) + len(ctx.new_threads or ()))
                 names = self.initial_names | thread_names(ctx.heap, tids)
-                violation = ("runtime-error", f"thread {thread_label(ctx, names)} died: {describe(ctx.heap, e.ref)}")
+                where = f" (line {failed_at.line})" if failed_at is not None and failed_at.line else ""
+                violation = ("runtime-error",
+                             f"thread {thread_label(ctx, names)} died: {describe(ctx.heap, e.ref)}{where}")
         except AssertionFailed as e:
             violation = ("assertion", str(e))
             failed_at = _current_node(ctx)

@@ -7,6 +7,7 @@ single-thread ones also under python3, which must agree."""
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 import textwrap
@@ -520,3 +521,78 @@ def test_an_exception_leaves_an_indivisible_block() -> None:
         """)
     verdicts(model.replace("EXPECTED", "11"), "ok")
     verdicts(model.replace("EXPECTED", "10"), "violation", "assertion")
+
+
+# -- random single-thread programs: movers computes what python3 computes ---------------------------------------
+
+EXC = ["ValueError", "IndexError", "KeyError", "LookupError", "ZeroDivisionError", "E1", "E2"]
+CATCH = ["ValueError", "LookupError", "IndexError", "ArithmeticError", "Exception", "E1", "(E1, ValueError)",
+         None]
+
+def block(rng: random.Random, depth: int, in_loop: bool, ind: int) -> list[str]:
+    out = []
+    for _ in range(rng.randint(1, 3)):
+        out += stmt(rng, depth, in_loop, ind)
+    return out
+
+def stmt(rng: random.Random, depth: int, in_loop: bool, ind: int) -> list[str]:
+    p = " " * ind
+    k = rng.random()
+    c = rng.randint(1, 9)
+    if depth > 2 or k < 0.3:
+        return [f"{p}r = r * 3 + {c}"]
+    if k < 0.4:
+        e = rng.choice(EXC)
+        arg = rng.randint(0, 5)
+        return [f"{p}if r % {rng.randint(2, 4)} == {rng.randint(0, 1)}:", f"{p}    raise {e}({arg})"]
+    if k < 0.45:
+        return [f"{p}x = a[r % 5]", f"{p}r = r + x"]
+    if k < 0.5:
+        return [f"{p}r = r + 1 // (r % 3)"]
+    if k < 0.55 and in_loop:
+        return [f"{p}if r % 2 == 0:", f"{p}    {rng.choice(['break', 'continue'])}"]
+    if k < 0.6:
+        return [f"{p}if r % 5 == 1:", f"{p}    return r"]
+    if k < 0.7 and not in_loop:
+        return [f"{p}for i in range(3):"] + block(rng, depth + 1, True, ind + 4)
+    lines = [f"{p}try:"] + block(rng, depth + 1, in_loop, ind + 4)
+    n = rng.randint(0, 2)
+    for _ in range(n):
+        cl = rng.choice(CATCH if _ == n - 1 else CATCH[:-1])  # a bare except: must be last
+        if cl is None:
+            lines += [f"{p}except:"]
+        else:
+            lines += [f"{p}except {cl} as e{depth}:"] if rng.random() < 0.5 else [f"{p}except {cl}:"]
+        body = block(rng, depth + 1, in_loop, ind + 4)
+        if rng.random() < 0.2:
+            body.append(f"{p}    raise")
+        lines += body
+    if n and rng.random() < 0.3:
+        lines += [f"{p}else:"] + block(rng, depth + 1, in_loop, ind + 4)
+    if n == 0 or rng.random() < 0.4:
+        lines += [f"{p}finally:"] + block(rng, depth + 1, in_loop, ind + 4)
+    return lines
+
+def program(seed: int) -> str:
+    rng = random.Random(seed)
+    body = block(rng, 0, False, 4)
+    return "\n".join([
+        "from movers.lang import *", "a = [1, 2, 3]", "class E1(Exception):", "    pass",
+        "class E2(E1):", "    pass",
+        "def f():", "    r = 1"] + body + ["    return r",
+        "def main():", "    r = 0", "    try:", "        r = f()", "    except Exception as e:",
+        "        r = -1", "    assert r == EXPECTED, r", "main()", ""])
+
+
+@pytest.mark.parametrize("seed", range(0, 400, 10))
+def test_random_try_programs_agree_with_python3(tmp_path: Path, seed: int) -> None:
+    source = program(seed)
+    path = tmp_path / "model.py"
+    path.write_text(source.replace("EXPECTED", "-99999"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    p = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True, timeout=60)
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("AssertionError: "), last
+    value = last.split(": ", 1)[1]
+    r = movers.check(source=source.replace("EXPECTED", value))
+    assert r.verdict == "ok", (source, value, r.error, [(v.kind, v.message) for v in r.violations])

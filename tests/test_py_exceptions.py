@@ -16,6 +16,11 @@ from pathlib import Path
 import pytest
 
 import movers
+
+try:
+    from differential import run_differential
+except ImportError:  # tests/ imported as a package
+    from tests.differential import run_differential
 from movers.lang.compiler import compile_model
 from movers.reduce import REDUCTIONS
 
@@ -596,3 +601,50 @@ def test_random_try_programs_agree_with_python3(tmp_path: Path, seed: int) -> No
     value = last.split(": ", 1)[1]
     r = movers.check(source=source.replace("EXPECTED", value))
     assert r.verdict == "ok", (source, value, r.error, [(v.kind, v.message) for v in r.violations])
+
+
+
+# -- random threaded programs: every reduction agrees with none ------------------------------------------------------
+
+def threaded_body(rng: random.Random, depth: int, ind: int, locks_held: frozenset[str]) -> list[str]:
+    p = " " * ind
+    out = []
+    for _ in range(rng.randint(1, 3)):
+        k = rng.random()
+        g = rng.choice(["x", "y"])
+        if depth > 2 or k < 0.3:
+            out.append(f"{p}{g} = {g} + {rng.randint(1, 3)}")
+        elif k < 0.45:
+            exc = rng.choice(["ValueError", "IndexError", "E1"])
+            out += [f"{p}if {g} % 2 == {rng.randint(0, 1)}:", f"{p}    raise {exc}({g})"]
+        elif k < 0.55:
+            out += [f"{p}v = a[{g} % 4]", f"{p}{g} = {g} + v"]
+        elif k < 0.7 and "m" not in locks_held:
+            out += [f"{p}with m:"] + threaded_body(rng, depth + 1, ind + 4, locks_held | {"m"})
+        elif k < 0.75 and "m" not in locks_held:
+            out += [f"{p}m.acquire()"] + threaded_body(rng, depth + 1, ind, locks_held | {"m"}) + [f"{p}m.release()"]
+        else:
+            out += [f"{p}try:"] + threaded_body(rng, depth + 1, ind + 4, locks_held)
+            c = rng.choice(["Exception", "LookupError", "ValueError", "E1", None])
+            if c:
+                out += [f"{p}except {c}:"] + threaded_body(rng, depth + 1, ind + 4, locks_held)
+            if c is None or rng.random() < 0.4:
+                out += [f"{p}finally:"] + threaded_body(rng, depth + 1, ind + 4, locks_held)
+    return out
+
+def threaded_program(seed: int) -> str:
+    rng = random.Random(seed)
+    lines = ["from movers.lang import *", "m = Lock()", "a = [1, 2, 3]", "x = 0", "y = 0",
+             "class E1(Exception):", "    pass"]
+    for t in range(2):
+        lines += [f"def w{t}():", "    global x, y", "    try:", *threaded_body(rng, 0, 8, frozenset()),
+                  "    except Exception:", "        pass"]
+    lines += ["def c():", "    t0.join()", "    t1.join()", f"    assert x + y != {rng.randint(0, 12)}",
+              "t0 = Thread(target=w0)", "t1 = Thread(target=w1)", "t0.start()", "t1.start()",
+              "Thread(target=c).start()", ""]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", [3, 17, 42, 77, 101, 150])
+def test_random_threaded_try_programs_every_reduction_agrees(seed: int) -> None:
+    run_differential(threaded_program(seed), list(REDUCTIONS), compare_kinds=False, max_states=20000)

@@ -153,7 +153,7 @@ class Ctx:
 
     def obj(self, r: Any) -> tuple:
         if type(r) is not Ref:
-            raise ModelError(f"expected an object, got {show(r)}")
+            raise ModelError(f"expected an object, got {show(r)}", exc="AttributeError")
         return self.heap[r.i]
 
     def set_field(self, r: Ref, idx: int, v: Any) -> None:

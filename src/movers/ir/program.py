@@ -278,6 +278,10 @@ class Code:
     # Per node, the function that gives a thread's successor there in one call (its ``fast_succ``, or its
     # ``fast_step`` when it has no guard), else None: the plain full search's dispatch (semantics/system.py).
     fast_dispatch: tuple[Callable[..., Any] | None, ...] = ()
+    # The exception handlers of its ``try`` statements and cleanups (ir/exceptions.py), innermost last:
+    # (pc intervals ((start, end), ...), handler pc, the hidden local the exception in flight goes to, what
+    # it may stop: None (a cleanup that re-raises), True (anything), or the classes of its except clauses).
+    handlers: tuple[tuple[tuple[tuple[int, int], ...], int, int, Any], ...] = ()
 
     @property
     def nlocals(self) -> int:

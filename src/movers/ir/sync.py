@@ -34,7 +34,7 @@ from movers.ir.program import BARRIER, CONDITION, EVENT, LOCK, MON, RLOCK, SEMAP
 
 def _obj(ctx: Ctx, r: Any, what: str) -> tuple:
     if type(r) is not Ref:
-        raise ModelError(f"{what}: expected a lock or object, got {show(r)}")
+        raise ModelError(f"{what}: expected a lock or object, got {show(r)}", exc="AttributeError")
     return ctx.heap[r.i]
 
 
@@ -84,7 +84,7 @@ def acquire(ctx: Ctx, r: Any) -> None:
     elif c is SEMAPHORE:
         ctx.put_object(r, (c, o[1], o[2] - 1, *o[3:]))
     else:
-        raise ModelError(f"acquire on {c.name} object, which is not a lock")
+        raise ModelError(f"acquire on {c.name} object, which is not a lock", exc="AttributeError")
     if ctx.track:
         ctx.acquired.append(r)
 
@@ -101,19 +101,22 @@ def release(ctx: Ctx, r: Any) -> None:
     c = o[0]
     if c is LOCK:
         if o[2] != ctx.tid:
-            raise ModelError(f"thread {ctx.tid} releases a lock it does not hold (owner: {show(o[2])})")
+            raise ModelError(f"thread {ctx.tid} releases a lock it does not hold (owner: {show(o[2])})",
+                             exc="RuntimeError")
         ctx.put_object(r, (c, o[1], None))
     elif c is RLOCK:
         if o[2] != ctx.tid:
-            raise ModelError(f"thread {ctx.tid} releases an RLock it does not hold (owner: {show(o[2])})")
+            raise ModelError(f"thread {ctx.tid} releases an RLock it does not hold (owner: {show(o[2])})",
+                             exc="RuntimeError")
         n = o[3] - 1
         ctx.put_object(r, (c, o[1], ctx.tid if n else None, n))
     elif c is SEMAPHORE:
         if len(o) > 3 and o[2] >= o[3]:  # a BoundedSemaphore keeps its initial value as its bound
-            raise ModelError(f"BoundedSemaphore released too many times (its value is already {o[3]})")
+            raise ModelError(f"BoundedSemaphore released too many times (its value is already {o[3]})",
+                             exc="ValueError")
         ctx.put_object(r, (c, o[1], o[2] + 1, *o[3:]))
     else:
-        raise ModelError(f"release on {c.name} object, which is not a lock")
+        raise ModelError(f"release on {c.name} object, which is not a lock", exc="AttributeError")
     if ctx.track:
         ctx.released.append(r)
 
@@ -221,11 +224,11 @@ def wait(ctx: Ctx, r: Any, monitor: bool) -> int:
             ctx.released.append(r)
         return mon[1]
     if o[0] is not CONDITION:
-        raise ModelError(f"wait() on a {o[0].name}: use a Condition, or wait(obj) for a monitor")
+        raise ModelError(f"wait() on a {o[0].name}: use a Condition, or wait(obj) for a monitor", exc="AttributeError")
     lr = o[2]
     lo = ctx.heap[lr.i]
     if lo[2] != t:
-        raise ModelError(f"thread {t} calls wait() without holding the condition's lock")
+        raise ModelError(f"thread {t} calls wait() without holding the condition's lock", exc="RuntimeError")
     count = lo[3] if lo[0] is RLOCK else 1
     if lo[0] is RLOCK:
         ctx.put_object(lr, (lo[0], lo[1], None, 0))
@@ -279,9 +282,10 @@ def notify(ctx: Ctx, r: Any, monitor: bool, everyone: bool) -> None:
         waiters = mon[2]
     else:
         if o[0] is not CONDITION:
-            raise ModelError(f"notify() on a {o[0].name}: use a Condition, or notify(obj) for a monitor")
+            raise ModelError(f"notify() on a {o[0].name}: use a Condition, or notify(obj) for a monitor",
+                             exc="AttributeError")
         if owner(ctx, r) != t:
-            raise ModelError(f"thread {t} calls notify() without holding the condition's lock")
+            raise ModelError(f"thread {t} calls notify() without holding the condition's lock", exc="RuntimeError")
         waiters = o[3]
     if not waiters:
         return
@@ -301,10 +305,10 @@ def notify(ctx: Ctx, r: Any, monitor: bool, everyone: bool) -> None:
 
 def _of(ctx: Ctx, r: Any, cls: Any, method: str) -> tuple:
     if type(r) is not Ref:
-        raise ModelError(f"method '{method}' called on {show(r)}")
+        raise ModelError(f"method '{method}' called on {show(r)}", exc="AttributeError")
     o = ctx.heap[r.i]
     if o[0] is not cls:
-        raise ModelError(f"{o[0].name} object has no method '{method}'")
+        raise ModelError(f"{o[0].name} object has no method '{method}'", exc="AttributeError")
     return o
 
 
@@ -354,7 +358,7 @@ def new_semaphore(ctx: Ctx, value: int = 1, bounded: bool = False) -> Ref:
     if type(value) is bool:
         value = int(value)  # as threading.Semaphore(True): a counter, never a boolean in the state
     if type(value) is not int or value < 0:
-        raise ModelError(f"Semaphore value must be a non-negative int, got {show(value)}")
+        raise ModelError(f"Semaphore value must be a non-negative int, got {show(value)}", exc="ValueError")
     return ctx.alloc((SEMAPHORE, None, value, value) if bounded else (SEMAPHORE, None, value))
 
 
@@ -372,7 +376,7 @@ def new_event(ctx: Ctx) -> Ref:
 
 def new_barrier(ctx: Ctx, parties: Any) -> Ref:
     if type(parties) is not int or parties < 1:
-        raise ModelError(f"Barrier(parties): parties must be a positive int, got {show(parties)}")
+        raise ModelError(f"Barrier(parties): parties must be a positive int, got {show(parties)}", exc="ValueError")
     return ctx.alloc((BARRIER, None, parties, ()))
 
 

@@ -90,9 +90,9 @@ class BuiltinCompiler(FunctionCore):
         def run(ctx: Ctx) -> Any:
             items = as_tuple(ctx, seq(ctx))
             if type(items) is not tuple:
-                raise ModelError(f"{name}() of {show(items)}: one argument must be a list or a tuple")
+                raise ModelError(f"{name}() of {show(items)}: one argument must be a list or a tuple", exc="TypeError")
             if not items:
-                raise ModelError(f"{name}() of an empty sequence")
+                raise ModelError(f"{name}() of an empty sequence", exc="ValueError")
             return extremum(ctx, items, op, pick)
 
         return run
@@ -240,7 +240,7 @@ class BuiltinCompiler(FunctionCore):
         def run(ctx: Ctx) -> Ref:
             a = args(ctx)
             if type(a) is not tuple:
-                raise ModelError("Thread args must be a tuple")
+                raise ModelError("Thread args must be a tuple", exc="TypeError")
             return ctx.alloc((THREAD, None, None, t(ctx), a))
 
         return run

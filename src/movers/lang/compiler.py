@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from movers.analysis.static_escape import points_to
+from movers.ir.exceptions import BUILTIN_EXCEPTIONS
 from movers.ir.machine import Ctx
 from movers.ir.program import (
     CONDITION,
@@ -55,6 +56,7 @@ from movers.ir.program import (
 from movers.lang.builtins import BuiltinCompiler
 from movers.lang.concurrency import ConcurrencyCompiler
 from movers.lang.errors import MAX_ERRORS, ModelSyntaxError, at, collected
+from movers.lang.exceptions import ExceptionCompiler
 from movers.lang.expressions import ExpressionCompiler
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.imports import resolve_imports
@@ -94,7 +96,7 @@ class ModuleCompiler:
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
-        self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = False
+        self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = self.uses_try = False
         self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
@@ -233,6 +235,9 @@ class ModuleCompiler:
         # Whether some thread may be a daemon: only then is there a hidden global listing them.
         self.uses_daemons = any(k.arg == "daemon" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
                                 for n in calls for k in n.keywords)
+        # Whether an exception can be caught: only then do `with` blocks get a handler that runs their exit on
+        # the way out (an uncaught exception ends the search), so models without `try` compile as before.
+        self.uses_try = any(isinstance(n, ast.Try) for n in ast.walk(tree))
 
     def _top_level(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.Call]]:
         """Sort the module's statements: functions and classes (recorded by name), declarations, and the
@@ -312,11 +317,14 @@ class ModuleCompiler:
             for n in ast.walk(s):
                 if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Lambda)):
                     raise self.error(n, "unsupported construct: definitions must be at the top level of a model")
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_slot:
-                    if n.id in self.function_nodes or n.id in self.class_nodes:
-                        raise self.error(n, f"'{n.id}' is a function or class and cannot be assigned")
-                    self.global_slot[n.id] = len(self.globals)
-                    self.globals.append(n.id)
+                # ``except E as e`` assigns ``e`` too.
+                name = (n.id if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                        else n.name if isinstance(n, ast.ExceptHandler) and n.name else None)
+                if name is not None and name not in self.global_slot:
+                    if name in self.function_nodes or name in self.class_nodes:
+                        raise self.error(n, f"'{name}' is a function or class and cannot be assigned")
+                    self.global_slot[name] = len(self.globals)
+                    self.globals.append(name)
 
     def _compile_functions(self) -> None:
         """Every function and method: all are declared first (a body may call one defined after it), then
@@ -413,6 +421,9 @@ class ModuleCompiler:
                     fields = list(THREAD.fields)
                 elif b.id == "object":
                     pass
+                elif b.id in BUILTIN_EXCEPTIONS and b.id not in self.class_nodes:
+                    info.base = BUILTIN_EXCEPTIONS[b.id]
+                    fields = list(info.base.fields)
                 elif b.id in self.class_nodes:
                     resolve(b.id, (*seen, name))
                     base = self.classes[b.id]
@@ -574,7 +585,7 @@ class ModuleCompiler:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExpressionCompiler, BuiltinCompiler):
+class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler, ExpressionCompiler, BuiltinCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 

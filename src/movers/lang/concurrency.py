@@ -110,9 +110,8 @@ class ConcurrencyCompiler(FunctionCore):
                       line=getattr(at_node, "end_lineno", s.lineno) if at_node is s else at_node.lineno)
             self.here(after)
 
-        self.exits.append(Exit(emit_exit))
-        self.compile_block(s.body)
-        self.exits.pop()
+        # An exception leaving the block runs its exit too (lang/exceptions.py).
+        self.protect(lambda: self.compile_block(s.body), emit_exit, s, Exit(emit_exit))  # type: ignore[attr-defined]
         # The exit clears the lock's slot, so that states do not remember which lock a finished block held.
         emit_exit(s)
 
@@ -194,9 +193,8 @@ class ConcurrencyCompiler(FunctionCore):
                       uses=(av,))
             self.here(after)
 
-        self.exits.append(Exit(emit_exit))
-        self.compile_block(body)
-        self.exits.pop()
+        # An exception leaving the block runs its exit too (lang/exceptions.py).
+        self.protect(lambda: self.compile_block(body), emit_exit, s, Exit(emit_exit))  # type: ignore[attr-defined]
         emit_exit(s)
 
     def compile_synchronized_body(self, fn: ast.FunctionDef, body: list[ast.stmt]) -> None:
@@ -237,9 +235,8 @@ class ConcurrencyCompiler(FunctionCore):
             self.here(after)
 
         start = len(self.pending)
-        self.exits.append(Exit(emit_exit))
-        self.compile_block(body)
-        self.exits.pop()
+        # An exception leaving the block runs its exit too (lang/exceptions.py).
+        self.protect(lambda: self.compile_block(body), emit_exit, s, Exit(emit_exit))  # type: ignore[attr-defined]
         emit_exit(s)
         # The block is enabled when its first statement is (e.g. a wait_until guarding a compare-and-swap).
         if start < len(self.pending):
@@ -293,9 +290,8 @@ class ConcurrencyCompiler(FunctionCore):
             self.emit(make_exit, False, at_node, source="", kind="atomic-exit")
             self.here(after)
 
-        self.exits.append(Exit(emit_exit))
-        self.compile_block(s.body)
-        self.exits.pop()
+        # An exception leaving the block runs its exit too (lang/exceptions.py).
+        self.protect(lambda: self.compile_block(s.body), emit_exit, s, Exit(emit_exit))  # type: ignore[attr-defined]
         # commit() as the block's last statement: the block's last step commits (it leaves the block, which is
         # a commit anyway); the mark must not fall on the first step after the block.
         self.commit_next = False
@@ -391,7 +387,7 @@ class ConcurrencyCompiler(FunctionCore):
             def run(ctx: Ctx) -> None:
                 r = obj(ctx)
                 if type(r) is not Ref:
-                    raise ModelError(f"wait() on {show(r)}")
+                    raise ModelError(f"wait() on {show(r)}", exc="AttributeError")
                 cls = ctx.heap[r.i][0]
                 if cls is EVENT:
                     if not sync.event_is_set(ctx, r):  # the guard says it is: this only records the read
@@ -508,7 +504,7 @@ class ConcurrencyCompiler(FunctionCore):
                 r = recv(ctx)
                 if type(r) is not Ref or ctx.heap[r.i][0] is not CONDITION:
                     raise ModelError(f"wait_for() on {show(r) if type(r) is not Ref else 'a ' + ctx.heap[r.i][0].name}"
-                                     ": only a Condition has it")
+                                     ": only a Condition has it", exc="AttributeError")
                 ctx.pc = end.pc if holds(ctx) else wait.pc
 
             return finish

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from movers.ir import sync
+from movers.ir.exceptions import ARGS, BUILTIN_EXCEPTIONS, is_exception_class, new_exception
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
@@ -120,7 +121,8 @@ class ExpressionCompiler(FunctionCore):
                 v = ctx.loc[i]
                 if type(v) in BOXED:
                     if v is UNBOUND:
-                        raise ModelError(f"local variable '{name}' referenced before assignment")
+                        raise ModelError(f"local variable '{name}' referenced before assignment",
+                                         exc="UnboundLocalError")
                     return unbox(v)
                 return v
 
@@ -186,7 +188,7 @@ class ExpressionCompiler(FunctionCore):
             def alloc(ctx: Ctx) -> Ref:
                 n = count(ctx)
                 if not int_like(n) or n < 0:
-                    raise ModelError(f"array length must be a non-negative int, got {show(n)}")
+                    raise ModelError(f"array length must be a non-negative int, got {show(n)}", exc="TypeError")
                 if n > MAX_SEQUENCE:
                     raise too_big(f"array of {show(n)} elements")
                 return ctx.alloc((cls, None, *((item(ctx),) * n)))
@@ -342,7 +344,7 @@ class ExpressionCompiler(FunctionCore):
             if type(v) is Ref:
                 o = ctx.heap[v.i]
                 if not o[0].is_list:
-                    raise ModelError(f"a {o[0].name} object is not subscriptable")
+                    raise ModelError(f"a {o[0].name} object is not subscriptable", exc="TypeError")
                 idx = element_index(ctx, v, o, i)
                 if ctx.track:
                     ctx.reads.append((v, idx))
@@ -350,9 +352,9 @@ class ExpressionCompiler(FunctionCore):
                 return unbox(x) if type(x) in BOXED else x
             if type(v) is tuple:
                 if type(i) is not int or not -len(v) <= i < len(v):
-                    raise ModelError(f"tuple index {show(i)} out of range")
+                    raise ModelError(f"tuple index {show(i)} out of range", exc="IndexError")
                 return v[i]
-            raise ModelError(f"{show(v)} is not subscriptable")
+            raise ModelError(f"{show(v)} is not subscriptable", exc="TypeError")
 
         return run
 
@@ -366,7 +368,7 @@ class ExpressionCompiler(FunctionCore):
         def run(ctx: Ctx) -> Any:
             r = obj(ctx)
             if type(r) is not Ref:
-                raise ModelError(f"attribute '{name}' of {show(r)}")
+                raise ModelError(f"attribute '{name}' of {show(r)}", exc="AttributeError")
             o = ctx.heap[r.i]
             idx = o[0].field_index.get(name)
             if idx is None:
@@ -374,13 +376,14 @@ class ExpressionCompiler(FunctionCore):
                     if ctx.track:
                         ctx.reads.append((r, MON))  # the monitor (or a condition's lock): lock state
                     return sync.owner(ctx, r)
-                raise ModelError(f"{o[0].name} object has no field '{name}'")
+                raise ModelError(f"{o[0].name} object has no field '{name}'", exc="AttributeError")
             if ctx.track:
                 ctx.reads.append((r, idx))
             x = o[idx]
             if type(x) in BOXED:
                 if x is UNBOUND:
-                    raise ModelError(f"{o[0].name} object has no attribute '{name}' (not assigned yet)")
+                    raise ModelError(f"{o[0].name} object has no attribute '{name}' (not assigned yet)",
+                                     exc="AttributeError")
                 return unbox(x)
             return x
 
@@ -404,6 +407,8 @@ class ExpressionCompiler(FunctionCore):
                 return self.site(lambda ctx, ret_pc: ctx.push(code, [a(ctx) for a in args], ret_pc), e)
             if name in self.mc.classes:
                 return self.constructor(e, self.mc.classes[name])
+            if name in BUILTIN_EXCEPTIONS and name not in self.slot and name not in self.mc.global_slot:
+                return self.builtin_exception(e, BUILTIN_EXCEPTIONS[name])  # type: ignore[attr-defined]
             builder = getattr(self, "b_" + name, None)
             if builder is not None and name not in self.slot:
                 return builder(e)
@@ -480,7 +485,7 @@ class ExpressionCompiler(FunctionCore):
             if type(r) is Ref and ctx.heap[r.i][0].builtin:
                 vals = [a(ctx) for a in args]
                 if not lo <= len(vals) <= hi:
-                    raise ModelError(f"{method}() takes {what}")
+                    raise ModelError(f"{method}() takes {what}", exc="TypeError")
                 ctx.retval = op(ctx, r, vals)
                 ctx.pc = ret_pc
                 return
@@ -518,13 +523,14 @@ class ExpressionCompiler(FunctionCore):
         def setup(ctx: Ctx, ret_pc: int) -> None:
             r = recv(ctx)
             if type(r) is not Ref:
-                raise ModelError(f"method '{method}' called on {show(r)}")
+                raise ModelError(f"method '{method}' called on {show(r)}", exc="AttributeError")
             cls = ctx.heap[r.i][0]
             code = cls.lookup(method)
             if code is None:
-                raise ModelError(f"{cls.name} object has no method '{method}'")
+                raise ModelError(f"{cls.name} object has no method '{method}'", exc="AttributeError")
             if len(code.params) != len(args) + 1:
-                raise ModelError(f"{code.name}() takes {len(code.params) - 1} arguments, {len(args)} given")
+                raise ModelError(f"{code.name}() takes {len(code.params) - 1} arguments, {len(args)} given",
+                                 exc="TypeError")
             ctx.push(code, [r, *(a(ctx) for a in args)], ret_pc)
 
         return setup
@@ -535,6 +541,14 @@ class ExpressionCompiler(FunctionCore):
         base = self.cls.base
         args = self.call_args(e)
         self_slot = 0
+        if base is not None and base.builtin == "exception" and f.attr == "__init__":
+            # BaseException.__init__(self, *args) sets args.
+            self.facts.fields_written.add("args")
+
+            def init_args(ctx: Ctx) -> None:
+                ctx.set_field(ctx.loc[self_slot], ARGS, tuple(a(ctx) for a in args))
+
+            return init_args
         if base is None or base is THREAD:
             if f.attr == "__init__":
                 if args:
@@ -559,7 +573,11 @@ class ExpressionCompiler(FunctionCore):
         self.note(e, self.new_site(e, cls.name))
         if init is not None:
             self.flow("call", init, (self.value(e), *(self.value(a) for a in e.args)))
+        exc = is_exception_class(cls)
         if init is None:
+            if exc:
+                # BaseException.__init__: the arguments are the exception's args.
+                return lambda ctx: ctx.alloc(new_exception(cls, tuple(a(ctx) for a in args)))
             if args:
                 raise self.mc.error(e, f"{cls.name}() takes no arguments (it has no __init__)")
             return lambda ctx: ctx.alloc(new_object(cls))
@@ -568,7 +586,8 @@ class ExpressionCompiler(FunctionCore):
 
         def setup(ctx: Ctx, ret_pc: int) -> None:
             vals = [a(ctx) for a in args]
-            r = ctx.alloc(new_object(cls))
+            # BaseException.__new__ sets args from the constructor's arguments, whatever __init__ does.
+            r = ctx.alloc(new_exception(cls, tuple(vals)) if exc else new_object(cls))
             ctx.loc[temp] = r
             ctx.push(init, [r, *vals], ret_pc)
 
@@ -627,10 +646,10 @@ class ExpressionCompiler(FunctionCore):
             def store_item(ctx: Ctx, v: Any) -> None:
                 r = seq(ctx)
                 if type(r) is not Ref:
-                    raise ModelError(f"item assignment on {show(r)}")
+                    raise ModelError(f"item assignment on {show(r)}", exc="TypeError")
                 o = ctx.heap[r.i]
                 if not o[0].is_list:
-                    raise ModelError(f"item assignment on a {o[0].name} object")
+                    raise ModelError(f"item assignment on a {o[0].name} object", exc="TypeError")
                 ctx.set_field(r, element_index(ctx, r, o, index(ctx)), v)
 
             return store_item
@@ -645,7 +664,7 @@ class ExpressionCompiler(FunctionCore):
                 if type(v) is Ref and ctx.heap[v.i][0].is_list:
                     v = list_items(ctx, v)
                 if type(v) is not tuple or len(v) != n:
-                    raise ModelError(f"cannot unpack {show(v)} into {n} values")
+                    raise ModelError(f"cannot unpack {show(v)} into {n} values", exc="ValueError")
                 for p, x in zip(parts, v, strict=True):
                     p(ctx, x)
 

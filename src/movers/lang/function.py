@@ -55,6 +55,7 @@ class ModuleFacts(Protocol):
     list_globals: frozenset[str]
     uses_events: bool
     uses_barriers: bool
+    uses_try: bool
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError: ...
 
@@ -154,6 +155,9 @@ class Exit:
     def __init__(self, emit_exit: Callable[[ast.AST], None], loop: tuple[Label, Label] | None = None) -> None:
         self.emit_exit = emit_exit
         self.loop = loop  # (continue target, break target) for loops
+        # The exception handler region the construct protects (lang/exceptions.py): the copies of its exit
+        # code that return/break/continue run lie outside it.
+        self.protection: Any = None
 
 
 class FunctionCore:
@@ -169,6 +173,10 @@ class FunctionCore:
         self.global_names: set[str] = set()
         self.pending: list[tuple[Callable[[], Callable[[Ctx], None]], dict[str, Any]]] = []
         self.exits: list[Exit] = []
+        # Exception handler regions (lang/exceptions.py), in the order their ``try`` began; the hidden locals
+        # holding the exceptions the enclosing ``except`` clauses handle (a bare ``raise`` re-raises the last).
+        self.protections: list[Any] = []
+        self.handling: list[int] = []
         self.site_stack: list[list[CallSite]] | None = None
         # The heads of the function's while loops (``break_local_cycles``).
         self.while_heads: list[Label] = []
@@ -288,6 +296,18 @@ class FunctionCore:
             # Control-flow successors, for static analyses (default: the next node).
             succ = info.pop("succ", None)
             info["succ"] = (k + 1,) if succ is None else tuple(lbl.pc for lbl in succ)
+        if self.protections:
+            # A handler is a successor of every node of its region: any of them may raise.
+            handlers = []
+            for p in self.protections:
+                p.close(len(self.pending))
+                for a, b in p.intervals:
+                    for k in range(a, b):
+                        info = self.pending[k][1]
+                        if p.handler.pc not in info["succ"]:
+                            info["succ"] = (*info["succ"], p.handler.pc)
+                handlers.append((tuple(p.intervals), p.handler.pc, p.slot, p.stops))
+            self.code.handlers = tuple(handlers)
         if self.mc.granularity == "access" and not self.is_module:
             for k in break_local_cycles([info for _, info in self.pending], {h.pc for h in self.while_heads}):
                 self.pending[k][1]["costly"] = True
@@ -332,6 +352,8 @@ class FunctionCore:
         for n in ast.walk(fn):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names:
                 self.local(n.id)
+            elif isinstance(n, ast.ExceptHandler) and n.name and n.name not in self.global_names:
+                self.local(n.name)
         body = [s for s in fn.body if not _is_docstring(s)]
         if self.mc.granularity == "access" and not self.is_invariant(fn):
             body = self.lowering().block(body)

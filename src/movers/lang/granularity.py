@@ -146,6 +146,22 @@ class Lowering:
                 return [s]
             s.body = self.block(s.body)
             return [s]
+        if isinstance(s, ast.Try):
+            s.body, s.orelse, s.finalbody = self.block(s.body), self.block(s.orelse), self.block(s.finalbody)
+            for h in s.handlers:
+                h.body = self.block(h.body)
+            return [s]
+        if isinstance(s, ast.Raise) and (s.exc is not None or s.cause is not None) and self._events(s) > 1:
+            # raise X from Y: X and Y evaluated into temporaries first, their accesses a step each.
+            pre: list[ast.stmt] = []
+            for attr in ("exc", "cause"):
+                v = getattr(s, attr)
+                if v is not None:
+                    t = self.temp()
+                    pre.extend(self.stmt(ast.fix_missing_locations(ast.copy_location(
+                        ast.Assign(targets=[ast.copy_location(ast.Name(t, ast.Store()), v)], value=v), s))))
+                    setattr(s, attr, ast.copy_location(ast.Name(t, ast.Load()), v))
+            return [*pre, s]
         if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Assert, ast.Return)):
             try:
                 return self._simple(s)

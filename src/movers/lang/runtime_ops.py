@@ -22,33 +22,33 @@ from movers.ir.program import THREAD, Bool, Ref, Unbound, unbox
 def check_ref(v: Any, what: str) -> Ref:
     if type(v) is not Ref:
         if v is None:
-            raise ModelError(f"{what} of None")
-        raise ModelError(f"{what} of {show(v)}, which is not an object")
+            raise ModelError(f"{what} of None", exc="AttributeError")
+        raise ModelError(f"{what} of {show(v)}, which is not an object", exc="AttributeError")
     return v
 
 
 def _index(o: tuple, i: Any) -> int:
     if type(i) is not int and type(i) is not bool:
-        raise ModelError(f"list index must be an int, got {show(i)}")
+        raise ModelError(f"list index must be an int, got {show(i)}", exc="TypeError")
     n = len(o) - 2
     if i < 0:
         i += n
     if not 0 <= i < n:
-        raise ModelError(f"list index {i} out of range (length {n})")
+        raise ModelError(f"list index {i} out of range (length {n})", exc="IndexError")
     return i + 2
 
 
 def _field_index(o: tuple, name: str) -> int:
     idx = o[0].field_index.get(name)
     if idx is None:
-        raise ModelError(f"{o[0].name} object has no field '{name}'")
+        raise ModelError(f"{o[0].name} object has no field '{name}'", exc="AttributeError")
     return idx
 
 
 def writable_field(o: tuple, name: str) -> int:
     cls = o[0]
     if cls.builtin or (cls.is_thread and name in THREAD.fields):
-        raise ModelError(f"'{name}' of a {cls.name} cannot be assigned")
+        raise ModelError(f"'{name}' of a {cls.name} cannot be assigned", exc="AttributeError")
     return _field_index(o, name)
 
 
@@ -71,12 +71,12 @@ def length_of(ctx: Ctx, v: Any) -> int:
     if type(v) is Ref:
         o = ctx.heap[v.i]
         if not o[0].is_list:
-            raise ModelError(f"len() of a {o[0].name} object")
+            raise ModelError(f"len() of a {o[0].name} object", exc="TypeError")
         _read_length(ctx, v, o)
         return len(o) - 2
     if type(v) is tuple:
         return len(v)
-    raise ModelError(f"len() of {show(v)}")
+    raise ModelError(f"len() of {show(v)}", exc="TypeError")
 
 
 def truth_of(ctx: Ctx, v: Any) -> bool:
@@ -255,7 +255,7 @@ def _order(ctx: Ctx, a: Any, b: Any, op: str, depth: int = 0) -> bool:
         ob = _elements(ctx, b) if tb is Ref and oa is not None else None
         if oa is None or ob is None:
             raise ModelError(f"'{op}' not supported between instances of '{_type_name(ctx, a)}' and "
-                             f"'{_type_name(ctx, b)}'")
+                             f"'{_type_name(ctx, b)}'", exc="TypeError")
         xs, ys = oa[2:], ob[2:]
         refs = (a, b)
     n = min(len(xs), len(ys))
@@ -290,7 +290,7 @@ def _contains(ctx: Ctx, b: Any, a: Any) -> bool:
     """Python's ``a in b`` for a tuple or a list ``b``: some item is ``a`` or equals it."""
     items = as_tuple(ctx, b)
     if type(items) is not tuple:
-        raise ModelError(f"'in' needs a tuple or a list, got {show(b)}")
+        raise ModelError(f"'in' needs a tuple or a list, got {show(b)}", exc="TypeError")
     if not _deep(a):
         for x in items:
             if not _deep(x) and x == a:
@@ -339,10 +339,10 @@ def element_index(ctx: Ctx, r: Ref, o: tuple, i: Any) -> int:
 
 def _list_of(ctx: Ctx, r: Any, method: str) -> tuple:
     if type(r) is not Ref:
-        raise ModelError(f"method '{method}' called on {show(r)}")
+        raise ModelError(f"method '{method}' called on {show(r)}", exc="AttributeError")
     o = ctx.heap[r.i]
     if not o[0].is_list:
-        raise ModelError(f"{o[0].name} object has no method '{method}'")
+        raise ModelError(f"{o[0].name} object has no method '{method}'", exc="AttributeError")
     return o
 
 
@@ -364,13 +364,13 @@ def list_pop(ctx: Ctx, r: Any, i: Any = -1) -> Any:
     o = _list_of(ctx, r, "pop")
     _read_length(ctx, r, o)
     if len(o) == 2:
-        raise ModelError("pop from empty list")
+        raise ModelError("pop from empty list", exc="IndexError")
     if type(i) is not int and type(i) is not bool:
-        raise ModelError(f"pop index must be an int, got {show(i)}")
+        raise ModelError(f"pop index must be an int, got {show(i)}", exc="TypeError")
     n = len(o) - 2
     k = i + n if i < 0 else i
     if not 0 <= k < n:
-        raise ModelError(f"pop index {i} out of range (length {n})")
+        raise ModelError(f"pop index {i} out of range (length {n})", exc="IndexError")
     k += 2
     if ctx.track:
         ctx.reads.extend((r, j) for j in range(k, len(o)))
@@ -407,7 +407,7 @@ def range_int(v: Any) -> int:
         return v
     if type(v) is bool:
         return int(v)
-    raise ModelError(f"range() needs ints, got {show(v)}")
+    raise ModelError(f"range() needs ints, got {show(v)}", exc="TypeError")
 
 
 def choice_count(n: Any) -> int:
@@ -418,13 +418,13 @@ def choice_count(n: Any) -> int:
 
 def start_thread(ctx: Ctx, r: Any) -> None:
     if type(r) is not Ref:
-        raise ModelError(f"start() on {show(r)}")
+        raise ModelError(f"start() on {show(r)}", exc="AttributeError")
     o = ctx.heap[r.i]
     cls = o[0]
     if not cls.is_thread:
-        raise ModelError(f"start() on a {cls.name} object, which is not a Thread")
+        raise ModelError(f"start() on a {cls.name} object, which is not a Thread", exc="AttributeError")
     if o[2] is not None:
-        raise ModelError("a thread can be started only once")
+        raise ModelError("a thread can be started only once", exc="RuntimeError")
     if ctx.new_threads is None:
         ctx.new_threads = []
     tid = len(ctx.threads) + len(ctx.new_threads)
@@ -432,7 +432,8 @@ def start_thread(ctx: Ctx, r: Any) -> None:
         target, args = o[3], o[4]
         code = target.code
         if len(code.params) != len(args):
-            raise ModelError(f"thread target {code.name}() takes {len(code.params)} arguments, {len(args)} given")
+            raise ModelError(f"thread target {code.name}() takes {len(code.params)} arguments, {len(args)} given",
+                             exc="TypeError")
         frame_locals = code.new_frame_locals(list(args))
         if target.daemon_slot is not None:
             ctx.set_global(target.daemon_slot, (*(unbox(ctx.g[target.daemon_slot]) or ()), tid))
@@ -450,10 +451,10 @@ def start_thread(ctx: Ctx, r: Any) -> None:
 
 def _thread_id(ctx: Ctx, r: Any) -> int:
     if type(r) is not Ref or not ctx.heap[r.i][0].is_thread:
-        raise ModelError(f"join() on {show(r)}, which is not a Thread")
+        raise ModelError(f"join() on {show(r)}, which is not a Thread", exc="AttributeError")
     t = ctx.heap[r.i][2]
     if t is None:
-        raise ModelError("join() on a thread that was not started")
+        raise ModelError("join() on a thread that was not started", exc="RuntimeError")
     return t
 
 

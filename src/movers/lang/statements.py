@@ -162,7 +162,8 @@ class StatementCompiler(FunctionCore):
                     if ctx.track:
                         ctx.reads.append((r, idx))
                     if o[idx] is UNBOUND:
-                        raise ModelError(f"{o[0].name} object has no attribute '{name}' (not assigned yet)")
+                        raise ModelError(f"{o[0].name} object has no attribute '{name}' (not assigned yet)",
+                                         exc="AttributeError")
                     ctx.set_field(r, idx, op(unbox(o[idx]), value(ctx)))
                     ctx.pc = nxt.pc
 
@@ -178,7 +179,7 @@ class StatementCompiler(FunctionCore):
                     r = seq(ctx)
                     i = index(ctx)
                     if type(r) is not Ref:
-                        raise ModelError(f"item assignment on {show(r)}")
+                        raise ModelError(f"item assignment on {show(r)}", exc="TypeError")
                     o = ctx.heap[r.i]
                     idx = element_index(ctx, r, o, i)
                     if ctx.track:
@@ -284,8 +285,12 @@ class StatementCompiler(FunctionCore):
         self.simple(s, build2, "return")
         self.here(chain)
         saved = self.exits
+        suspended = []
         for e in reversed(saved):
             if e.loop is None:
+                # The copy of the exit code runs outside the region it leaves (lang/exceptions.py).
+                if e.protection is not None and e.protection.close(len(self.pending)):
+                    suspended.append(e.protection)
                 e.emit_exit(s)
 
         def make() -> Callable[[Ctx], None]:
@@ -297,14 +302,21 @@ class StatementCompiler(FunctionCore):
             return run
 
         self.emit(make, False, s, source="", succ=[])
+        for p in suspended:
+            p.resume(len(self.pending))
 
     def _loop_jump(self, s: ast.stmt, which: int) -> None:
         for i in range(len(self.exits) - 1, -1, -1):
             if self.exits[i].loop is not None:
                 target = self.exits[i].loop[which]  # type: ignore[index]
+                suspended = []
                 for e in reversed(self.exits[i + 1:]):
+                    if e.protection is not None and e.protection.close(len(self.pending)):
+                        suspended.append(e.protection)
                     e.emit_exit(s)
                 self.jump(target, s)
+                for p in suspended:
+                    p.resume(len(self.pending))
                 return
         raise self.mc.error(s, f"'{'continue' if which == 0 else 'break'}' outside a loop")
 
@@ -529,7 +541,7 @@ def _range_headers(loop: _Loop, bounds: tuple[Fn, Fn, Fn | None]) -> tuple[Make,
             i, n = range_int(start(ctx)), range_int(bound(ctx))
             d = range_int(step_val(ctx)) if step_val is not None else 1
             if d == 0:
-                raise ModelError("range() step must not be zero")
+                raise ModelError("range() step must not be zero", exc="ValueError")
             if (i < n) if d > 0 else (i > n):
                 loc = ctx.loc
                 loc[cur] = i + d
@@ -578,9 +590,9 @@ def _sequence_headers(loop: _Loop, seq: Fn) -> tuple[Make, Make]:
             if type(v) is Ref:
                 o = ctx.heap[v.i]
                 if not o[0].is_list:
-                    raise ModelError(f"cannot iterate over a {o[0].name} object")
+                    raise ModelError(f"cannot iterate over a {o[0].name} object", exc="TypeError")
             elif type(v) is not tuple:
-                raise ModelError(f"cannot iterate over {show(v)}")
+                raise ModelError(f"cannot iterate over {show(v)}", exc="TypeError")
             n = length_of(ctx, v)
             if n == 0:
                 ctx.pc = e

@@ -244,7 +244,8 @@ def _outcome(state: State, t: int, choices: tuple[int, ...], node: Node) -> str:
     the next item) or ``done``; nothing for other steps."""
     if node.kind == "wait_until":
         return "true"  # it can only move when its condition holds
-    if node.kind not in ("branch", "loop") or len(node.succ) != 2:
+    # Inside a ``try``, the handler follows the two branches among the successors (lang/exceptions.py).
+    if node.kind not in ("branch", "loop") or len(node.succ) < 2:
         return ""
     # Run the step's own node again, alone, to see which successor it chose (the step itself may go on
     # through nodes that take no step of their own, so its end does not tell).

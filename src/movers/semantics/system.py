@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from movers.ir.exceptions import Raised, assertion_message, catchable, describe, thread_label, unwind
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import THREAD, Code, Node, Program, Ref, unbox
 from movers.semantics.state import State, canonical, canonical_order, globals_cover, reachable
@@ -131,6 +132,8 @@ def runtime_message(e: BaseException) -> str:
 
 
 RUNTIME_ERRORS = (ModelError, TypeError, ZeroDivisionError, ValueError, OverflowError, RecursionError)
+# What a node may raise that a model's handler may catch (``exceptions.catchable`` decides).
+RAISING = (Raised, AssertionFailed, *RUNTIME_ERRORS)
 
 
 class TransitionSystem:
@@ -182,6 +185,12 @@ class TransitionSystem:
                 _run_to_completion(ctx, INIT_LIMIT, "module initialisation", p.main_stops)
             except AssertionFailed as e:
                 raise InitError("assertion", str(e), _line(ctx)) from None
+            except Raised as e:
+                message = assertion_message(ctx.heap, e.ref)
+                if message is not None:
+                    raise InitError("assertion", message, _line(ctx)) from None
+                raise InitError("runtime-error", f"uncaught exception: {describe(ctx.heap, e.ref)}",
+                                _line(ctx)) from None
             except RUNTIME_ERRORS as e:
                 raise InitError("runtime-error", runtime_message(e), _line(ctx)) from None
             except Pruned:
@@ -463,23 +472,44 @@ class TransitionSystem:
         new_state: State | None = None
         order: list[int] | None = None
         try:
-            node.run(ctx)
+            try:
+                node.run(ctx)
+            except RAISING as e:
+                if not self._catch(ctx, e, top[0], top[1]):
+                    raise
             code = ctx.code
             # Most steps end at the next costly node at once; the loop below is for glue and indivisible.
             if code is not None and (not code.nodes[ctx.pc].costly or ctx.atomic):
                 glue = 0
                 limit = GLUE_LIMIT if ctx.atomic or self._statement_steps else LOCAL_GLUE_LIMIT
                 while ctx.code is not None:
-                    nxt = ctx.code.nodes[ctx.pc]
+                    cur, pc = ctx.code, ctx.pc
+                    nxt = cur.nodes[pc]
                     if nxt.costly:
                         if not ctx.atomic:
                             break
                         if nxt.guard is not None and not nxt.guard(ctx):
                             raise ModelError(f"'{nxt.source}' would block inside 'with indivisible():'")
-                    nxt.run(ctx)
+                    try:
+                        nxt.run(ctx)
+                    except RAISING as e:
+                        if not self._catch(ctx, e, cur, pc):
+                            raise
                     glue += 1
                     if glue > limit:
                         raise ModelError(_unfinished(node, bool(ctx.atomic), limit))
+        except Raised as e:
+            failed_at = _current_node(ctx)
+            message = assertion_message(ctx.heap, e.ref)
+            if message is not None:
+                violation = ("assertion", message)
+                failed_in = _current_state(ctx, threads, t)
+            else:
+                tids = range(len(ctx.threads) + len(ctx.new_threads or ()))
+                names = self.initial_names | thread_names(ctx.heap, tids)
+                where = f" (line {failed_at.line})" if failed_at is not None and failed_at.line else ""
+                violation = ("runtime-error",
+                             f"thread {thread_label(ctx, names)} died: {describe(ctx.heap, e.ref)}{where}")
         except AssertionFailed as e:
             violation = ("assertion", str(e))
             failed_at = _current_node(ctx)
@@ -513,6 +543,16 @@ class TransitionSystem:
                          order, ctx.blocks, thread_names(ctx.heap, ctx.started) if ctx.started else {},
                          new_state is not None and walked)
         return Outcome(new_state, choices, node, violation, eff, t, failed_at, failed_in)
+
+    @staticmethod
+    def _catch(ctx: Ctx, e: BaseException, code: Code, pc: int) -> bool:
+        """Whether the exception ``e``, raised by node ``pc`` of ``code``, is caught in the thread: ``ctx`` then
+        resumes at the handler (ir/exceptions.py)."""
+        if not code.handlers and not ctx.frames:
+            return False
+        if ctx.code is not code:
+            return False  # raised after the node pushed or popped a frame: only the checker's limits do
+        return catchable(e) and unwind(ctx, e, code, pc)
 
     def _globals_cover(self, g: tuple, heap: tuple) -> bool:
         c = self._cover
@@ -650,7 +690,12 @@ def _run_to_completion(ctx: Ctx, limit: int, what: str, stops: frozenset[int] = 
             if what == "module initialisation":
                 hint = "; no thread has been started yet, so it would block for ever"
             raise ModelError(f"'{node.source}' blocks during {what}{hint}")
-        node.run(ctx)
+        code, pc = ctx.code, ctx.pc
+        try:
+            node.run(ctx)
+        except RAISING as e:
+            if ctx.code is not code or not catchable(e) or not unwind(ctx, e, code, pc):
+                raise
         n += 1
         if n > limit:
             raise ModelError(f"{what} did not finish within {limit:,} operations (movers' bound on it, which no "

@@ -275,6 +275,8 @@ class Code:
     # Per node, the function that gives a thread's successor there in one call (its ``fast_succ``, or its
     # ``fast_step`` when it has no guard), else None: the plain full search's dispatch (semantics/system.py).
     fast_dispatch: tuple[Callable[..., Any] | None, ...] = ()
+    # How a call's arguments fill ``params`` (keywords, defaults): a ``lang/functions_model.Signature``.
+    signature: Any = None
 
     @property
     def nlocals(self) -> int:

@@ -49,11 +49,13 @@ from movers.ir.program import (
     Func,
     LockingDeclaration,
     Program,
+    box,
 )
 from movers.lang.builtins import BuiltinCompiler
 from movers.lang.concurrency import ConcurrencyCompiler
 from movers.lang.errors import ModelSyntaxError, at
 from movers.lang.expressions import ExpressionCompiler
+from movers.lang.functions_model import Signature, constant_value, default_message, parameters, refuse_star
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.statements import StatementCompiler
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
@@ -249,7 +251,7 @@ class ModuleCompiler:
                     raise self.error(dn, f"unsupported decorator '@{d}' on a function")
             FunctionCompiler(self, self.functions[name], fn, None).compile_function()
             if "invariant" in decorators:
-                if fn.args.args:
+                if self.functions[name].params:
                     raise self.error(fn, "an @invariant takes no arguments")
                 self.invariants.append((name, self.functions[name]))
         for cname, c in self.class_nodes.items():
@@ -375,11 +377,21 @@ class ModuleCompiler:
                 info.methods[item.name] = code
 
     def _new_code(self, fn: ast.FunctionDef, name: str, owner: ClassInfo | None) -> Code:
-        a = fn.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults or a.kw_defaults:
-            raise self.error(fn, "unsupported construct: only plain positional parameters")
-        params = [p.arg for p in a.args]
-        return Code(name, params, list(params), line=fn.lineno, owner=owner)
+        why = refuse_star(fn.args)
+        if why:
+            raise self.error(fn, why)
+        pos, kwonly, defaults = parameters(fn.args)
+        values: dict[str, Any] = {}
+        for p, d in zip([*pos, *kwonly], defaults, strict=True):
+            if d is not None:
+                ok, v = constant_value(d)
+                if not ok:
+                    raise self.error(d, default_message(p.arg, d))
+                values[p.arg] = box(v)
+        params = [p.arg for p in (*pos, *kwonly)]
+        code = Code(name, params, list(params), line=fn.lineno, owner=owner)
+        code.signature = Signature(name, tuple(params), len(pos), len(fn.args.posonlyargs), values)
+        return code
 
     # -- declarations -----------------------------------------------------------------------------------------
 

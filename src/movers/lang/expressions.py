@@ -22,6 +22,7 @@ from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
+from movers.lang.functions_model import Source, bind, bind_static
 from movers.lang.granularity import is_boolean
 from movers.lang.runtime_ops import (
     BINOPS,
@@ -398,10 +399,11 @@ class ExpressionCompiler(FunctionCore):
                 code = self.mc.functions[name]
                 self.facts.callees.add(name)
                 args = self.call_args(e)
-                self.check_arity(e, code, len(e.args))
-                self.flow("call", code, tuple(self.value(a) for a in e.args))
+                how = self.bound(e, code, 0)
+                values = self.arranged(how, args)
+                self.flow("call", code, self.bound_values(e, how))
                 self.note(e, frozenset({("return", code)}))
-                return self.site(lambda ctx, ret_pc: ctx.push(code, [a(ctx) for a in args], ret_pc), e)
+                return self.site(lambda ctx, ret_pc: ctx.push(code, values(ctx), ret_pc), e)
             if name in self.mc.classes:
                 return self.constructor(e, self.mc.classes[name])
             builder = getattr(self, "b_" + name, None)
@@ -430,7 +432,7 @@ class ExpressionCompiler(FunctionCore):
             args = self.call_args(e)
             self.facts.callees.add("." + f.attr)
             rv = self.value(f.value)
-            self.flow("method_call", rv, f.attr, tuple(self.value(a) for a in e.args))
+            self.flow("method_call", rv, f.attr, self.method_args_values(e, f.attr))
             self.note(e, frozenset({("method_return", rv, f.attr)}))
             return self.site(self.method_call_setup(recv, f.attr, args, e), e)
         raise self.mc.error(e, "unsupported call")
@@ -471,7 +473,7 @@ class ExpressionCompiler(FunctionCore):
         if not user:
             return lambda ctx: op(ctx, recv(ctx), [a(ctx) for a in args])
         self.facts.callees.add("." + method)
-        self.flow("method_call", rv, method, tuple(self.value(a) for a in e.args))
+        self.flow("method_call", rv, method, self.method_args_values(e, method))
         self.note(e, self.value(e), frozenset({("method_return", rv, method)}))
         user_setup = self.method_call_setup(recv, method, args, e)
 
@@ -493,11 +495,53 @@ class ExpressionCompiler(FunctionCore):
             raise self.mc.error(e, f"{code.name}() takes {len(code.params)} arguments, {n} given")
 
     def call_args(self, e: ast.Call) -> list[Fn]:
-        if e.keywords:
-            raise self.mc.error(e, "keyword arguments are not supported for model functions")
-        if any(isinstance(a, ast.Starred) for a in e.args):
-            raise self.mc.error(e, "unsupported construct: *args")
-        return [self._expr(a) for a in e.args]
+        """The arguments of a model call compiled in Python's order of evaluation: the positional ones, then
+        the keyword ones left to right (``bound`` says which parameter each fills)."""
+        for a in e.args:
+            if isinstance(a, ast.Starred):
+                raise self.mc.error(a, "unsupported construct: *args in a call; pass the items one by one")
+        for k in e.keywords:
+            if k.arg is None:
+                raise self.mc.error(k, "unsupported construct: **mapping in a call; give the keyword arguments "
+                                    "by name")
+        return [self._expr(a) for a in e.args] + [self._expr(k.value) for k in e.keywords]
+
+    def bound(self, e: ast.Call, code: Code, first: int) -> list[Source]:
+        """Where each parameter of ``code`` from the ``first`` on gets its value in call ``e`` (CPython's
+        TypeError message, at the call, when they do not match)."""
+        how = bind_static(code.signature, len(e.args), [k.arg for k in e.keywords], first)
+        if isinstance(how, str):
+            raise self.mc.error(e, how)
+        return how
+
+    @staticmethod
+    def arranged(how: list[Source], args: list[Fn]) -> Callable[[Ctx], list[Any]]:
+        """The parameters' values: the arguments evaluated in their order, then put in the parameters'."""
+        if all(type(s) is int for s in how) and how == list(range(len(args))):
+            return lambda ctx: [a(ctx) for a in args]
+
+        def run(ctx: Ctx) -> list[Any]:
+            vals = [a(ctx) for a in args]
+            return [vals[s] if type(s) is int else s[1] for s in how]  # type: ignore[index]
+
+        return run
+
+    def bound_values(self, e: ast.Call, how: list[Source]) -> tuple[AV, ...]:
+        """The abstract values of the parameters (a default is a constant: it holds no reference)."""
+        exprs = [*e.args, *(k.value for k in e.keywords)]
+        return tuple(self.value(exprs[s]) if type(s) is int else NO_VALUE for s in how)  # type: ignore[index]
+
+    def method_args_values(self, e: ast.Call, method: str) -> tuple[AV, ...]:
+        """The parameters' abstract values of a method call for the escape analysis, which matches them by
+        position: with keywords, the method's classes may order them differently, so every parameter may
+        receive any argument (a sound over-approximation)."""
+        if not e.keywords:
+            return tuple(self.value(a) for a in e.args)
+        every = NO_VALUE.union(*(self.value(a) for a in [*e.args, *(k.value for k in e.keywords)]))
+        width = max([len(item.args.args) + len(item.args.kwonlyargs) + len(item.args.posonlyargs)
+                     for c in self.mc.class_nodes.values() for item in c.body
+                     if isinstance(item, ast.FunctionDef) and item.name == method] or [0])
+        return (every,) * width
 
     def site(self, setup: Callable[[Ctx, int], None], e: ast.AST, temp: int | None = None) -> Fn:
         """Register a hoisted call; the returned closure reads (and clears) its result."""
@@ -515,6 +559,9 @@ class ExpressionCompiler(FunctionCore):
         return read
 
     def method_call_setup(self, recv: Fn, method: str, args: list[Fn], e: ast.AST) -> Callable[[Ctx, int], None]:
+        keywords = tuple(k.arg or "" for k in e.keywords) if isinstance(e, ast.Call) else ()
+        npos = len(args) - len(keywords)
+
         def setup(ctx: Ctx, ret_pc: int) -> None:
             r = recv(ctx)
             if type(r) is not Ref:
@@ -523,9 +570,15 @@ class ExpressionCompiler(FunctionCore):
             code = cls.lookup(method)
             if code is None:
                 raise ModelError(f"{cls.name} object has no method '{method}'")
-            if len(code.params) != len(args) + 1:
-                raise ModelError(f"{code.name}() takes {len(code.params) - 1} arguments, {len(args)} given")
-            ctx.push(code, [r, *(a(ctx) for a in args)], ret_pc)
+            vals = [a(ctx) for a in args]
+            sig = code.signature
+            if keywords or sig.npos != len(args) + 1 or len(code.params) != sig.npos:
+                # The receiver's class decides which parameters the keywords and defaults fill (CPython's
+                # TypeError when they do not match).
+                vals = bind(code.signature, [r], vals[:npos], keywords, vals[npos:])
+                ctx.push(code, vals, ret_pc)
+                return
+            ctx.push(code, [r, *vals], ret_pc)
 
         return setup
 
@@ -545,11 +598,11 @@ class ExpressionCompiler(FunctionCore):
         if code is None:
             raise self.mc.error(e, f"base class '{base.name}' has no method '{f.attr}'")
         self.facts.callees.add("." + f.attr)
-        self.check_arity(e, code, len(args) + 1)
-        self.flow("call", code, (frozenset({("local", self_slot)}), *(self.value(a) for a in e.args)))
+        how = self.bound(e, code, 1)
+        values = self.arranged(how, args)
+        self.flow("call", code, (frozenset({("local", self_slot)}), *self.bound_values(e, how)))
         self.note(e, frozenset({("return", code)}))
-        return self.site(lambda ctx, ret_pc: ctx.push(code, [ctx.loc[self_slot], *(a(ctx) for a in args)],
-                                                      ret_pc), e)
+        return self.site(lambda ctx, ret_pc: ctx.push(code, [ctx.loc[self_slot], *values(ctx)], ret_pc), e)
 
     def constructor(self, e: ast.Call, cls: ClassInfo) -> Fn:
         args = self.call_args(e)
@@ -557,17 +610,17 @@ class ExpressionCompiler(FunctionCore):
         self.facts.allocates = True
         self.facts.callees.add(cls.name + ".__init__")
         self.note(e, self.new_site(e, cls.name))
-        if init is not None:
-            self.flow("call", init, (self.value(e), *(self.value(a) for a in e.args)))
         if init is None:
             if args:
                 raise self.mc.error(e, f"{cls.name}() takes no arguments (it has no __init__)")
             return lambda ctx: ctx.alloc(new_object(cls))
-        self.check_arity(e, init, len(args) + 1)
+        how = self.bound(e, init, 1)
+        values = self.arranged(how, args)
+        self.flow("call", init, (self.value(e), *self.bound_values(e, how)))
         temp = self.hidden("t")
 
         def setup(ctx: Ctx, ret_pc: int) -> None:
-            vals = [a(ctx) for a in args]
+            vals = values(ctx)
             r = ctx.alloc(new_object(cls))
             ctx.loc[temp] = r
             ctx.push(init, [r, *vals], ret_pc)

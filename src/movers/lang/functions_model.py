@@ -1,0 +1,261 @@
+"""Python's parameter lists and function values: keyword arguments, defaults, lambdas and closures.
+
+``Signature`` is what a ``def`` (or ``lambda``) says about its parameters: their names in order, which may be
+given by position and which by keyword only, and the default values, evaluated once when the definition runs,
+as CPython does (``def f(a, b=1, *, c=2)``). ``signature`` builds it from the ``ast`` (refusing ``*args`` and
+``**kwargs``); ``bind_static`` matches a call whose callee is known at compile time (a function, a
+constructor) and ``bind`` matches one whose callee is known only at run time (a method, a function value),
+with CPython's ``TypeError`` messages.
+
+A top-level default must be a constant (an int, a bool, None, a string, a tuple of those): CPython evaluates
+it once at the ``def``, and a constant is the same value then as at any call. A mutable default (``x=[]``,
+shared across calls in CPython) and one computed from the model's state are refused with a message. A
+nested function's or lambda's defaults are evaluated when its definition runs, like its captured variables
+(``lambda i=i: work(i)``): both are values stored in the function value (``closure_class``).
+
+Function values. A top-level function used as a value is its interned ``Func``. A lambda or a nested
+``def`` becomes a function of its own (``lift``), named as CPython's ``__qualname__`` (``make.<locals>.worker``,
+``main.<locals>.<lambda>``), whose first parameters receive the enclosing variables it reads (its *free
+variables*) and then the evaluated defaults. Its value is a heap object of a class of its own (one per
+definition) whose fields hold those values: an object like any other, so that the canonical heap, the
+symmetry reduction and every escape analysis walk the references a closure holds. CPython's closures share
+the enclosing variable (a cell), not its value: the two agree only when the variable does not change after
+the closure is made, so a closure over a variable assigned more than once (a loop variable, a counter) is
+refused with a message saying to bind it as a default (``lambda i=i: …``) or pass it as an argument;
+``nonlocal`` is refused likewise.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from movers.ir.machine import ModelError, show
+from movers.ir.program import ClassInfo, Code, box
+
+# A parameter's value in a call matched at compile time: the index of the call's argument (positional ones
+# first, then keywords, in the source's order) or a default: ("default", value).
+Source = int | tuple[str, Any]
+
+
+class FieldDefault:
+    """A nested function's default, evaluated when its ``def`` ran: field ``k`` of its function value."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+@dataclass(eq=False)
+class Signature:
+    """The parameters of a function as a caller sees them. ``names``: every parameter a call may fill, in
+    order (``self`` of a method included); the first ``npos`` may be given by position, those from ``nkw``
+    on by keyword (``npos``..: keyword-only; ..``nkw``: positional-only, before a ``/``). ``defaults``: a
+    parameter's default, boxed, or a ``FieldDefault`` for a nested function's default evaluated at its ``def``
+    (field ``k`` of its function value)."""
+
+    name: str
+    names: tuple[str, ...]
+    npos: int
+    nkw: int = 0
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+
+def constant_value(e: ast.expr) -> tuple[bool, Any]:
+    """The value of a constant default (ints, bools, None, strings, tuples of them), or (False, None)."""
+    if isinstance(e, ast.Constant) and (e.value is None or type(e.value) in (int, bool, str)):
+        return True, e.value
+    if (isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)) and isinstance(e.operand, ast.Constant)
+            and type(e.operand.value) is int):
+        return True, -e.operand.value if isinstance(e.op, ast.USub) else e.operand.value
+    if isinstance(e, ast.Tuple):
+        items = [constant_value(x) for x in e.elts]
+        if all(ok for ok, _ in items):
+            return True, tuple(v for _, v in items)
+    return False, None
+
+
+def _is_mutable_display(e: ast.expr) -> bool:
+    return isinstance(e, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)) or (
+        isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("list", "dict", "set"))
+
+
+def refuse_star(a: ast.arguments) -> str:
+    """Why a parameter list is refused (``*args``, ``**kwargs``), or ''."""
+    if a.vararg is not None:
+        return (f"unsupported construct: *{a.vararg.arg} in a definition; take a tuple or a list parameter "
+                "instead")
+    if a.kwarg is not None:
+        return (f"unsupported construct: **{a.kwarg.arg} in a definition; name the keyword parameters "
+                "(def f(a, *, key=None))")
+    return ""
+
+
+def default_message(name: str, d: ast.expr) -> str:
+    if _is_mutable_display(d):
+        return (f"a mutable default value for '{name}' is not supported (Python shares one object across every "
+                f"call); use {name}=None and create it in the body")
+    return (f"the default value of '{name}' must be a constant (an int, a bool, None, a string or a tuple of "
+            "those); compute it in the body")
+
+
+def parameters(a: ast.arguments) -> tuple[list[ast.arg], list[ast.arg], list[ast.expr | None]]:
+    """(positional parameters, keyword-only ones, their defaults aligned with both, None where none)."""
+    pos = [*a.posonlyargs, *a.args]
+    defaults: list[ast.expr | None] = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
+    return pos, list(a.kwonlyargs), [*defaults, *a.kw_defaults]
+
+
+def bind_static(sig: Signature, nargs: int, keywords: Sequence[str | None], first: int = 0) -> list[Source] | str:
+    """Match a call's arguments to ``sig``'s parameters from the ``first`` on (1 for a method: its receiver is
+    ``self``): ``nargs`` positional arguments, then ``keywords`` by name. Returns, per parameter, where its
+    value comes from, or CPython's message for a call that does not match."""
+    names = sig.names[first:]
+    npos = sig.npos - first
+    nkw = max(sig.nkw - first, 0)
+    fname = sig.name
+    if nargs > npos:
+        given, takes = nargs + first, sig.npos  # CPython counts a method's self
+        return f"{fname}() takes {takes} positional argument{'s' if takes != 1 else ''} but {given} were given"
+    out: list[Source | None] = [None] * len(names)
+    for k in range(nargs):
+        out[k] = k
+    for j, kw in enumerate(keywords):
+        if kw is None:
+            return "unsupported construct: **mapping in a call; give the keyword arguments by name"
+        if kw not in names or names.index(kw) < nkw:
+            return f"{fname}() got an unexpected keyword argument '{kw}'"
+        i = names.index(kw)
+        if out[i] is not None:
+            return f"{fname}() got multiple values for argument '{kw}'"
+        out[i] = nargs + j
+    missing = []
+    for i, n in enumerate(names):
+        if out[i] is None:
+            if n in sig.defaults:
+                out[i] = ("default", sig.defaults[n])
+            else:
+                missing.append(n)
+    if missing:
+        kind = "keyword-only" if all(names.index(m) >= npos for m in missing) else "positional"
+        listed = " and ".join(f"'{m}'" for m in missing) if len(missing) <= 2 else (
+            ", ".join(f"'{m}'" for m in missing[:-1]) + f", and '{missing[-1]}'")
+        return (f"{fname}() missing {len(missing)} required {kind} argument{'s' if len(missing) > 1 else ''}: "
+                f"{listed}")
+    return out  # type: ignore[return-value]
+
+
+def bind(sig: Signature, first: list[Any], args: list[Any], keywords: tuple[str, ...], kwvals: list[Any],
+         fields: tuple[Any, ...] = ()) -> list[Any]:
+    """The arguments of a call matched at run time: ``first`` (a method's receiver) then ``args`` and the
+    keyword arguments; a default ("field", k) is read from ``fields`` (the function value's). Raises
+    CPython's ``TypeError`` for a call that does not match."""
+    how = bind_static(sig, len(args), keywords, len(first))
+    if isinstance(how, str):
+        raise ModelError(how, exc="TypeError")
+    given = [*args, *kwvals]
+    out = list(first)
+    for src in how:
+        if isinstance(src, int):
+            out.append(given[src])
+        else:
+            d = src[1]
+            out.append(fields[d.k] if type(d) is FieldDefault else d)
+    return out
+
+
+def boxed_defaults(names: list[str], values: list[Any]) -> dict[str, Any]:
+    return {n: box(v) for n, v in zip(names, values, strict=True)}
+
+
+# -- lifting lambdas and nested functions -----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Lifted:
+    """A lambda or nested ``def`` compiled as a function of its own: ``captured`` are the enclosing
+    variables it reads (its first parameters), ``default_exprs`` the defaults its definition evaluates (the
+    next parameters' values when a call omits them: fields after the captured ones)."""
+
+    node: ast.FunctionDef | ast.Lambda
+    qualname: str
+    code: Code
+    captured: list[str]
+    default_exprs: list[tuple[str, ast.expr]]
+    cls: ClassInfo | None = None  # the class of its values (None: no captured variable and no default)
+
+
+def free_variables(fn: ast.FunctionDef | ast.Lambda) -> list[str]:
+    """The names ``fn`` reads and does not bind itself (parameters, assignments, nested definitions), in the
+    order of first use; globals and builtins among them are sorted out by the caller."""
+    a = fn.args
+    bound = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+    body: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
+    declared_global: set[str] = set()
+    for b in body:
+        for n in ast.walk(b):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+                bound.add(n.id)
+            elif isinstance(n, (ast.FunctionDef, ast.ClassDef)):
+                bound.add(n.name)
+            elif isinstance(n, ast.Global):
+                declared_global.update(n.names)
+    out: list[str] = []
+    for b in body:
+        for n in ast.walk(b):
+            if (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound
+                    and n.id not in declared_global and n.id not in out):
+                out.append(n.id)
+    return out
+
+
+def assignments(fn: ast.FunctionDef | ast.Lambda, name: str) -> list[ast.AST]:
+    """Where ``fn``'s own body (nested definitions apart) binds ``name``."""
+    out: list[ast.AST] = []
+
+    def visit(n: ast.AST) -> None:
+        for child in ast.iter_child_nodes(n):
+            if isinstance(child, (ast.FunctionDef, ast.Lambda, ast.ClassDef, ast.AsyncFunctionDef)):
+                if isinstance(child, (ast.FunctionDef, ast.ClassDef)) and child.name == name:
+                    out.append(child)
+                # Its defaults and decorators are evaluated here; its body is not.
+                args = getattr(child, "args", None)
+                if args is not None:
+                    for d in [*args.defaults, *args.kw_defaults]:
+                        if d is not None:
+                            visit(d)
+                continue
+            if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)) and child.id == name:
+                out.append(child)
+            visit(child)
+
+    if isinstance(fn, ast.FunctionDef):
+        for s in fn.body:
+            visit(s)
+    else:
+        visit(fn.body)
+    return out
+
+
+def closure_class(qualname: str, captured: list[str], defaults: list[str], line: int) -> ClassInfo:
+    """The class of a lambda's or nested function's values: its captured variables and evaluated defaults
+    as fields (named with '$', which no model field can be, so that no reduction takes them for one)."""
+    info = ClassInfo(f"function {qualname}", [f"$cap:{n}" for n in captured] + [f"$def:{n}" for n in defaults],
+                     builtin="function", line=line)
+    info.finish()
+    return info
+
+
+def call_value_error(v: Any) -> ModelError:
+    return ModelError(f"'{type_name(v)}' object is not callable", exc="TypeError")
+
+
+def type_name(v: Any) -> str:
+    if v is None:
+        return "NoneType"
+    if type(v) is tuple:
+        return "tuple"
+    return type(v).__name__ if type(v) in (int, bool, str) else show(v)

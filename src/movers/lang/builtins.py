@@ -200,13 +200,23 @@ class BuiltinCompiler(FunctionCore):
         label: str | None = None
         if e.args:
             raise self.mc.error(e, "use Thread(target=f, args=(…))")
+        codes: list[Any] = []  # the functions the thread may run
+        func: Func | None = None
         for k in e.keywords:
             if k.arg == "target":
-                if not (isinstance(k.value, ast.Name) and k.value.id in self.mc.functions
+                if (isinstance(k.value, ast.Name) and k.value.id in self.mc.funcs
                         and k.value.id not in self.slot):
-                    raise self.mc.error(k.value, "Thread target must be the name of a model function")
-                func = self.mc.funcs[k.value.id]
-                target = lambda ctx, func=func: func  # noqa: E731
+                    func = self.mc.funcs[k.value.id]
+                    target = lambda ctx, func=func: func  # noqa: E731
+                    codes = [func.code]
+                else:
+                    # A lambda, a nested function, a function value: known at run time (runtime_ops.start_thread).
+                    target = self._expr(k.value)
+                    lf = self.mc.lifted.get(id(k.value))
+                    codes = [lf.code] if lf is not None else [self.mc.functions[n] for n in self.mc.value_callees]
+                    if not codes:
+                        raise self.mc.error(k.value, "Thread target must be a function of the model, a lambda "
+                                            "or a nested function")
             elif k.arg == "args":
                 args = self._expr(k.value)
             elif k.arg == "name":
@@ -219,7 +229,7 @@ class BuiltinCompiler(FunctionCore):
                 raise self.mc.error(k, f"unsupported Thread argument '{k.arg}'")
         if target is None:
             raise self.mc.error(e, "Thread(target=f, args=(…)) needs a target")
-        if label is not None:
+        if label is not None and func is not None:
             # A Func of its own per named call site: the name travels with the thread object to its start,
             # where reports pick it up (the thread's code stays the function's).
             named = Func(func.name, func.code, label)
@@ -229,7 +239,16 @@ class BuiltinCompiler(FunctionCore):
         self.note(e, self.new_site(e, "Thread"))
         args_av = NO_VALUE.union(*(self.value(k.value) for k in e.keywords if k.arg == "args"))
         self.flow("store", ("field", self.value(e), "_args"), args_av)
-        self.flow("thread", self.value(e), func.code, args_av)
+        target_av = NO_VALUE.union(*(self.value(k.value) for k in e.keywords if k.arg == "target"))
+        if target_av:
+            # A closure's captured values reach the new thread through its fields (its first parameters).
+            self.flow("store", ("field", self.value(e), "_target"), target_av)
+            for code in codes:
+                caps = frozenset({("field", target_av, f"$cap:{n}") for n in code.params[:code.signature.hidden]})
+                self.flow("thread", self.value(e), code, args_av | caps)
+        else:
+            for code in codes:
+                self.flow("thread", self.value(e), code, args_av)
 
         def run(ctx: Ctx) -> Ref:
             a = args(ctx)

@@ -55,7 +55,19 @@ from movers.lang.builtins import BuiltinCompiler
 from movers.lang.concurrency import ConcurrencyCompiler
 from movers.lang.errors import ModelSyntaxError, at
 from movers.lang.expressions import ExpressionCompiler
-from movers.lang.functions_model import Signature, constant_value, default_message, parameters, refuse_star
+from movers.lang.functions_model import (
+    FieldDefault,
+    Lifted,
+    Signature,
+    changing_capture,
+    closure_class,
+    constant_value,
+    default_message,
+    free_variables,
+    own_nodes,
+    parameters,
+    refuse_star,
+)
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.statements import StatementCompiler
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
@@ -89,6 +101,10 @@ class ModuleCompiler:
         self.functions: dict[str, Code] = {}
         self.function_nodes: dict[str, ast.FunctionDef] = {}
         self.funcs: dict[str, Func] = {}
+        # Lambdas and nested functions, by the id of their ``ast`` node (``_lift``), and the functions whose
+        # values a call through a variable may call (``value_callees``).
+        self.lifted: dict[int, Lifted] = {}
+        self.value_callees: list[str] = []
         self.invariants: list[tuple[str, Code]] = []
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
@@ -134,8 +150,10 @@ class ModuleCompiler:
         init_body, declarations = self._top_level(tree)
         self._declare_globals(init_body)
         self._declare_classes()
+        self._lift_all(tree, init_body)
         self.list_globals = _list_globals(tree, self.global_slot)
         bodies = [(fn, False) for fn in self.function_nodes.values()]
+        bodies += [(lf.node, False) for lf in self.lifted.values()]  # type: ignore[misc]
         bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
                    if isinstance(item, ast.FunctionDef)]
         self.finals = dataclasses.replace(finals(self.globals, bodies), plain=self.plain)
@@ -227,7 +245,7 @@ class ModuleCompiler:
         """A slot for every name the initialisation assigns, in the order of first assignment."""
         for s in init_body:
             for n in ast.walk(s):
-                if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Lambda)):
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
                     raise self.error(n, "unsupported construct: definitions must be at the top level of a model")
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_slot:
                     if n.id in self.function_nodes or n.id in self.class_nodes:
@@ -259,6 +277,92 @@ class ModuleCompiler:
             for item in c.body:
                 if isinstance(item, ast.FunctionDef):
                     FunctionCompiler(self, info.methods[item.name], item, info).compile_function()
+        for lf in self.lifted.values():
+            FunctionCompiler(self, lf.code, lf.node, None).compile_function()  # type: ignore[arg-type]
+
+    # -- lambdas and nested functions (lang/functions_model.py) -----------------------------------------------
+
+    def _lift_all(self, tree: ast.Module, init_body: list[ast.stmt]) -> None:
+        """Make a function of its own of every lambda and nested ``def``; list the functions whose values a
+        call through a variable may call (every one used as a value, every lifted one)."""
+        for name, fn in self.function_nodes.items():
+            self._lift(fn, name)
+        for cname, c in self.class_nodes.items():
+            for item in c.body:
+                if isinstance(item, ast.FunctionDef):
+                    self._lift(item, f"{cname}.{item.name}")
+        module = ast.Module(body=init_body, type_ignores=[])
+        self._lift(module, "")
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                and id(n) not in called and n.id in self.function_nodes}
+        self.value_callees = sorted(used) + [lf.key for lf in self.lifted.values()]  # type: ignore[attr-defined]
+        for name in used:
+            if self.function_nodes[name].decorator_list:
+                raise self.error(self.function_nodes[name], f"'{name}' is decorated: it cannot be used as a value")
+
+    def _lift(self, fn: ast.AST, qual: str) -> None:
+        predicates = {id(n.args[0]) for n in own_nodes(fn) if isinstance(n, ast.Call) and n.args
+                      and isinstance(n.func, ast.Attribute) and n.func.attr == "wait_for"}
+        if isinstance(fn, ast.Module):
+            scope: set[str] = set()
+            params: set[str] = set()
+        else:
+            a = fn.args  # type: ignore[attr-defined]
+            params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+            declared = {x for n in own_nodes(fn) if isinstance(n, ast.Global) for x in n.names}
+            scope = params | {n.id for n in own_nodes(fn) if isinstance(n, ast.Name)
+                              and isinstance(n.ctx, ast.Store) and n.id not in declared}
+            scope |= {n.name for n in own_nodes(fn) if isinstance(n, ast.FunctionDef) and n is not fn}
+        for child in own_nodes(fn):
+            if not isinstance(child, (ast.FunctionDef, ast.Lambda)) or id(child) in predicates:
+                continue
+            if isinstance(child, ast.FunctionDef) and child.decorator_list:
+                raise self.error(child.decorator_list[0], "unsupported decorator on a nested function")
+            why = refuse_star(child.args)
+            if why:
+                raise self.error(child, why)
+            own = child.name if isinstance(child, ast.FunctionDef) else "<lambda>"
+            qn = f"{qual}.<locals>.{own}" if qual else own
+            key = qn
+            while key in self.functions:
+                key = f"{qn}@{child.lineno}:{child.col_offset}"
+                if key in self.functions:
+                    key += "'"
+            captured = [n for n in free_variables(child) if n in scope]
+            for n in captured:
+                why = changing_capture(fn, params, n, child)
+                if why:
+                    raise self.error(child, why)
+            pos, kwonly, defaults = parameters(child.args)
+            dnames = [p.arg for p, d in zip([*pos, *kwonly], defaults, strict=True) if d is not None]
+            dexprs = [(p.arg, d) for p, d in zip([*pos, *kwonly], defaults, strict=True) if d is not None]
+            own_params = [p.arg for p in (*pos, *kwonly)]
+            body = [ast.Return(value=child.body)] if isinstance(child, ast.Lambda) else child.body
+            synth = ast.FunctionDef(
+                name=qn, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=n) for n in captured]
+                                           + [ast.arg(arg=p.arg) for p in pos],
+                                           kwonlyargs=[ast.arg(arg=p.arg) for p in kwonly], kw_defaults=[],
+                                           defaults=[]),
+                body=body, decorator_list=[], returns=None, type_comment=None)
+            ast.copy_location(synth, child)
+            if isinstance(child, ast.Lambda):
+                ast.copy_location(body[0], child.body)
+            ast.fix_missing_locations(synth)
+            ncap = len(captured)
+            names = (*captured, *own_params)
+            code = Code(qn, list(names), list(names), line=child.lineno)
+            code.signature = Signature(qn, names, ncap + len(pos), ncap + len(child.args.posonlyargs),
+                                       {n: FieldDefault(ncap + k) for k, n in enumerate(dnames)}, hidden=ncap)
+            cls = closure_class(qn, captured, dnames, child.lineno) if captured or dnames else None
+            if cls is not None:
+                cls.closure = code  # type: ignore[attr-defined]
+            self.functions[key] = code
+            lf = Lifted(synth, qn, code, captured, dexprs, cls)
+            lf.func = Func(qn, code) if cls is None else None  # type: ignore[attr-defined]
+            lf.key = key  # type: ignore[attr-defined]
+            self.lifted[id(child)] = lf
+            self._lift(synth, qn)
 
     def _check_pure(self, program: Program, invariant: Code) -> None:
         """An @invariant is evaluated in every state and must not change it, block or branch: reject, at the

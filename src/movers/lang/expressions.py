@@ -22,7 +22,7 @@ from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
-from movers.lang.functions_model import Source, bind, bind_static
+from movers.lang.functions_model import Source, bind, bind_static, function_of
 from movers.lang.granularity import is_boolean
 from movers.lang.runtime_ops import (
     BINOPS,
@@ -99,7 +99,9 @@ class ExpressionCompiler(FunctionCore):
         f = c.func
         if isinstance(f, ast.Name):
             return f.id in self.mc.functions or (f.id in self.mc.classes and self.mc.classes[f.id].lookup("__init__")
-                                                 is not None)
+                                                 is not None) or f.id in self.slot or f.id in self.mc.global_slot
+        if isinstance(f, ast.Subscript):
+            return True
         return isinstance(f, ast.Attribute) and not (
             f.attr in BUILTIN_METHODS and f.attr not in _model_methods(self.mc.class_nodes))
 
@@ -139,8 +141,8 @@ class ExpressionCompiler(FunctionCore):
 
             return read
         if name in self.mc.funcs:
-            raise self.mc.error(e, f"'{name}' is a function: functions are not values in models; call it, or "
-                                f"start it with Thread(target={name})")
+            func = self.mc.funcs[name]  # a function as a value: its interned Func, compared by identity
+            return lambda ctx: func
         if name in self.mc.classes:
             raise self.mc.error(e, f"'{name}' is a class: classes are not values in models; call it to create "
                                 "an object")
@@ -150,6 +152,66 @@ class ExpressionCompiler(FunctionCore):
         if name in FORBIDDEN:
             raise self.mc.error(e, f"'{name}' is not allowed: a model is parsed, never executed")
         raise self.mc.error(e, f"name '{name}' is not defined")
+
+    def e_Lambda(self, e: ast.Lambda) -> Fn:
+        return self.function_value(e)
+
+    def function_value(self, e: ast.FunctionDef | ast.Lambda) -> Fn:
+        """The value of a lambda or nested ``def`` where it is evaluated: its Func, or, when it captures
+        variables or has defaults, a new object holding their values (lang/functions_model.py)."""
+        lf = self.mc.lifted.get(id(e))
+        if lf is None:
+            raise self.mc.error(e, "unsupported construct: a lambda here")
+        if lf.cls is None:
+            func = lf.func  # type: ignore[attr-defined]
+            return lambda ctx: func
+        cls = lf.cls
+        parts: list[Fn] = []
+        site = self.new_site(e, cls.name)
+        for n in lf.captured:
+            ref_ = ast.copy_location(ast.Name(id=n, ctx=ast.Load()), e)
+            parts.append(self._expr(ref_))
+            self.flow("store", ("field", site, f"$cap:{n}"), self.value(ref_))
+        for n, d in lf.default_exprs:
+            parts.append(self.no_calls(d, "in a default value of a nested function or lambda"))
+            self.flow("store", ("field", site, f"$def:{n}"), self.value(d))
+        self.facts.allocates = True
+        self.note(e, site)
+
+        def make(ctx: Ctx) -> Ref:
+            return ctx.alloc((cls, None, *(box(p(ctx)) for p in parts)))
+
+        return make
+
+    def call_value(self, e: ast.Call) -> Fn:
+        """A call of a function value (a variable, an element): the function is known only at run time, so
+        the static facts name every function whose value a call may reach (``value_callees``)."""
+        fv = self._expr(e.func)
+        args = self.call_args(e)
+        keywords = tuple(k.arg or "" for k in e.keywords)
+        npos = len(e.args)
+        every = NO_VALUE.union(*(self.value(a) for a in [*e.args, *(k.value for k in e.keywords)]))
+        fav = self.value(e.func)
+        for key in self.mc.value_callees:
+            code = self.mc.functions[key]
+            self.facts.callees.add(key)
+            ncap = code.signature.hidden
+            caps = tuple(frozenset({("field", fav, f"$cap:{n}")}) for n in code.params[:ncap])
+            self.flow("call", code, (*caps, *(every,) * (len(code.params) - ncap)))
+        self.note(e, NO_VALUE.union(*(frozenset({("return", self.mc.functions[k])})
+                                      for k in self.mc.value_callees)))
+
+        def setup(ctx: Ctx, ret_pc: int) -> None:
+            code, first, fields = function_of(ctx, fv(ctx))
+            vals = [a(ctx) for a in args]
+            sig = code.signature
+            if keywords or len(code.params) != len(first) + len(vals) or sig.npos != len(code.params):
+                vals = bind(sig, first, vals[:npos], keywords, vals[npos:], fields)
+                ctx.push(code, vals, ret_pc)
+                return
+            ctx.push(code, [*first, *vals], ret_pc)
+
+        return self.site(setup, e)
 
     def e_Tuple(self, e: ast.Tuple) -> Fn:
         parts = [self._expr(x) for x in e.elts]
@@ -410,7 +472,7 @@ class ExpressionCompiler(FunctionCore):
             if builder is not None and name not in self.slot:
                 return builder(e)
             if name in self.slot or name in self.mc.global_slot:
-                raise self.mc.error(e, f"'{name}' is not a function: calling function values is not supported")
+                return self.call_value(e)
             if name in DECLARATIONS:
                 raise self.mc.error(e, f"{name}(…) must be a statement at the top level of the model")
             raise self.mc.error(e, f"unknown function '{name}'")
@@ -435,6 +497,8 @@ class ExpressionCompiler(FunctionCore):
             self.flow("method_call", rv, f.attr, self.method_args_values(e, f.attr))
             self.note(e, frozenset({("method_return", rv, f.attr)}))
             return self.site(self.method_call_setup(recv, f.attr, args, e), e)
+        if isinstance(f, ast.Subscript):
+            return self.call_value(e)
         raise self.mc.error(e, "unsupported call")
 
     def builtin_method(self, e: ast.Call, f: ast.Attribute) -> Fn:

@@ -32,6 +32,7 @@ from movers.ir.machine import Ctx
 from movers.ir.program import SYNC_KINDS, AtomicBlock, ClassInfo, Code, Func, Node, box
 from movers.lang import codegen
 from movers.lang.errors import ModelSyntaxError
+from movers.lang.functions_model import Lifted, own_nodes
 from movers.lang.granularity import Finals, Lowering, break_local_cycles
 from movers.lang.syntax import BUILTIN_METHODS, SYNC_METHODS, _is_docstring
 
@@ -55,6 +56,8 @@ class ModuleFacts(Protocol):
     list_globals: frozenset[str]
     uses_events: bool
     uses_barriers: bool
+    lifted: dict[int, Lifted]
+    value_callees: list[str]
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError: ...
 
@@ -315,22 +318,25 @@ class FunctionCore:
         assert fn is not None
         # Locals are the parameters and every name assigned in the body that is not declared global.
         # The predicate of cv.wait_for(lambda: …) is the one lambda allowed: its body is read in this scope.
-        predicates = {id(n.args[0]) for n in ast.walk(fn) if isinstance(n, ast.Call) and n.args
-                      and isinstance(n.func, ast.Attribute) and n.func.attr == "wait_for"}
-        for n in ast.walk(fn):
+        # Lambdas and nested functions are functions of their own (ModuleCompiler._lift): only what runs in
+        # this function's scope is walked here.
+        mine = own_nodes(fn)
+        for n in mine:
             if isinstance(n, ast.Global):
                 for name in n.names:
                     if name not in self.mc.global_slot:
                         raise self.mc.error(n, f"global '{name}' is not defined at module level")
                     self.global_names.add(name)
             elif isinstance(n, ast.Nonlocal):
-                raise self.mc.error(n, "unsupported construct: nonlocal")
-            elif (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and n is not fn
-                  and id(n) not in predicates):
-                raise self.mc.error(n, "unsupported construct: nested functions, classes and lambdas")
-        for n in ast.walk(fn):
+                raise self.mc.error(n, "unsupported construct: nonlocal; return the new value, or keep it in an "
+                                       "object's field or a list the functions share")
+            elif isinstance(n, (ast.AsyncFunctionDef, ast.ClassDef)):
+                raise self.mc.error(n, "unsupported construct: nested classes and async functions")
+        for n in mine:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names:
                 self.local(n.id)
+            elif isinstance(n, ast.FunctionDef):
+                self.local(n.name)
         body = [s for s in fn.body if not _is_docstring(s)]
         if self.mc.granularity == "access" and not self.is_invariant(fn):
             body = self.lowering().block(body)
@@ -359,7 +365,11 @@ class FunctionCore:
         def model_call(c: ast.Call) -> bool:
             f = c.func
             if isinstance(f, ast.Name):
-                return f.id in self.mc.funcs or f.id in self.mc.classes
+                # A call through a variable calls a function value: a model call too.
+                return f.id in self.mc.funcs or f.id in self.mc.classes or f.id in self.slot or (
+                    f.id in self.mc.global_slot)
+            if isinstance(f, ast.Subscript):
+                return True
             return isinstance(f, ast.Attribute) and f.attr in methods
 
         return Lowering(self.mc.finals, is_global, temp, self.mc.text, model_call, self.mc.lists_grow)

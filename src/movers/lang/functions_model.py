@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from movers.ir.machine import ModelError, show
-from movers.ir.program import ClassInfo, Code, box
+from movers.ir.machine import Ctx
+from movers.ir.program import ClassInfo, Code, Func, Ref, box
 
 # A parameter's value in a call matched at compile time: the index of the call's argument (positional ones
 # first, then keywords, in the source's order) or a default: ("default", value).
@@ -62,6 +63,8 @@ class Signature:
     npos: int
     nkw: int = 0
     defaults: dict[str, Any] = field(default_factory=dict)
+    # Leading parameters a message does not count: a closure's captured variables (a method's self counts).
+    hidden: int = 0
 
 
 def constant_value(e: ast.expr) -> tuple[bool, Any]:
@@ -118,7 +121,7 @@ def bind_static(sig: Signature, nargs: int, keywords: Sequence[str | None], firs
     nkw = max(sig.nkw - first, 0)
     fname = sig.name
     if nargs > npos:
-        given, takes = nargs + first, sig.npos  # CPython counts a method's self
+        given, takes = nargs + first - sig.hidden, sig.npos - sig.hidden  # CPython counts a method's self
         return f"{fname}() takes {takes} positional argument{'s' if takes != 1 else ''} but {given} were given"
     out: list[Source | None] = [None] * len(names)
     for k in range(nargs):
@@ -259,3 +262,68 @@ def type_name(v: Any) -> str:
     if type(v) is tuple:
         return "tuple"
     return type(v).__name__ if type(v) in (int, bool, str) else show(v)
+
+
+def own_nodes(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of ``fn``'s body that run in its own scope: nested definitions and lambdas are listed, and so
+    are their defaults (evaluated where they are defined), but not their bodies."""
+    out: list[ast.AST] = []
+    body: list[ast.AST] = ([fn.body] if isinstance(fn, ast.Lambda) else list(getattr(fn, "body", [])))
+
+    def visit(n: ast.AST) -> None:
+        out.append(n)
+        if isinstance(n, (ast.FunctionDef, ast.Lambda, ast.AsyncFunctionDef, ast.ClassDef)):
+            args = getattr(n, "args", None)
+            if args is not None:
+                for d in [*args.defaults, *args.kw_defaults]:
+                    if d is not None:
+                        visit(d)
+            return
+        for child in ast.iter_child_nodes(n):
+            visit(child)
+
+    for b in body:
+        visit(b)
+    return out
+
+
+def in_loop(fn: ast.AST, target: ast.AST) -> bool:
+    """Whether ``target`` (a node of ``fn``'s own scope) is inside a loop of ``fn``, so runs more than once."""
+    for n in own_nodes(fn):
+        if isinstance(n, (ast.For, ast.While)):
+            inner = [*n.body, *n.orelse] + ([n.target] if isinstance(n, ast.For) else [])
+            if any(target is m for b in inner for m in ast.walk(b)):
+                return True
+    return False
+
+
+def changing_capture(enclosing: ast.AST, params: set[str], name: str, made_at: ast.AST) -> str:
+    """Why capturing ``name`` of ``enclosing`` by its value at ``made_at`` (where the closure is made) would
+    not mean what CPython's closure over the variable means, or ''."""
+    stores = assignments(enclosing, name)  # type: ignore[arg-type]
+    fix = (f"bind it as a default (lambda {name}={name}: …, def f({name}={name}): …) or pass it as an argument")
+    if name in params and not stores:
+        return ""
+    if name in params or len(stores) > 1 or any(in_loop(enclosing, s) for s in stores):
+        return (f"the closure reads '{name}', which changes after the closure is made (a Python closure sees "
+                f"the variable's later values, not the value it had): {fix}")
+    if not stores or (getattr(stores[0], "lineno", 0), getattr(stores[0], "col_offset", 0)) >= (
+            getattr(made_at, "lineno", 0), getattr(made_at, "col_offset", 0)):
+        return (f"the closure reads '{name}', which is assigned only after the closure is made: assign it "
+                f"before, or {fix}")
+    return ""
+
+
+def function_of(ctx: Ctx, v: Any) -> tuple[Code, list[Any], tuple[Any, ...]]:
+    """What calling the value ``v`` runs: its code, the values of its captured variables (its first
+    parameters) and its fields (where its defaults are). A closure's fields never change after it is made
+    (like a tuple's items), so reading them is not an access."""
+    if type(v) is Func and v.code is not None:
+        return v.code, [], ()
+    if type(v) is Ref:
+        o = ctx.heap[v.i]
+        code = getattr(o[0], "closure", None)
+        if code is not None:
+            fields = o[2:]
+            return code, list(fields[: code.signature.hidden]), fields
+    raise call_value_error(v)

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
-from movers.ir.program import THREAD, Bool, Ref, Unbound, unbox
+from movers.ir.program import THREAD, Bool, Func, Ref, Unbound, unbox
+from movers.lang.functions_model import bind, function_of
 
 
 def check_ref(v: Any, what: str) -> Ref:
@@ -430,10 +431,13 @@ def start_thread(ctx: Ctx, r: Any) -> None:
     tid = len(ctx.threads) + len(ctx.new_threads)
     if cls is THREAD:
         target, args = o[3], o[4]
-        code = target.code
-        if len(code.params) != len(args):
-            raise ModelError(f"thread target {code.name}() takes {len(code.params)} arguments, {len(args)} given")
-        frame_locals = code.new_frame_locals(list(args))
+        if type(target) is Func and target.code is not None and len(target.code.params) == len(args):
+            code = target.code
+            frame_locals = code.new_frame_locals(list(args))
+        else:
+            # A lambda, a closure, a function with defaults (lang/functions_model.py).
+            code, first, fields = function_of(ctx, target)
+            frame_locals = code.new_frame_locals(bind(code.signature, first, list(args), (), [], fields))
     else:
         code = cls.lookup("run")
         if code is None:

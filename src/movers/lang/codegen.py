@@ -429,6 +429,8 @@ def _store_element(fc: CompiledFunction, target: ast.Subscript, v: str, src: _So
 def _store_field(fc: CompiledFunction, target: ast.Attribute, v: str, src: _Source) -> bool:
     """``obj.f = v``, as ``store_field`` and ``Ctx.set_field`` do for values that are not references (the
     fields of builtin objects and of threads are the closures' business: they refuse some)."""
+    if any(spec.frozen for spec in getattr(fc.mc, "dataclasses", {}).values()):
+        return False  # a frozen dataclass's fields: the closures raise FrozenInstanceError
     x = src.temp()
     src.add(f"{x} = {v}")  # the value first, as the closures evaluate it
     r = reference(fc, target.value, src)

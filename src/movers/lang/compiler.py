@@ -58,10 +58,13 @@ from movers.lang.expressions import ExpressionCompiler
 from movers.lang.functions_model import (
     FieldDefault,
     Lifted,
+    DataclassSpec,
     Signature,
     changing_capture,
     closure_class,
     constant_value,
+    dataclass_init,
+    dataclass_options,
     default_message,
     free_variables,
     own_nodes,
@@ -105,6 +108,10 @@ class ModuleCompiler:
         # values a call through a variable may call (``value_callees``).
         self.lifted: dict[int, Lifted] = {}
         self.value_callees: list[str] = []
+        # @dataclass classes, by name: their spec, and their fields with defaults (for a dataclass subclass).
+        self.dataclasses: dict[str, DataclassSpec] = {}
+        self.dataclass_fields: dict[str, list[tuple[str, Any, str]]] = {}
+        self.compared_fields: frozenset[str] = frozenset()
         self.invariants: list[tuple[str, Code]] = []
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
@@ -151,6 +158,8 @@ class ModuleCompiler:
         self._declare_globals(init_body)
         self._declare_classes()
         self._lift_all(tree, init_body)
+        # What comparing two objects may read: every field of a dataclass that compares by its fields.
+        self.compared_fields = frozenset(f for spec in self.dataclasses.values() if spec.eq for f in spec.fields)
         self.list_globals = _list_globals(tree, self.global_slot)
         bodies = [(fn, False) for fn in self.function_nodes.values()]
         bodies += [(lf.node, False) for lf in self.lifted.values()]  # type: ignore[misc]
@@ -212,6 +221,9 @@ class ModuleCompiler:
         declarations: list[ast.Call] = []
         for s in tree.body:
             if isinstance(s, ast.ImportFrom):
+                if s.module == "dataclasses" and not s.level and all(
+                        a.name in ("dataclass", "field") and a.asname is None for a in s.names):
+                    continue  # @dataclass and field(): lang/functions_model.py
                 if s.module != "movers.lang" or s.level:
                     raise self.error(s, f"import of '{s.module}' is not allowed: only 'from movers.lang import *'")
             elif isinstance(s, ast.Import):
@@ -223,6 +235,7 @@ class ModuleCompiler:
                 raise self.error(s, "unsupported construct: async def")
             elif isinstance(s, ast.ClassDef):
                 self._new_name(s)
+                self._class_decorators(s)
                 self.class_nodes[s.name] = s
             elif (
                 isinstance(s, ast.Expr)
@@ -236,6 +249,22 @@ class ModuleCompiler:
             else:
                 init_body.append(s)
         return init_body, declarations
+
+    def _class_decorators(self, c: ast.ClassDef) -> None:
+        """``@dataclass``: the class's annotated fields become its ``__init__`` (lang/functions_model.py)."""
+        for d in c.decorator_list:
+            options = dataclass_options(d)
+            if options is None:
+                raise self.error(d, "unsupported decorator on a class (only @dataclass)")
+            if isinstance(options, str):
+                raise self.error(d, options)
+            base = c.bases[0].id if len(c.bases) == 1 and isinstance(c.bases[0], ast.Name) else None
+            made = dataclass_init(c, self.dataclass_fields.get(base or "", []), options)
+            if isinstance(made[1], str):
+                raise self.error(made[0], made[1])
+            spec, fields = made
+            self.dataclasses[c.name] = spec  # type: ignore[assignment]
+            self.dataclass_fields[c.name] = fields  # type: ignore[assignment]
 
     def _new_name(self, s: ast.FunctionDef | ast.ClassDef) -> None:
         if s.name in self.function_nodes or s.name in self.class_nodes:
@@ -262,6 +291,9 @@ class ModuleCompiler:
             self.funcs[name] = Func(name, code)
         for c in self.class_nodes.values():
             self._declare_methods(c)
+        for cname, spec in self.dataclasses.items():
+            if spec.frozen:  # only its __init__ may set its fields (CPython's FrozenInstanceError)
+                self.classes[cname].frozen_init = self.classes[cname].lookup("__init__")  # type: ignore[attr-defined]
         for name, fn in self.function_nodes.items():
             decorators = [self._decorator_name(d) for d in fn.decorator_list]
             for d, dn in zip(decorators, fn.decorator_list, strict=True):
@@ -454,6 +486,10 @@ class ModuleCompiler:
                     raise self.error(
                         item, "unsupported construct in a class body: only methods (set fields in __init__)"
                     )
+            spec = self.dataclasses.get(name)
+            if spec is not None:
+                fields += [f for f in spec.fields if f not in fields]
+                info.dataclass = spec  # type: ignore[attr-defined]
             info.fields = fields
             info.finish()
             done.add(name)

@@ -380,6 +380,14 @@ class ExpressionCompiler(FunctionCore):
         them (``runtime_ops._eq``): ``compiler.resolve_comparisons`` decides that once every flow is known."""
         if a and b and self.mc.has_lists:
             self.facts.compared.append((a, b))
+        if a and b and self.mc.compared_fields:
+            # Two dataclass objects compare by their fields (runtime_ops._eq): every such field may be read,
+            # of the objects compared and of the objects in their fields.
+            self.facts.fields_read |= self.mc.compared_fields
+            for v in (a, b):
+                self.facts.uses.append(v)
+                for f in self.mc.compared_fields:
+                    self.facts.uses.append(frozenset({("field", v, f)}))
 
     def names_a_list(self, e: ast.expr) -> bool:
         """Whether ``e`` is a global that only ever holds lists (``ModuleCompiler.list_globals``): indexing it
@@ -732,6 +740,15 @@ class ExpressionCompiler(FunctionCore):
                 r = check_ref(obj(ctx), f"attribute '{name}'")
                 ctx.set_field(r, writable_field(ctx.heap[r.i], name), v)
 
+            if any(spec.frozen for spec in self.mc.dataclasses.values()):
+                def store_frozen(ctx: Ctx, v: Any) -> None:
+                    r = check_ref(obj(ctx), f"attribute '{name}'")
+                    init = getattr(ctx.heap[r.i][0], "frozen_init", None)
+                    if init is not None and ctx.code is not init:
+                        raise ModelError(f"cannot assign to field '{name}'", exc="FrozenInstanceError")
+                    ctx.set_field(r, writable_field(ctx.heap[r.i], name), v)
+
+                return store_frozen
             return store_field
         if isinstance(t, ast.Subscript):
             if isinstance(t.slice, ast.Slice):

@@ -58,6 +58,8 @@ class ModuleFacts(Protocol):
     uses_barriers: bool
     lifted: dict[int, Lifted]
     value_callees: list[str]
+    dataclasses: dict[str, Any]
+    compared_fields: frozenset[str]
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError: ...
 

@@ -217,30 +217,9 @@ def free_variables(fn: ast.FunctionDef | ast.Lambda) -> list[str]:
 
 def assignments(fn: ast.FunctionDef | ast.Lambda, name: str) -> list[ast.AST]:
     """Where ``fn``'s own body (nested definitions apart) binds ``name``."""
-    out: list[ast.AST] = []
-
-    def visit(n: ast.AST) -> None:
-        for child in ast.iter_child_nodes(n):
-            if isinstance(child, (ast.FunctionDef, ast.Lambda, ast.ClassDef, ast.AsyncFunctionDef)):
-                if isinstance(child, (ast.FunctionDef, ast.ClassDef)) and child.name == name:
-                    out.append(child)
-                # Its defaults and decorators are evaluated here; its body is not.
-                args = getattr(child, "args", None)
-                if args is not None:
-                    for d in [*args.defaults, *args.kw_defaults]:
-                        if d is not None:
-                            visit(d)
-                continue
-            if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)) and child.id == name:
-                out.append(child)
-            visit(child)
-
-    if isinstance(fn, ast.FunctionDef):
-        for s in fn.body:
-            visit(s)
-    else:
-        visit(fn.body)
-    return out
+    return [n for n in own_nodes(fn)
+            if (isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and n.id == name)
+            or (isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)]
 
 
 def closure_class(qualname: str, captured: list[str], defaults: list[str], line: int) -> ClassInfo:
@@ -327,3 +306,117 @@ def function_of(ctx: Ctx, v: Any) -> tuple[Code, list[Any], tuple[Any, ...]]:
             fields = o[2:]
             return code, list(fields[: code.signature.hidden]), fields
     raise call_value_error(v)
+
+
+# -- @dataclass ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class DataclassSpec:
+    """What ``@dataclass(…)`` says of a class: its fields in order (base classes' first), whether ``==``
+    compares them (``eq``, CPython's default) and whether assigning one after ``__init__`` raises
+    (``frozen``)."""
+
+    fields: list[str]
+    eq: bool = True
+    frozen: bool = False
+
+
+# A ``field(default_factory=f)``: the value each __init__ creates, as an expression.
+_FACTORIES = {"list": lambda at: ast.List(elts=[], ctx=ast.Load()),
+              "dict": lambda at: ast.Dict(keys=[], values=[]),
+              "set": lambda at: ast.Call(func=ast.Name(id="set", ctx=ast.Load()), args=[], keywords=[])}
+
+
+def dataclass_options(d: ast.expr) -> dict[str, bool] | str | None:
+    """The options of a ``@dataclass`` or ``@dataclass(…)`` decorator (None: not that decorator; a string:
+    why it is refused)."""
+    if isinstance(d, ast.Name) and d.id == "dataclass":
+        return {}
+    if isinstance(d, ast.Attribute) and d.attr == "dataclass":
+        return {}
+    if isinstance(d, ast.Call) and dataclass_options(d.func) == {}:
+        out: dict[str, bool] = {}
+        for k in d.keywords:
+            if k.arg not in ("eq", "frozen", "repr", "init", "order", "unsafe_hash") or not (
+                    isinstance(k.value, ast.Constant) and type(k.value.value) is bool):
+                return f"@dataclass({k.arg}=…) is not supported: eq, frozen and repr with True or False are"
+            if k.arg in ("order", "unsafe_hash", "init") and k.value.value != (k.arg == "init"):
+                return f"@dataclass({k.arg}={k.value.value}) is not supported: write the methods you need"
+            out[k.arg] = k.value.value
+        if d.args:
+            return "@dataclass takes keyword options only"
+        return out
+    return None
+
+
+def dataclass_init(c: ast.ClassDef, base_fields: list[tuple[str, ast.expr | None, str]],
+                   options: dict[str, bool]) -> tuple[DataclassSpec, list[tuple[str, ast.expr | None, str]]] | tuple[
+                       ast.AST, str]:
+    """Rewrite the body of the ``@dataclass`` class ``c``: its annotated class-level fields become an
+    ``__init__`` taking them in order (after the base dataclass's fields), as CPython generates it. Returns
+    its spec and its fields (name, default, kind: "value", "default" or "factory"), or (node, why refused).
+    A ``field(default_factory=…)`` field is set by ``__init__`` and is not one of its parameters: such
+    fields must come last (a call that passes one is refused at compile time, never misread)."""
+    fields = list(base_fields)
+    body: list[ast.stmt] = []
+    for item in c.body:
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            name, value = item.target.id, item.value
+            kind, default = ("value", None) if value is None else ("default", value)
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "field":
+                if value.args:
+                    return value, "field() takes keyword arguments only"
+                kind, default = "value", None
+                for k in value.keywords:
+                    if k.arg == "default":
+                        kind, default = "default", k.value
+                    elif k.arg == "default_factory":
+                        f = k.value
+                        if isinstance(f, ast.Name) and f.id in _FACTORIES:
+                            kind, default = "factory", _FACTORIES[f.id](f)
+                        elif isinstance(f, ast.Lambda) and not f.args.args:
+                            kind, default = "factory", f.body
+                        else:
+                            return f, "default_factory must be list, dict, set or a lambda without parameters"
+                    elif k.arg in ("repr", "compare", "hash", "init", "kw_only", "metadata"):
+                        return k, f"field({k.arg}=…) is not supported"
+                    else:
+                        return k, f"field() got an unexpected keyword argument '{k.arg}'"
+            fields = [f for f in fields if f[0] != name] + [(name, default, kind)]
+        else:
+            body.append(item)
+    seen_default = False
+    seen_factory = False
+    for name, _, kind in fields:
+        if kind == "factory":
+            seen_factory = True
+        elif seen_factory:
+            return c, (f"field '{name}' follows a field with a default_factory: put the default_factory fields "
+                       "last")
+        elif kind == "default":
+            seen_default = True
+        elif seen_default:
+            return c, f"non-default argument '{name}' follows default argument"
+    if options.get("init", True) and not any(isinstance(i, ast.FunctionDef) and i.name == "__init__" for i in body):
+        params = [f for f in fields if f[2] != "factory"]
+        sets: list[ast.stmt] = []
+        for name, default, kind in fields:
+            value = default if kind == "factory" else ast.Name(id=name, ctx=ast.Load())
+            sets.append(ast.Assign(targets=[ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=name,
+                                                          ctx=ast.Store())], value=value))  # type: ignore[arg-type]
+        init = ast.FunctionDef(
+            name="__init__",
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg="self")] + [ast.arg(arg=n) for n, _, _ in params],
+                               kwonlyargs=[], kw_defaults=[],
+                               defaults=[d for _, d, k in params if k == "default"]),  # type: ignore[misc]
+            body=sets or [ast.Pass()], decorator_list=[], returns=None, type_comment=None)
+        ast.copy_location(init, c)
+        for n in ast.walk(init):
+            if not hasattr(n, "lineno") or n is not init:
+                ast.copy_location(n, c)
+        ast.fix_missing_locations(init)
+        body.insert(0, init)
+    c.body = body or [ast.Pass()]
+    spec = DataclassSpec([n for n, _, _ in fields], options.get("eq", True), options.get("frozen", False))
+    return spec, fields

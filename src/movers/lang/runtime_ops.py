@@ -212,6 +212,9 @@ def _eq(ctx: Ctx, a: Any, b: Any, depth: int = 0) -> bool:
         return True
     if ta is not Ref or tb is not Ref:
         return False
+    spec = getattr(ctx.heap[a.i][0], "dataclass", None)
+    if spec is not None and spec.eq:
+        return dataclass_eq(ctx, a, b, depth)
     oa = _elements(ctx, a)
     ob = _elements(ctx, b) if oa is not None else None
     if oa is None or ob is None:
@@ -415,6 +418,24 @@ def choice_count(n: Any) -> int:
     if type(n) is not int:
         raise ModelError(f"choose(range(n)) needs an int, got {show(n)}")
     return n
+
+
+def dataclass_eq(ctx: Ctx, a: Ref, b: Ref, depth: int) -> bool:
+    """``a == b`` for an ``@dataclass`` (eq=True): objects of the same class whose fields are equal, in
+    order, as the ``__eq__`` CPython generates (it compares the tuples of their fields)."""
+    oa, ob = ctx.heap[a.i], ctx.heap[b.i]
+    if oa[0] is not ob[0]:
+        return False
+    track = ctx.track
+    for f in oa[0].dataclass.fields:
+        k = oa[0].field_index[f]
+        if track:
+            ctx.reads.append((a, k))
+            ctx.reads.append((b, k))
+        x, y = oa[k], ob[k]
+        if x is not y and not _eq(ctx, unbox(x), unbox(y), depth + 1):
+            return False
+    return True
 
 
 def start_thread(ctx: Ctx, r: Any) -> None:

@@ -258,6 +258,30 @@ class BuiltinCompiler(FunctionCore):
 
         return run
 
+    def b_isinstance(self, e: ast.Call) -> Fn:
+        """``isinstance(x, C)`` for a class of the model (its subclasses included) or a built-in type (``int``
+        holds for bools, as in Python), or a tuple of those. An object's class never changes: no access."""
+        if len(e.args) != 2 or e.keywords:
+            raise self.mc.error(e, "isinstance() takes exactly two arguments")
+        x = self._expr(e.args[0])
+        kinds = e.args[1].elts if isinstance(e.args[1], ast.Tuple) else [e.args[1]]
+        tests: list[Callable[[Ctx, Any], bool]] = []
+        for k in kinds:
+            if isinstance(k, ast.Name) and k.id in self.mc.classes and k.id not in self.slot:
+                cls = self.mc.classes[k.id]
+                tests.append(lambda ctx, v, cls=cls: type(v) is Ref and ctx.heap[v.i][0].is_subclass_of(cls))
+            elif isinstance(k, ast.Name) and k.id in _BUILTIN_TYPES and k.id not in self.slot:
+                tests.append(_BUILTIN_TYPES[k.id])
+            else:
+                raise self.mc.error(k, "isinstance(x, C): C must be a class of the model, int, bool, str, tuple or "
+                                       "list, or a tuple of those")
+
+        def run(ctx: Ctx) -> bool:
+            v = x(ctx)
+            return any(t(ctx, v) for t in tests)
+
+        return run
+
     def b_range(self, e: ast.Call) -> Fn:
         raise self.mc.error(e, "range() is only supported in 'for … in range(…)' and choose(range(…))")
 
@@ -269,3 +293,12 @@ class BuiltinCompiler(FunctionCore):
 
     def b_assume(self, e: ast.Call) -> Fn:
         raise self.mc.error(e, "assume(…) must be a statement of its own")
+
+
+_BUILTIN_TYPES: dict[str, Callable[[Ctx, Any], bool]] = {
+    "int": lambda ctx, v: type(v) is int or type(v) is bool,
+    "bool": lambda ctx, v: type(v) is bool,
+    "str": lambda ctx, v: type(v) is str,
+    "tuple": lambda ctx, v: type(v) is tuple,
+    "list": lambda ctx, v: type(v) is Ref and ctx.heap[v.i][0].is_list,
+}

@@ -1,0 +1,384 @@
+"""Functions and classes as Python developers write them (issue 24): keyword arguments and defaults,
+lambdas and nested functions (closures) as values, callbacks and thread targets, @dataclass classes,
+isinstance and tuple unpacking. Each program checks ok and agrees with CPython where it runs alone; each bug
+twin is found under none and under every reduction (tests/differential.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from differential import run_differential
+
+import movers
+from movers.reduce import REDUCTIONS
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def cpython(src: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``src`` under python3 (movers.lang importable, for the models that use its declarations)."""
+    f = tmp_path / "model.py"
+    f.write_text(src)
+    env = dict(os.environ, PYTHONPATH=SRC)
+    return subprocess.run([sys.executable, str(f)], capture_output=True, text=True, env=env, timeout=60)
+
+
+def agree(src: str, tmp_path: Path, verdict: str = "ok") -> None:
+    """movers gives ``verdict``; CPython runs the single-threaded ``src`` without an error iff it is ok."""
+    r = movers.check(src)
+    assert r.verdict == verdict, (r.error, r.violations)
+    p = cpython(src, tmp_path)
+    assert (p.returncode == 0) == (verdict == "ok"), p.stderr
+
+
+def every_reduction(src: str, verdict: str) -> None:
+    res = run_differential(src, list(REDUCTIONS), max_states=50000)
+    assert res["none"].verdict == verdict, (res["none"].error, res["none"].violations)
+    for name, r in res.items():
+        assert r.verdict in (verdict, "error") if name != "none" else True
+
+
+# -- keyword arguments and defaults ------------------------------------------------------------------------------
+
+KEYWORDS = textwrap.dedent("""\
+    class Account:
+        def __init__(self, owner, balance=0, *, limit=-5):
+            self.owner = owner
+            self.balance = balance
+            self.limit = limit
+
+        def deposit(self, amount=1, note=None):
+            self.balance += amount
+            return self.balance
+
+    def f(a, b=1, *, c=2):
+        return a * 100 + b * 10 + c
+
+    def g(x, y=(1, 2), z=True):
+        return x + y[0] + y[1] + (1 if z else 0)
+
+    r1 = f(1)
+    r2 = f(1, 2)
+    r3 = f(1, c=5, b=3)
+    r4 = f(a=4)
+    r5 = g(1, z=False)
+    acc = Account(7, limit=-9)
+    r6 = acc.deposit()
+    r7 = acc.deposit(amount=5)
+    r8 = acc.deposit(3, note=True)
+    assert (r1, r2, r3, r4, r5, r6, r7, r8) == EXPECTED
+    assert acc.limit == -9 and acc.owner == 7
+    """)
+
+
+def test_keywords_and_defaults_agree_with_cpython(tmp_path: Path) -> None:
+    agree(KEYWORDS.replace("EXPECTED", "(112, 122, 135, 412, 4, 1, 6, 9)"), tmp_path)
+    agree(KEYWORDS.replace("EXPECTED", "(112, 122, 135, 412, 5, 1, 6, 9)"), tmp_path, "violation")
+
+
+@pytest.mark.parametrize("src, where, message", [
+    ("def f(a, b=1):\n    return a\nx = f(1, 2, 3)\n", "3:5", "f() takes 2 positional arguments but 3 were given"),
+    ("def f(a, b=1):\n    return a\nx = f(b=2)\n", "3:5", "f() missing 1 required positional argument: 'a'"),
+    ("def f(a, b=1):\n    return a\nx = f(1, a=2)\n", "3:5", "f() got multiple values for argument 'a'"),
+    ("def f(a, *, k=1):\n    return a\nx = f(1, z=2)\n", "3:5", "f() got an unexpected keyword argument 'z'"),
+    ("class C:\n    def __init__(self, a):\n        self.a = a\nc = C(1, 2)\n", "4:5",
+     "C.__init__() takes 2 positional arguments but 3 were given"),
+    ("def f(a, b=[]):\n    return a\n", "1:12", "mutable default value for 'b'"),
+    ("N = 1\ndef f(a, b=N):\n    return a\n", "2:12", "must be a constant"),
+    ("def f(*args):\n    return 1\n", "1:1", "*args in a definition"),
+    ("def f(**kw):\n    return 1\n", "1:1", "**kw in a definition"),
+    ("def f(a):\n    return a\nt = (1,)\nx = f(*t)\n", "4:7", "*args in a call"),
+    ("def main():\n    fs = []\n    for i in range(3):\n        fs.append(lambda: i)\n", "4:19",
+     "the closure reads 'i', which changes after the closure is made"),
+    ("def main():\n    n = 0\n    def w():\n        return n\n    n = 1\n", "3:5", "the closure reads 'n'"),
+    ("def main():\n    def w():\n        return n\n    n = 1\n", "2:5", "assigned only after the closure is made"),
+])
+def test_refused_forms(src: str, where: str, message: str, tmp_path: Path) -> None:
+    r = movers.check(src)
+    assert r.verdict == "error" and message in (r.error or ""), r.error
+    assert (r.error or "").split(":")[1:3] == where.split(":"), r.error
+    f = tmp_path / "m.py"
+    f.write_text(src)
+    p = subprocess.run([sys.executable, "-m", "movers", "check", str(f)], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=SRC), timeout=60)
+    assert p.returncode == 2 and f"{f}:{where}:" in p.stderr + p.stdout and "Traceback" not in p.stderr
+
+
+def test_method_keywords_bound_by_the_receivers_class() -> None:
+    src = textwrap.dedent("""\
+        from movers.lang import *
+        class A:
+            def m(self, x, y=1):
+                return x * 10 + y
+        class B:
+            def m(self, y, x=2):
+                return x * 10 + y
+        def main():
+            objs = [A(), B()]
+            got = objs[0].m(y=3, x=4) * 1000 + objs[1].m(y=3, x=4)
+            assert got == 43043
+            assert objs[1].m(5) == 25
+            objs[0].m(1, 2, 3)
+        Thread(target=main).start()
+        """)
+    r = movers.check(src)
+    assert r.verdict == "violation"
+    assert "A.m() takes 3 positional arguments but 4 were given" in r.violations[0].message
+
+
+# -- lambdas, nested functions, function values ---------------------------------------------------------------------
+
+CLOSURES = textwrap.dedent("""\
+    from movers.lang import *
+
+    count = 0
+    lock = Lock()
+
+    def work(k, step=1):
+        global count
+        with lock:
+            count += k * step
+
+    def make(n):
+        def worker():
+            work(n)
+        return worker
+
+    def main():
+        ts = [Thread(target=lambda: work(1)), Thread(target=make(2)), Thread(target=work, args=(3,))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        f = make(10)
+        f()
+        g = lambda a, b=5: a + b
+        assert g(1) == 6 and g(1, b=2) == 3
+        assert count == 16
+
+    Thread(target=main).start()
+    """)
+
+
+def test_closures_as_thread_targets() -> None:
+    every_reduction(CLOSURES, "ok")
+    bug = CLOSURES.replace("    with lock:\n        count += k * step", "    c = count\n    count = c + k * step")
+    assert bug != CLOSURES
+    every_reduction(bug, "violation")
+
+
+CAPTURED_OBJECT = textwrap.dedent("""\
+    from movers.lang import *
+
+    class Box:
+        def __init__(self):
+            self.n = 0
+
+    def main():
+        box = Box()
+        items = [0]
+        m = Lock()
+        def bump(k=1):
+            with m:
+                v = box.n
+                box.n = v + k
+            items.append(k)
+        t1 = Thread(target=bump)
+        t2 = Thread(target=lambda: bump(2))
+        t1.start()
+        t2.start()
+        t1.join()
+        t2.join()
+        assert box.n == 3
+        assert len(items) == 3
+
+    Thread(target=main).start()
+    """)
+
+
+def test_a_closure_shares_the_objects_it_captures() -> None:
+    """The captured object is shared by the threads through the closures: every escape analysis sees it."""
+    every_reduction(CAPTURED_OBJECT, "ok")
+    bug = CAPTURED_OBJECT.replace("        with m:\n            v = box.n\n            box.n = v + k",
+                                  "        v = box.n\n        box.n = v + k")
+    assert bug != CAPTURED_OBJECT
+    every_reduction(bug, "violation")
+
+
+CALLBACKS = textwrap.dedent("""\
+    def double(x):
+        return 2 * x
+
+    def offset(k):
+        return lambda x, y=0: x + k + y
+
+    def apply_all(fs, v):
+        total = 0
+        for f in fs:
+            total += f(v)
+        return total
+
+    handlers = [double, offset(3), lambda x: x * x]
+    r = apply_all(handlers, 4)
+    h = handlers[1]
+    s = h(1, y=10)
+    same = handlers[0] == double
+    assert (r, s, same) == EXPECTED
+    """)
+
+
+def test_function_values_as_callbacks_agree_with_cpython(tmp_path: Path) -> None:
+    agree(CALLBACKS.replace("EXPECTED", "(31, 14, True)"), tmp_path)
+    agree(CALLBACKS.replace("EXPECTED", "(31, 14, False)"), tmp_path, "violation")
+
+
+def test_calling_a_value_that_is_not_a_function() -> None:
+    r = movers.check("from movers.lang import *\ndef main():\n    f = 3\n    f()\nThread(target=main).start()\n")
+    assert r.verdict == "violation" and "'int' object is not callable" in r.violations[0].message
+
+
+# -- dataclasses -------------------------------------------------------------------------------------------------
+
+DATACLASSES = textwrap.dedent("""\
+    from dataclasses import dataclass, field
+
+
+    @dataclass
+    class Point:
+        x: int
+        y: int = 0
+
+
+    @dataclass
+    class Point3(Point):
+        z: int = 7
+
+
+    @dataclass
+    class Bag:
+        n: int
+        items: list = field(default_factory=list)
+
+
+    @dataclass(frozen=True)
+    class Key:
+        a: int
+        b: int = 2
+
+
+    class Plain:
+        def __init__(self, x):
+            self.x = x
+
+
+    p = Point(1)
+    q = Point(1, y=0)
+    r = Point(2, 3)
+    b = Bag(1)
+    b.items.append(5)
+    c = Bag(1)
+    c.items.append(5)
+    k = Key(1)
+    k2 = Key(1, 2)
+    p3 = Point3(1, 0)
+    eqs = (p == q, p == r, p != r, b == c, k == k2, Plain(1) == Plain(1), p3 == p, p3.z)
+    assert eqs == EXPECTED
+    """)
+
+
+def test_dataclasses_agree_with_cpython(tmp_path: Path) -> None:
+    agree(DATACLASSES.replace("EXPECTED", "(True, False, True, True, True, False, False, 7)"), tmp_path)
+    agree(DATACLASSES.replace("EXPECTED", "(True, False, True, True, True, True, False, 7)"), tmp_path, "violation")
+
+
+FROZEN = textwrap.dedent("""\
+    from dataclasses import dataclass
+    from movers.lang import *
+
+    @dataclass(frozen=True)
+    class Key:
+        a: int
+
+    def main():
+        k = Key(1)
+        k.a = 2
+
+    Thread(target=main).start()
+    """)
+
+
+def test_frozen_dataclass_refuses_assignment(tmp_path: Path) -> None:
+    r = movers.check(FROZEN)
+    assert r.verdict == "violation" and "cannot assign to field 'a'" in r.violations[0].message
+    assert "FrozenInstanceError: cannot assign to field 'a'" in cpython(FROZEN, tmp_path).stderr
+
+
+SHARED_RECORDS = textwrap.dedent("""\
+    from dataclasses import dataclass
+    from movers.lang import *
+
+    @dataclass
+    class Pair:
+        a: int
+        b: int
+
+    p = Pair(0, 0)
+    m = Lock()
+
+    def writer():
+        with m:
+            p.a = 1
+            p.b = 1
+
+    def reader():
+        with m:
+            half = p == Pair(1, 0)
+        assert not half
+
+    t1 = Thread(target=writer)
+    t2 = Thread(target=reader)
+    t1.start()
+    t2.start()
+    """)
+
+
+def test_dataclass_equality_reads_the_fields_under_every_reduction() -> None:
+    """``p == Pair(1, 0)`` reads p's fields: without the writer's lock, one interleaving sees the pair half
+    written, under every reduction (the comparison is an access to the fields, statically and dynamically)."""
+    every_reduction(SHARED_RECORDS, "ok")
+    bug = SHARED_RECORDS.replace("    with m:\n        p.a = 1\n        p.b = 1", "    p.a = 1\n    p.b = 1")
+    assert bug != SHARED_RECORDS
+    every_reduction(bug, "violation")
+
+
+# -- isinstance and unpacking ------------------------------------------------------------------------------------
+
+ISINSTANCE = textwrap.dedent("""\
+    class A:
+        pass
+
+    class B(A):
+        pass
+
+    a = A()
+    b = B()
+    r = (isinstance(a, A), isinstance(b, A), isinstance(a, B), isinstance(1, int), isinstance(True, int),
+         isinstance(1, bool), isinstance((1, 2), tuple), isinstance([1], list), isinstance(a, (B, int)))
+    x, y = 1, 2
+    x, y = y, x
+    for i, (p, q) in ((0, (1, 2)), (1, (3, 4))):
+        x = x + i * p * q
+    assert (r, x, y) == EXPECTED
+    """)
+
+
+def test_isinstance_and_unpacking_agree_with_cpython(tmp_path: Path) -> None:
+    agree(ISINSTANCE.replace("EXPECTED", "((True, True, False, True, True, False, True, True, False), 14, 1)"),
+          tmp_path)
+    agree(ISINSTANCE.replace("EXPECTED", "((True, True, True, True, True, False, True, True, False), 14, 1)"),
+          tmp_path, "violation")

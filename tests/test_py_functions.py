@@ -328,6 +328,7 @@ SHARED_RECORDS = textwrap.dedent("""\
         b: int
 
     p = Pair(0, 0)
+    r = Pair(1, 0)
     m = Lock()
 
     def writer():
@@ -337,7 +338,7 @@ SHARED_RECORDS = textwrap.dedent("""\
 
     def reader():
         with m:
-            half = p == Pair(1, 0)
+            half = p == r
         assert not half
 
     t1 = Thread(target=writer)
@@ -348,7 +349,7 @@ SHARED_RECORDS = textwrap.dedent("""\
 
 
 def test_dataclass_equality_reads_the_fields_under_every_reduction() -> None:
-    """``p == Pair(1, 0)`` reads p's fields: without the writer's lock, one interleaving sees the pair half
+    """``p == r`` reads p's fields: without the writer's lock, one interleaving sees the pair half
     written, under every reduction (the comparison is an access to the fields, statically and dynamically)."""
     every_reduction(SHARED_RECORDS, "ok")
     bug = SHARED_RECORDS.replace("    with m:\n        p.a = 1\n        p.b = 1", "    p.a = 1\n    p.b = 1")

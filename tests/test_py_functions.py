@@ -97,6 +97,11 @@ def test_keywords_and_defaults_agree_with_cpython(tmp_path: Path) -> None:
      "the closure reads 'i', which changes after the closure is made"),
     ("def main():\n    n = 0\n    def w():\n        return n\n    n = 1\n", "3:5", "the closure reads 'n'"),
     ("def main():\n    def w():\n        return n\n    n = 1\n", "2:5", "assigned only after the closure is made"),
+    ("class C:\n    count = 0\n", "2:5", "class attributes are not supported"),
+    ("from dataclasses import dataclass\n@dataclass(order=True)\nclass P:\n    x: int\n", "2:2",
+     "@dataclass(order=True) is not supported"),
+    ("from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int = 0\n    y: int\n", "3:1",
+     "non-default argument 'y' follows default argument"),
 ])
 def test_refused_forms(src: str, where: str, message: str, tmp_path: Path) -> None:
     r = movers.check(src)
@@ -383,3 +388,32 @@ def test_isinstance_and_unpacking_agree_with_cpython(tmp_path: Path) -> None:
           tmp_path)
     agree(ISINSTANCE.replace("EXPECTED", "((True, True, True, True, True, False, True, True, False), 14, 1)"),
           tmp_path, "violation")
+
+
+LAMBDA_DEFAULTS = textwrap.dedent("""\
+    from movers.lang import *
+
+    a = 0
+    b = 0
+
+    def setter():
+        global a, b
+        a = 1
+        b = 1
+
+    def main():
+        f = lambda x=a, y=b: (x, y)
+        v = f()
+        assert v != (0, 1)
+
+    t = Thread(target=setter)
+    t.start()
+    Thread(target=main).start()
+    """)
+
+
+def test_a_lambdas_defaults_are_accesses_in_pythons_order() -> None:
+    """``lambda x=a, y=b: …`` reads a, then b, where it is made: two accesses, so a write can come between
+    them (the lambda's body is not evaluated there)."""
+    every_reduction(LAMBDA_DEFAULTS, "violation")
+    every_reduction(LAMBDA_DEFAULTS.replace("v != (0, 1)", "v != (2, 0)"), "ok")

@@ -56,9 +56,9 @@ from movers.lang.concurrency import ConcurrencyCompiler
 from movers.lang.errors import ModelSyntaxError, at
 from movers.lang.expressions import ExpressionCompiler
 from movers.lang.functions_model import (
+    DataclassSpec,
     FieldDefault,
     Lifted,
-    DataclassSpec,
     Signature,
     changing_capture,
     closure_class,
@@ -482,6 +482,10 @@ class ModuleCompiler:
                             fields.append(n.attr)
                 elif _is_docstring(item) or isinstance(item, ast.Pass):
                     continue
+                elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                    raise self.error(item, "class attributes are not supported: use a module-level global or a "
+                                     "field set in __init__ (@dataclass makes annotated fields __init__'s "
+                                     "parameters); a class body has only methods otherwise")
                 else:
                     raise self.error(
                         item, "unsupported construct in a class body: only methods (set fields in __init__)"

@@ -22,7 +22,7 @@ from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
-from movers.lang.functions_model import Source, bind, bind_static, function_of
+from movers.lang.functions_model import Source, bind, bind_static, function_of, parameters
 from movers.lang.granularity import is_boolean
 from movers.lang.runtime_ops import (
     BINOPS,
@@ -172,7 +172,9 @@ class ExpressionCompiler(FunctionCore):
             ref_ = ast.copy_location(ast.Name(id=n, ctx=ast.Load()), e)
             parts.append(self._expr(ref_))
             self.flow("store", ("field", site, f"$cap:{n}"), self.value(ref_))
-        for n, d in lf.default_exprs:
+        # The defaults as they are now: the granularity's lowering may have hoisted their accesses.
+        pos, kwonly, dflts = parameters(e.args)
+        for n, d in [(p.arg, d) for p, d in zip([*pos, *kwonly], dflts, strict=True) if d is not None]:
             parts.append(self.no_calls(d, "in a default value of a nested function or lambda"))
             self.flow("store", ("field", site, f"$def:{n}"), self.value(d))
         self.facts.allocates = True

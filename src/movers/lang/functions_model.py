@@ -32,8 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from movers.ir.machine import ModelError, show
-from movers.ir.machine import Ctx
+from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import ClassInfo, Code, Func, Ref, box
 
 # A parameter's value in a call matched at compile time: the index of the call's argument (positional ones

@@ -105,6 +105,8 @@ def _self_escapes(init: ast.FunctionDef) -> bool:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                 and n.func.value.id == "self":
             return True  # a method called on self may publish it
+        if isinstance(n, (ast.FunctionDef, ast.Lambda)) and n is not init:
+            return True  # a closure made here may set self's fields later, from any thread
     return any(isinstance(n, ast.Name) and n.id == "self" and isinstance(n.ctx, ast.Load) and id(n) not in allowed
                for n in ast.walk(init))
 
@@ -317,6 +319,11 @@ class _Cut:
 
     def _walk(self, e: ast.expr, keep: ast.AST | None) -> ast.expr:
         low = self.low
+        if isinstance(e, ast.Lambda):
+            # Its body runs when it is called (a function of its own); its defaults are evaluated here.
+            e.args.defaults = [self._walk(d, keep) for d in e.args.defaults]
+            e.args.kw_defaults = [None if d is None else self._walk(d, keep) for d in e.args.kw_defaults]
+            return e
         if isinstance(e, (ast.BoolOp, ast.IfExp)) and self._later_events(e):
             return self._short_circuit(e)
         if isinstance(e, ast.Call):
@@ -563,6 +570,9 @@ def _evaluation_order(e: ast.AST) -> list[ast.AST]:
 
     def visit(n: ast.AST) -> None:
         if isinstance(n, ast.Lambda):
+            for d in [*n.args.defaults, *n.args.kw_defaults]:  # evaluated where the lambda is made
+                if d is not None:
+                    visit(d)
             return
         if isinstance(n, ast.Call):
             # A method's name is not a field read: the receiver, then the arguments, then the call.
@@ -675,8 +685,22 @@ def _whole_statement(e: ast.expr) -> bool:
     return isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for")
 
 
+def _evaluated(s: ast.AST) -> list[ast.AST]:
+    """The nodes of ``s`` evaluated where it runs: not the bodies of its lambdas (functions of their own)."""
+    out: list[ast.AST] = []
+    work = [s]
+    while work:
+        n = work.pop()
+        out.append(n)
+        if isinstance(n, ast.Lambda):
+            work.extend(d for d in [*n.args.defaults, *n.args.kw_defaults] if d is not None)
+        else:
+            work.extend(ast.iter_child_nodes(n))
+    return out
+
+
 def _has_whole_call(s: ast.AST) -> bool:
-    for n in ast.walk(s):
+    for n in _evaluated(s):
         if isinstance(n, ast.Call):
             f = n.func
             if isinstance(f, ast.Name) and f.id in _WHOLE_CALLS:
@@ -684,7 +708,7 @@ def _has_whole_call(s: ast.AST) -> bool:
             if isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for"
                                                  or f.attr in CHANGING_METHODS - {"append", "pop"}):
                 return True
-        if isinstance(n, (ast.Lambda, ast.Starred, ast.JoinedStr)) and not isinstance(s, ast.Assert):
+        if isinstance(n, (ast.Starred, ast.JoinedStr)) and not isinstance(s, ast.Assert):
             return True
     return False
 

@@ -183,7 +183,9 @@ class _Walk:
         hidden = _THREAD_FIELDS if cls.is_thread else ()
         for name, v in zip(cls.fields, obj[2:], strict=False):
             if v is not UNBOUND and name not in hidden:
-                self.leaf(f"{path}.{name}", v)
+                if name.startswith("$def:"):
+                    continue  # a closure's evaluated defaults: part of its definition, not of its state
+                self.leaf(f"{path}.{name[5:] if name.startswith('$cap:') else name}", v)
 
     def leaf(self, path: str, v: Any) -> None:
         if type(v) is Ref:

@@ -417,3 +417,59 @@ def test_a_lambdas_defaults_are_accesses_in_pythons_order() -> None:
     them (the lambda's body is not evaluated there)."""
     every_reduction(LAMBDA_DEFAULTS, "violation")
     every_reduction(LAMBDA_DEFAULTS.replace("v != (0, 1)", "v != (2, 0)"), "ok")
+
+
+STARRED = textwrap.dedent("""\
+    from movers.lang import *
+
+    def split(t):
+        first, *rest = t
+        return first, rest
+
+    def main():
+        a, rest = split((1, 2, 3))
+        *init, last = [4, 5, 6]
+        x, *mid, z = (7, 8)
+        rest.append(9)
+        got = (a, rest == [2, 3, 9], init == [4, 5], last, mid == [], x, z)
+        assert got == EXPECTED
+
+    Thread(target=main).start()
+    """)
+
+
+def test_starred_unpacking_agrees_with_cpython(tmp_path: Path) -> None:
+    agree(STARRED.replace("EXPECTED", "(1, True, True, 6, True, 7, 8)"), tmp_path)
+    agree(STARRED.replace("EXPECTED", "(1, True, True, 6, False, 7, 8)"), tmp_path, "violation")
+
+
+STARRED_GLOBALS = textwrap.dedent("""\
+    from movers.lang import *
+
+    a = 0
+    rest = [0]
+    t = (1, 2, 3)
+
+    def reader():
+        x = a
+        y = len(rest)
+        assert not (x == 1 and y == 1)
+
+    def writer():
+        global a, rest
+        a, *rest = t
+
+    Thread(target=reader).start()
+    Thread(target=writer).start()
+    """)
+
+
+def test_starred_unpacking_stores_one_target_at_a_time() -> None:
+    """``a, *rest = t`` writes a, then rest, as CPython's bytecode does: a reader can see one but not the other."""
+    every_reduction(STARRED_GLOBALS, "violation")
+    every_reduction(STARRED_GLOBALS.replace("y == 1)", "y == 3)"), "ok")
+
+
+def test_refused_starred_forms() -> None:
+    r = movers.check("def f():\n    *a, *b = (1, 2)\n")
+    assert r.verdict == "error" and "multiple starred expressions" in (r.error or "")

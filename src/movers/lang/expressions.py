@@ -770,6 +770,8 @@ class ExpressionCompiler(FunctionCore):
                 ctx.set_field(r, element_index(ctx, r, o, index(ctx)), v)
 
             return store_item
+        if isinstance(t, (ast.Tuple, ast.List)) and any(isinstance(x, ast.Starred) for x in t.elts):
+            return self.store_starred(t, value)
         if isinstance(t, (ast.Tuple, ast.List)):
             # Unpacking a tuple gives its items, a list its elements (and reads them all).
             self.facts.uses.append(value)
@@ -787,6 +789,44 @@ class ExpressionCompiler(FunctionCore):
 
             return store_tuple
         raise self.mc.error(t, "unsupported assignment target")
+
+
+    def store_starred(self, t: ast.Tuple | ast.List, value: AV) -> Callable[[Ctx, Any], None]:
+        """``a, *rest, z = v``: as CPython, ``rest`` is a new list of the items between (an allocation)."""
+        stars = [k for k, x in enumerate(t.elts) if isinstance(x, ast.Starred)]
+        if len(stars) > 1:
+            raise self.mc.error(t, "multiple starred expressions in assignment")
+        k = stars[0]
+        item = value | frozenset({("element", value)})
+        self.facts.uses.append(value)
+        self.facts.elements_read = True
+        before = [self.store(x, item) for x in t.elts[:k]]
+        star = t.elts[k]
+        assert isinstance(star, ast.Starred)
+        site = self.new_site(star, "list")
+        self.facts.allocates = True
+        self.flow("store", ("element", site), item)
+        rest = self.store(star.value, site)
+        after = [self.store(x, item) for x in t.elts[k + 1:]]
+        cls = self.list_class(star)
+        least = len(before) + len(after)
+
+        def store_unpacked(ctx: Ctx, v: Any) -> None:
+            if type(v) is Ref and ctx.heap[v.i][0].is_list:
+                v = list_items(ctx, v)
+            if type(v) is not tuple:
+                raise ModelError(f"cannot unpack non-iterable {show(v)}", exc="TypeError")
+            if len(v) < least:
+                raise ModelError(f"not enough values to unpack (expected at least {least}, got {len(v)})",
+                                 exc="ValueError")
+            for p, x in zip(before, v, strict=False):
+                p(ctx, x)
+            middle = v[len(before):len(v) - len(after)]
+            rest(ctx, ctx.alloc((cls, None, *middle)))
+            for p, x in zip(after, v[len(v) - len(after):], strict=True):
+                p(ctx, x)
+
+        return store_unpacked
 
 
 _INT_COMPARISONS: dict[type, Callable[[int, int], bool]] = {

@@ -238,6 +238,8 @@ class Lowering:
             return int(self.is_global(t.id) and t.id not in self.finals.globals)
         if isinstance(t, (ast.Tuple, ast.List)):
             return sum(self._target_events(x) for x in t.elts)
+        if isinstance(t, ast.Starred):
+            return self._target_events(t.value)
         if isinstance(t, ast.Attribute):
             return self._expr_events(t.value) + int(t.attr not in self.finals.fields)
         if isinstance(t, ast.Subscript):
@@ -428,13 +430,16 @@ class _Cut:
             for t in targets:
                 if isinstance(t, (ast.Tuple, ast.List)):
                     names = [_store(self._fresh(), x) for x in t.elts]
-                    elts: list[ast.expr] = list(names)
+                    # ``a, *rest = v``: the starred temporary receives the new list.
+                    elts: list[ast.expr] = [ast.copy_location(ast.Starred(n, ast.Store()), x)
+                                            if isinstance(x, ast.Starred) else n for x, n in zip(t.elts, names,
+                                                                                                  strict=True)]
                     unpack = ast.copy_location(ast.Assign(targets=[ast.copy_location(
                         ast.Tuple(elts, ast.Store()), t)], value=_load(value.id, t)), t)
                     unpack.movers_text = self.stmt_text  # type: ignore[attr-defined]
                     self.pre.append(ast.fix_missing_locations(unpack))
                     for x, n in zip(t.elts, names, strict=True):
-                        self._store_from(x, n.id)
+                        self._store_from(x.value if isinstance(x, ast.Starred) else x, n.id)
                 else:
                     self._store_from(t, value.id)
             last = self.pre.pop()
@@ -708,7 +713,8 @@ def _has_whole_call(s: ast.AST) -> bool:
             if isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for"
                                                  or f.attr in CHANGING_METHODS - {"append", "pop"}):
                 return True
-        if isinstance(n, (ast.Starred, ast.JoinedStr)) and not isinstance(s, ast.Assert):
+        if (isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Starred) and not isinstance(n.ctx, ast.Store))) \
+                and not isinstance(s, ast.Assert):
             return True
     return False
 

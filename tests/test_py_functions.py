@@ -473,3 +473,10 @@ def test_starred_unpacking_stores_one_target_at_a_time() -> None:
 def test_refused_starred_forms() -> None:
     r = movers.check("def f():\n    *a, *b = (1, 2)\n")
     assert r.verdict == "error" and "multiple starred expressions" in (r.error or "")
+
+
+def test_a_nested_defs_defaults_are_accesses_in_pythons_order() -> None:
+    src = LAMBDA_DEFAULTS.replace("    f = lambda x=a, y=b: (x, y)\n", "    def f(x=a, y=b):\n        return (x, y)\n")
+    assert src != LAMBDA_DEFAULTS
+    every_reduction(src, "violation")
+    every_reduction(src.replace("v != (0, 1)", "v != (2, 0)"), "ok")

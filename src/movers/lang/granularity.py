@@ -153,7 +153,19 @@ class Lowering:
                 return self._simple(s)
             except _Whole:
                 return [s]
+        if isinstance(s, ast.FunctionDef):
+            return self._def(s)
         return [s]
+
+    def _def(self, s: ast.FunctionDef) -> list[ast.stmt]:
+        """A nested ``def`` evaluates its defaults where it is made (its body is a function of its own)."""
+        ds = [d for d in [*s.args.defaults, *s.args.kw_defaults] if d is not None]
+        if sum(self._expr_events(d) for d in ds) <= 1 or any(_has_whole_call(d) for d in ds):
+            return [s]
+        cut = _Cut(self, s)
+        s.args.defaults = [cut.value(d) for d in s.args.defaults]
+        s.args.kw_defaults = [None if d is None else cut.value(d) for d in s.args.kw_defaults]
+        return cut.finish(s)
 
     def _simple(self, s: ast.stmt) -> list[ast.stmt]:
         if isinstance(s, ast.Expr) and _whole_statement(s.value):

@@ -6,6 +6,7 @@ twin is found under none and under every reduction (tests/differential.py)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,11 @@ from pathlib import Path
 
 import pytest
 from differential import run_differential
+from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import strategies as st
+from hypothesis.strategies import DrawFn
+from naive_explorer import naive_explore
+from strategies import models
 
 import movers
 from movers.reduce import REDUCTIONS
@@ -480,3 +486,49 @@ def test_a_nested_defs_defaults_are_accesses_in_pythons_order() -> None:
     assert src != LAMBDA_DEFAULTS
     every_reduction(src, "violation")
     every_reduction(src.replace("v != (0, 1)", "v != (2, 0)"), "ok")
+
+
+# -- random models whose threads start through lambdas, closures and keyword arguments ----------------------------
+
+_START = re.compile(r"^Thread\(target=(\w+)(?:, args=\((\d+),\))?\)\.start\(\)$", re.M)
+
+
+@st.composite
+def closure_models(draw: DrawFn) -> tuple[str, str]:
+    """``(original, variant)``: a model of ``strategies.models()`` and the same model whose threads start
+    through a lambda, a closure made by a function, or a lambda's default, calling the worker by keyword:
+    the two mean the same, so they must get the same verdict."""
+    src = draw(models(max_threads=3))
+    forms = []
+
+    def rewrite(m: re.Match[str]) -> str:
+        fn, arg = m.group(1), m.group(2)
+        call = f"{fn}(i={arg})" if arg is not None else f"{fn}()"
+        form = draw(st.sampled_from(["lambda", "closure", "default"]))
+        forms.append(form)
+        if form == "lambda" or arg is None:
+            return f"Thread(target=lambda: {call}).start()"
+        if form == "closure":
+            k = len(forms)
+            return f"run_{k} = make_start({fn}, {arg})\nThread(target=run_{k}).start()"
+        return f"Thread(target=lambda v={arg}: {fn}(i=v)).start()"
+
+    variant = _START.sub(rewrite, src)
+    helper = "def make_start(f, v):\n    def run():\n        f(i=v)\n    return run\n\n"
+    head, _, starts = variant.rpartition("\n\n")
+    return src, head + "\n\n" + helper + starts
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(closure_models())
+def test_random_models_started_through_closures_agree(case: tuple[str, str]) -> None:
+    original, variant = case
+    note(variant)
+    base = movers.check(original, max_states=20000)
+    results = run_differential(variant, list(REDUCTIONS), max_states=20000, compare_kinds=False)
+    r = results["none"]
+    assume(base.verdict != "incomplete" and r.verdict != "incomplete")
+    assert r.verdict == base.verdict, (r.error, base.violations, r.violations)
+    naive = naive_explore(original, max_states=50000)
+    assume(naive.complete)
+    assert r.verdict == naive.verdict

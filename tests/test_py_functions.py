@@ -532,3 +532,66 @@ def test_random_models_started_through_closures_agree(case: tuple[str, str]) -> 
     naive = naive_explore(original, max_states=50000)
     assume(naive.complete)
     assert r.verdict == naive.verdict
+
+
+FIELD_CALLBACKS = textwrap.dedent("""\
+    from movers.lang import *
+
+    class Button:
+        def __init__(self, on_click):
+            self.on_click = on_click
+            self.clicks = 0
+
+        def click(self, n):
+            self.clicks += 1
+            return self.on_click(n)
+
+    def main():
+        b = Button(lambda n: n * 3)
+        r = b.click(2)
+        b.on_click = lambda n: n + 100
+        s = b.on_click(1)
+        assert (r, s, b.clicks) == EXPECTED
+
+    Thread(target=main).start()
+    """)
+
+
+def test_function_values_in_fields_agree_with_cpython(tmp_path: Path) -> None:
+    agree(FIELD_CALLBACKS.replace("EXPECTED", "(6, 101, 1)"), tmp_path)
+    agree(FIELD_CALLBACKS.replace("EXPECTED", "(6, 100, 1)"), tmp_path, "violation")
+
+
+SHARED_CALLBACK = textwrap.dedent("""\
+    from movers.lang import *
+
+    class Holder:
+        def __init__(self):
+            self.cb = lambda v: v
+
+    h = Holder()
+    out = [0, 0]
+
+    def swapper():
+        h.cb = lambda v: v + 1
+
+    def user(i):
+        out[i] = h.cb(10)
+
+    def main():
+        t = Thread(target=swapper)
+        u = Thread(target=user, args=(0,))
+        t.start()
+        u.start()
+        t.join()
+        u.join()
+        assert out[0] == 11
+
+    Thread(target=main).start()
+    """)
+
+
+def test_a_callback_swapped_by_another_thread() -> None:
+    """Which function ``h.cb(10)`` calls depends on when it reads the field: found under every reduction."""
+    every_reduction(SHARED_CALLBACK, "violation")
+    every_reduction(SHARED_CALLBACK.replace("out[0] == 11", "out[0] == 10 or out[0] == 11"), "ok")

@@ -102,6 +102,9 @@ class ExpressionCompiler(FunctionCore):
                                                  is not None) or f.id in self.slot or f.id in self.mc.global_slot
         if isinstance(f, ast.Subscript):
             return True
+        if isinstance(f, ast.Attribute) and f.attr not in _model_methods(self.mc.class_nodes) and (
+                f.attr in _model_fields(self.mc.classes)):
+            return True
         return isinstance(f, ast.Attribute) and not (
             f.attr in BUILTIN_METHODS and f.attr not in _model_methods(self.mc.class_nodes))
 
@@ -494,6 +497,8 @@ class ExpressionCompiler(FunctionCore):
             if f.attr in SYNC_METHODS or (f.attr == "wait_for"
                                           and "wait_for" not in _model_methods(self.mc.class_nodes)):
                 raise self.mc.error(e, f"{f.attr}() must be a statement of its own")
+            if f.attr not in _model_methods(self.mc.class_nodes) and f.attr in _model_fields(self.mc.classes):
+                return self.call_value(e)  # a function value held in a field: self.callback(x)
             if f.attr not in _model_methods(self.mc.class_nodes):
                 # No object of the model could have it: caught here rather than as a runtime error mid-search.
                 raise self.mc.error(f, UNKNOWN_METHODS.get(
@@ -838,6 +843,11 @@ UNKNOWN_METHODS = {
     "locked": "m.locked() is not supported: read the owner instead (m.owner is not None)",
     "is_alive": "t.is_alive() is not supported: join the thread (t.join()), or let it set a flag when it ends",
 }
+
+
+def _model_fields(classes: dict[str, ClassInfo]) -> set[str]:
+    """The names of the fields the model's classes have."""
+    return {f for c in classes.values() for f in c.fields}
 
 
 def _model_methods(class_nodes: dict[str, ast.ClassDef]) -> set[str]:

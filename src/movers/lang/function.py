@@ -372,6 +372,9 @@ class FunctionCore:
                     f.id in self.mc.global_slot)
             if isinstance(f, ast.Subscript):
                 return True
+            if isinstance(f, ast.Attribute) and f.attr not in methods and f.attr not in BUILTIN_METHODS and (
+                    f.attr not in SYNC_METHODS and any(f.attr in c.fields for c in self.mc.classes.values())):
+                return True  # a function value held in a field
             return isinstance(f, ast.Attribute) and f.attr in methods
 
         return Lowering(self.mc.finals, is_global, temp, self.mc.text, model_call, self.mc.lists_grow)

@@ -104,6 +104,8 @@ def test_keywords_and_defaults_agree_with_cpython(tmp_path: Path) -> None:
     ("def main():\n    n = 0\n    def w():\n        return n\n    n = 1\n", "3:5", "the closure reads 'n'"),
     ("def main():\n    def w():\n        return n\n    n = 1\n", "2:5", "assigned only after the closure is made"),
     ("class C:\n    count = 0\n", "2:5", "class attributes are not supported"),
+    ("def main():\n    def f(n):\n        return f(n - 1) if n else 0\n    return f(3)\n", "2:5",
+     "the nested function 'f' calls itself"),
     ("from dataclasses import dataclass\n@dataclass(order=True)\nclass P:\n    x: int\n", "2:2",
      "@dataclass(order=True) is not supported"),
     ("from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int = 0\n    y: int\n", "3:1",

@@ -18,6 +18,7 @@ from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Func, Ref
 from movers.lang.function import NO_VALUE, Fn, FunctionCore
+from movers.lang.functions_model import signature_of
 from movers.lang.runtime_ops import as_tuple, choice_count, extremum, length_of, truth_of
 from movers.lang.syntax import _is_call_to
 
@@ -244,7 +245,7 @@ class BuiltinCompiler(FunctionCore):
             # A closure's captured values reach the new thread through its fields (its first parameters).
             self.flow("store", ("field", self.value(e), "_target"), target_av)
             for code in codes:
-                caps = frozenset({("field", target_av, f"$cap:{n}") for n in code.params[:code.signature.hidden]})
+                caps = frozenset({("field", target_av, f"$cap:{n}") for n in code.params[:signature_of(code).hidden]})
                 self.flow("thread", self.value(e), code, args_av | caps)
         else:
             for code in codes:

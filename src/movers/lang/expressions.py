@@ -22,7 +22,7 @@ from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
-from movers.lang.functions_model import Source, bind, bind_static, function_of, parameters
+from movers.lang.functions_model import Source, bind, bind_static, function_of, parameters, signature_of
 from movers.lang.granularity import is_boolean
 from movers.lang.runtime_ops import (
     BINOPS,
@@ -200,7 +200,7 @@ class ExpressionCompiler(FunctionCore):
         for key in self.mc.value_callees:
             code = self.mc.functions[key]
             self.facts.callees.add(key)
-            ncap = code.signature.hidden
+            ncap = signature_of(code).hidden
             caps = tuple(frozenset({("field", fav, f"$cap:{n}")}) for n in code.params[:ncap])
             self.flow("call", code, (*caps, *(every,) * (len(code.params) - ncap)))
         self.note(e, NO_VALUE.union(*(frozenset({("return", self.mc.functions[k])})
@@ -209,7 +209,7 @@ class ExpressionCompiler(FunctionCore):
         def setup(ctx: Ctx, ret_pc: int) -> None:
             code, first, fields = function_of(ctx, fv(ctx))
             vals = [a(ctx) for a in args]
-            sig = code.signature
+            sig = signature_of(code)
             if keywords or len(code.params) != len(first) + len(vals) or sig.npos != len(code.params):
                 vals = bind(sig, first, vals[:npos], keywords, vals[npos:], fields)
                 ctx.push(code, vals, ret_pc)
@@ -588,7 +588,7 @@ class ExpressionCompiler(FunctionCore):
     def bound(self, e: ast.Call, code: Code, first: int) -> list[Source]:
         """Where each parameter of ``code`` from the ``first`` on gets its value in call ``e`` (CPython's
         TypeError message, at the call, when they do not match)."""
-        how = bind_static(code.signature, len(e.args), [k.arg for k in e.keywords], first)
+        how = bind_static(signature_of(code), len(e.args), [k.arg for k in e.keywords], first)
         if isinstance(how, str):
             raise self.mc.error(e, how)
         return how
@@ -650,11 +650,11 @@ class ExpressionCompiler(FunctionCore):
             if code is None:
                 raise ModelError(f"{cls.name} object has no method '{method}'")
             vals = [a(ctx) for a in args]
-            sig = code.signature
+            sig = signature_of(code)
             if keywords or sig.npos != len(args) + 1 or len(code.params) != sig.npos:
                 # The receiver's class decides which parameters the keywords and defaults fill (CPython's
                 # TypeError when they do not match).
-                vals = bind(code.signature, [r], vals[:npos], keywords, vals[npos:])
+                vals = bind(signature_of(code), [r], vals[:npos], keywords, vals[npos:])
                 ctx.push(code, vals, ret_pc)
                 return
             ctx.push(code, [r, *vals], ret_pc)

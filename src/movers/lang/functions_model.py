@@ -282,6 +282,9 @@ def changing_capture(enclosing: ast.AST, params: set[str], name: str, made_at: a
     fix = (f"bind it as a default (lambda {name}={name}: …, def f({name}={name}): …) or pass it as an argument")
     if name in params and not stores:
         return ""
+    if stores and stores[0] is made_at:
+        return (f"the nested function '{name}' calls itself: recursion through a closure is not supported; define "
+                "it at the top level of the module")
     if name in params or len(stores) > 1 or any(in_loop(enclosing, s) for s in stores):
         return (f"the closure reads '{name}', which changes after the closure is made (a Python closure sees "
                 f"the variable's later values, not the value it had): {fix}")
@@ -303,7 +306,7 @@ def function_of(ctx: Ctx, v: Any) -> tuple[Code, list[Any], tuple[Any, ...]]:
         code = getattr(o[0], "closure", None)
         if code is not None:
             fields = o[2:]
-            return code, list(fields[: code.signature.hidden]), fields
+            return code, list(fields[: signature_of(code).hidden]), fields
     raise call_value_error(v)
 
 
@@ -419,3 +422,12 @@ def dataclass_init(c: ast.ClassDef, base_fields: list[tuple[str, ast.expr | None
     c.body = body or [ast.Pass()]
     spec = DataclassSpec([n for n, _, _ in fields], options.get("eq", True), options.get("frozen", False))
     return spec, fields
+
+
+def signature_of(code: Code) -> Signature:
+    """``code``'s signature; a code made without one (by other means than a ``def``) takes its parameters
+    by position, all required."""
+    sig = code.signature
+    if sig is None:
+        sig = code.signature = Signature(code.name, tuple(code.params), len(code.params))
+    return sig  # type: ignore[no-any-return]

@@ -17,7 +17,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Bool, Func, Ref, Unbound, unbox
-from movers.lang.functions_model import bind, function_of
+from movers.lang.functions_model import bind, function_of, signature_of
 
 
 def check_ref(v: Any, what: str) -> Ref:
@@ -458,7 +458,7 @@ def start_thread(ctx: Ctx, r: Any) -> None:
         else:
             # A lambda, a closure, a function with defaults (lang/functions_model.py).
             code, first, fields = function_of(ctx, target)
-            frame_locals = code.new_frame_locals(bind(code.signature, first, list(args), (), [], fields))
+            frame_locals = code.new_frame_locals(bind(signature_of(code), first, list(args), (), [], fields))
     else:
         code = cls.lookup("run")
         if code is None:

@@ -328,7 +328,7 @@ class ModuleCompiler:
         called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                 and id(n) not in called and n.id in self.function_nodes}
-        self.value_callees = sorted(used) + [lf.key for lf in self.lifted.values()]  # type: ignore[attr-defined]
+        self.value_callees = sorted(used) + [lf.key for lf in self.lifted.values()]
         for name in used:
             if self.function_nodes[name].decorator_list:
                 raise self.error(self.function_nodes[name], f"'{name}' is decorated: it cannot be used as a value")
@@ -368,7 +368,6 @@ class ModuleCompiler:
                     raise self.error(child, why)
             pos, kwonly, defaults = parameters(child.args)
             dnames = [p.arg for p, d in zip([*pos, *kwonly], defaults, strict=True) if d is not None]
-            dexprs = [(p.arg, d) for p, d in zip([*pos, *kwonly], defaults, strict=True) if d is not None]
             own_params = [p.arg for p in (*pos, *kwonly)]
             body = [ast.Return(value=child.body)] if isinstance(child, ast.Lambda) else child.body
             synth = ast.FunctionDef(
@@ -390,9 +389,7 @@ class ModuleCompiler:
             if cls is not None:
                 cls.closure = code  # type: ignore[attr-defined]
             self.functions[key] = code
-            lf = Lifted(synth, qn, code, captured, dexprs, cls)
-            lf.func = Func(qn, code) if cls is None else None  # type: ignore[attr-defined]
-            lf.key = key  # type: ignore[attr-defined]
+            lf = Lifted(synth, qn, code, captured, cls, Func(qn, code) if cls is None else None, key)
             self.lifted[id(child)] = lf
             self._lift(synth, qn)
 

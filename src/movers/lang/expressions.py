@@ -166,7 +166,7 @@ class ExpressionCompiler(FunctionCore):
         if lf is None:
             raise self.mc.error(e, "unsupported construct: a lambda here")
         if lf.cls is None:
-            func = lf.func  # type: ignore[attr-defined]
+            func = lf.func
             return lambda ctx: func
         cls = lf.cls
         parts: list[Fn] = []

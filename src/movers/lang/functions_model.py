@@ -178,16 +178,17 @@ def boxed_defaults(names: list[str], values: list[Any]) -> dict[str, Any]:
 
 @dataclass(eq=False)
 class Lifted:
-    """A lambda or nested ``def`` compiled as a function of its own: ``captured`` are the enclosing
-    variables it reads (its first parameters), ``default_exprs`` the defaults its definition evaluates (the
-    next parameters' values when a call omits them: fields after the captured ones)."""
+    """A lambda or nested ``def`` compiled as a function of its own (``node``: the ``def`` made of it, whose
+    first parameters are ``captured``, the enclosing variables it reads). Its values hold the captured values
+    and then the defaults its definition evaluates (``ExpressionCompiler.function_value``), as fields."""
 
     node: ast.FunctionDef | ast.Lambda
     qualname: str
     code: Code
     captured: list[str]
-    default_exprs: list[tuple[str, ast.expr]]
     cls: ClassInfo | None = None  # the class of its values (None: no captured variable and no default)
+    func: Func | None = None  # its value when it has no class: one interned Func
+    key: str = ""  # its name among the module's functions (``Program.functions``, callee names)
 
 
 def free_variables(fn: ast.FunctionDef | ast.Lambda) -> list[str]:

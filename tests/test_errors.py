@@ -36,7 +36,7 @@ def cli(tmp_path, src: str, *args: str) -> tuple[int, str, str]:
         ("x = 1.5\n", "1:5", "unsupported value"),
         ("x = 3 / 2\n", "1:5", "use //"),
         ("def f():\n    y = zz\n", "2:9", "name 'zz' is not defined"),
-        ("def f():\n    x = 0\n    def g():\n        nonlocal x\n        x = 1\n", "4:9", "nonlocal"),
+        ("def f():\n    nonlocal x\n    x = 1\n", "2:5", "nonlocal is only allowed in a nested function"),
         ("def f(a=[]):\n    pass\n", "1:9", "mutable default value for 'a'"),
         ("x = 0\nexclusive(y, lambda t: True)\n", "2:11", "not a global variable"),
         ("def f():\n    return g()\n", "2:12", "unknown function 'g'"),

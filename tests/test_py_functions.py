@@ -104,6 +104,8 @@ def test_keywords_and_defaults_agree_with_cpython(tmp_path: Path) -> None:
     ("def main():\n    n = 0\n    def w():\n        return n\n    n = 1\n", "3:5", "the closure reads 'n'"),
     ("def main():\n    def w():\n        return n\n    n = 1\n", "2:5", "assigned only after the closure is made"),
     ("class C:\n    count = 0\n", "2:5", "class attributes are not supported"),
+    ("def f():\n    nonlocal x\n    x = 1\n", "2:5", "nonlocal is only allowed in a nested function"),
+    ("def f():\n    def g():\n        nonlocal zz\n        zz = 1\n", "2:5", "no binding for nonlocal 'zz' found"),
     ("def main():\n    def f(n):\n        return f(n - 1) if n else 0\n    return f(3)\n", "2:5",
      "the nested function 'f' calls itself"),
     ("from dataclasses import dataclass\n@dataclass(order=True)\nclass P:\n    x: int\n", "2:2",
@@ -597,3 +599,80 @@ def test_a_callback_swapped_by_another_thread() -> None:
     """Which function ``h.cb(10)`` calls depends on when it reads the field: found under every reduction."""
     every_reduction(SHARED_CALLBACK, "violation")
     every_reduction(SHARED_CALLBACK.replace("out[0] == 11", "out[0] == 10 or out[0] == 11"), "ok")
+
+
+NONLOCAL = textwrap.dedent("""\
+    from movers.lang import *
+
+    def main():
+        count = 0
+        lock = Lock()
+
+        def worker(k=1):
+            nonlocal count
+            with lock:
+                count += k
+
+        def peek():
+            return count
+
+        ts = [Thread(target=worker), Thread(target=lambda: worker(2))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        seen = peek()
+        assert count == 3 and seen == 3
+
+    Thread(target=main).start()
+    """)
+
+
+def test_nonlocal_variables_are_shared_cells() -> None:
+    """``nonlocal count``: the function and its closures share the variable (a cell, as CPython's); a closure
+    that only reads it sees its later values; unlocked, the lost update is found under every reduction."""
+    every_reduction(NONLOCAL, "ok")
+    bug = NONLOCAL.replace("        with lock:\n            count += k", "        count += k")
+    assert bug != NONLOCAL
+    every_reduction(bug, "violation")
+
+
+NONLOCAL_VALUES = textwrap.dedent("""\
+    def counter(start):
+        n = start
+
+        def bump(by=1):
+            nonlocal n
+            n += by
+            return n
+
+        def get():
+            return n
+
+        return bump, get
+
+    bump, get = counter(10)
+    a = bump()
+    b = bump(by=5)
+    c = get()
+
+    def outer():
+        x = 1
+
+        def middle():
+            def inner():
+                nonlocal x
+                x = x * 7
+            inner()
+            return x
+
+        return middle() + x
+
+    d = outer()
+    assert (a, b, c, d) == EXPECTED
+    """)
+
+
+def test_nonlocal_agrees_with_cpython(tmp_path: Path) -> None:
+    agree(NONLOCAL_VALUES.replace("EXPECTED", "(11, 16, 16, 14)"), tmp_path)
+    agree(NONLOCAL_VALUES.replace("EXPECTED", "(11, 16, 10, 14)"), tmp_path, "violation")

@@ -196,6 +196,8 @@ def _track(line: str) -> str:
 
 def _variable(fc: CompiledFunction, name: str) -> tuple[str, int] | None:
     """Where a name lives, exactly as ``ExpressionCompiler.e_Name`` decides it."""
+    if name in getattr(fc, "cells", ()):
+        return None  # in a cell (nonlocal): the closures' business
     if name in fc.slot and name not in fc.global_names:
         return "loc", fc.slot[name]
     if name in fc.mc.global_slot:

@@ -67,6 +67,8 @@ from movers.lang.functions_model import (
     dataclass_options,
     default_message,
     free_variables,
+    needs,
+    own_cells,
     own_nodes,
     parameters,
     refuse_star,
@@ -108,6 +110,8 @@ class ModuleCompiler:
         # values a call through a variable may call (``value_callees``).
         self.lifted: dict[int, Lifted] = {}
         self.value_callees: list[str] = []
+        # The variables that live in cells, by the id of the function's ``ast`` node (``_lift``).
+        self.cells: dict[int, frozenset[str]] = {}
         # @dataclass classes, by name: their spec, and their fields with defaults (for a dataclass subclass).
         self.dataclasses: dict[str, DataclassSpec] = {}
         self.dataclass_fields: dict[str, list[tuple[str, Any, str]]] = {}
@@ -333,9 +337,17 @@ class ModuleCompiler:
             if self.function_nodes[name].decorator_list:
                 raise self.error(self.function_nodes[name], f"'{name}' is decorated: it cannot be used as a value")
 
-    def _lift(self, fn: ast.AST, qual: str) -> None:
+    def _lift(self, fn: ast.AST, qual: str, inherited: frozenset[str] = frozenset()) -> None:
         predicates = {id(n.args[0]) for n in own_nodes(fn) if isinstance(n, ast.Call) and n.args
                       and isinstance(n.func, ast.Attribute) and n.func.attr == "wait_for"}
+        # The variables that live in cells (``nonlocal``): its own, and the captured ones that are cells of an
+        # enclosing function (their values are the cells).
+        cells = set(inherited) | own_cells(fn)
+        if cells:
+            self.cells[id(fn)] = frozenset(cells)
+        for n in own_nodes(fn):
+            if isinstance(n, ast.Nonlocal) and (isinstance(fn, ast.Module) or not qual or ".<locals>." not in qual):
+                raise self.error(n, "nonlocal is only allowed in a nested function")
         if isinstance(fn, ast.Module):
             scope: set[str] = set()
             params: set[str] = set()
@@ -362,8 +374,12 @@ class ModuleCompiler:
                 if key in self.functions:
                     key += "'"
             captured = [n for n in free_variables(child) if n in scope]
+            captured += sorted(n for n in needs(child) if n in scope and n not in captured)
+            for n in needs(child):
+                if n not in scope and n not in cells:
+                    raise self.error(child, f"no binding for nonlocal '{n}' found")
             for n in captured:
-                why = changing_capture(fn, params, n, child)
+                why = "" if n in cells else changing_capture(fn, params, n, child)
                 if why:
                     raise self.error(child, why)
             pos, kwonly, defaults = parameters(child.args)
@@ -391,7 +407,7 @@ class ModuleCompiler:
             self.functions[key] = code
             lf = Lifted(synth, qn, code, captured, cls, Func(qn, code) if cls is None else None, key)
             self.lifted[id(child)] = lf
-            self._lift(synth, qn)
+            self._lift(synth, qn, frozenset(n for n in captured if n in cells))
 
     def _check_pure(self, program: Program, invariant: Code) -> None:
         """An @invariant is evaluated in every state and must not change it, block or branch: reject, at the

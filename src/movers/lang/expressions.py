@@ -20,7 +20,7 @@ from typing import Any
 
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, new_object, show
-from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
+from movers.ir.program import FIELDS, MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
 from movers.lang.functions_model import Source, bind, bind_static, function_of, parameters, signature_of
 from movers.lang.granularity import is_boolean
@@ -118,6 +118,8 @@ class ExpressionCompiler(FunctionCore):
 
     def e_Name(self, e: ast.Name) -> Fn:
         name = e.id
+        if name in self.cells and name in self.slot and name not in self.global_names:
+            return self.read_cell(e)
         if name in self.slot and name not in self.global_names:
             i = self.slot[name]
             self.note(e, frozenset({("local", i)}))
@@ -156,6 +158,28 @@ class ExpressionCompiler(FunctionCore):
             raise self.mc.error(e, f"'{name}' is not allowed: a model is parsed, never executed")
         raise self.mc.error(e, f"name '{name}' is not defined")
 
+    def read_cell(self, e: ast.Name) -> Fn:
+        """A variable in a cell (``nonlocal``): read from the cell its slot holds, an access to the heap."""
+        name, i = e.id, self.slot[e.id]
+        cell = frozenset({("local", i)})
+        self.facts.fields_read.add("$cell")
+        self.facts.uses.append(cell)
+        self.note(e, frozenset({("field", cell, "$cell")}))
+
+        def run(ctx: Ctx) -> Any:
+            r = ctx.loc[i]
+            if ctx.track:
+                ctx.reads.append((r, FIELDS))
+            v = ctx.heap[r.i][FIELDS]
+            if type(v) in BOXED:
+                if v is UNBOUND:
+                    raise ModelError(f"cannot access free variable '{name}' where it is not associated with a "
+                                     "value in enclosing scope", exc="NameError")
+                return unbox(v)
+            return v
+
+        return run
+
     def e_Lambda(self, e: ast.Lambda) -> Fn:
         return self.function_value(e)
 
@@ -172,6 +196,11 @@ class ExpressionCompiler(FunctionCore):
         parts: list[Fn] = []
         site = self.new_site(e, cls.name)
         for n in lf.captured:
+            if n in self.cells:  # the closure shares the variable: it captures the cell
+                i = self.slot[n]
+                parts.append(lambda ctx, i=i: ctx.loc[i])
+                self.flow("store", ("field", site, f"$cap:{n}"), frozenset({("local", i)}))
+                continue
             ref_ = ast.copy_location(ast.Name(id=n, ctx=ast.Load()), e)
             parts.append(self._expr(ref_))
             self.flow("store", ("field", site, f"$cap:{n}"), self.value(ref_))
@@ -715,6 +744,13 @@ class ExpressionCompiler(FunctionCore):
         """The store into target ``t``; ``value`` is the abstract value stored (for the facts' flows)."""
         if isinstance(t, ast.Name):
             name = t.id
+            if name in self.cells and name in self.slot and name not in self.global_names:
+                i = self.slot[name]
+                cell = frozenset({("local", i)})
+                self.facts.fields_written.add("$cell")
+                self.facts.uses.append(cell)
+                self.flow("store", ("field", cell, "$cell"), value)
+                return lambda ctx, v: ctx.set_field(ctx.loc[i], FIELDS, v)
             if name in self.slot and name not in self.global_names and not self.is_module:
                 i = self.slot[name]
                 self.flow("store", ("local", i), value)

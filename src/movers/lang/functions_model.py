@@ -21,8 +21,13 @@ definition) whose fields hold those values: an object like any other, so that th
 symmetry reduction and every escape analysis walk the references a closure holds. CPython's closures share
 the enclosing variable (a cell), not its value: the two agree only when the variable does not change after
 the closure is made, so a closure over a variable assigned more than once (a loop variable, a counter) is
-refused with a message saying to bind it as a default (``lambda i=i: …``) or pass it as an argument;
-``nonlocal`` is refused likewise.
+refused with a message saying to bind it as a default (``lambda i=i: …``) or pass it as an argument.
+
+``nonlocal x``: then ``x`` lives in a *cell*, as in CPython: a heap object (class ``CELL``) made when the
+function that binds ``x`` is entered, whose one field is the variable's value. That function and every
+closure that reads or rebinds ``x`` hold the cell (a closure captures the cell, not the value), and every
+read and write of ``x`` is an access to the cell's field, shared memory for the granularity and for every
+reduction (``own_cells``, ``needs``).
 """
 
 from __future__ import annotations
@@ -206,6 +211,7 @@ def free_variables(fn: ast.FunctionDef | ast.Lambda) -> list[str]:
                 bound.add(n.name)
             elif isinstance(n, ast.Global):
                 declared_global.update(n.names)
+    bound -= nonlocals(fn)
     out: list[str] = []
     for b in body:
         for n in ast.walk(b):
@@ -432,3 +438,44 @@ def signature_of(code: Code) -> Signature:
     if sig is None:
         sig = code.signature = Signature(code.name, tuple(code.params), len(code.params))
     return sig  # type: ignore[no-any-return]
+
+
+# -- nonlocal: cells -----------------------------------------------------------------------------------------------
+
+
+def nonlocals(fn: ast.AST) -> set[str]:
+    """The names ``fn`` declares ``nonlocal`` (in its own scope)."""
+    return {x for n in own_nodes(fn) if isinstance(n, ast.Nonlocal) for x in n.names}
+
+
+def bound_here(fn: ast.AST) -> set[str]:
+    """The names ``fn``'s own scope binds (parameters, assignments, nested defs), ``nonlocal`` ones apart."""
+    a = getattr(fn, "args", None)
+    out = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} if a is not None else set()
+    out |= {n.id for n in own_nodes(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    out |= {n.name for n in own_nodes(fn) if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n is not fn}
+    return out - nonlocals(fn)
+
+
+def needs(fn: ast.AST) -> set[str]:
+    """The enclosing variables ``fn`` (a nested function) or the functions nested in it rebind with
+    ``nonlocal``: the variables that must be cells in the function that binds them."""
+    out = set(nonlocals(fn))
+    mine = bound_here(fn)
+    for child in own_nodes(fn):
+        if isinstance(child, (ast.FunctionDef, ast.Lambda)) and child is not fn:
+            out |= {n for n in needs(child) if n not in mine}
+    return out
+
+
+def own_cells(fn: ast.AST) -> set[str]:
+    """The variables of ``fn`` that a nested function rebinds with ``nonlocal``: each lives in a cell, a heap
+    object the function and its closures share, as CPython's cells."""
+    mine = bound_here(fn)
+    return {n for child in own_nodes(fn) if isinstance(child, (ast.FunctionDef, ast.Lambda)) and child is not fn
+            for n in needs(child) if n in mine}
+
+
+# The class of cells: one field, the variable's value (named with '$': no model field can be taken for it).
+CELL = ClassInfo("cell", ["$cell"], builtin="cell")
+CELL.finish()

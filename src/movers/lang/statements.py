@@ -267,6 +267,9 @@ class StatementCompiler(FunctionCore):
         if self.is_module:
             raise self.mc.error(s, "'global' at module level")
 
+    def stmt_Nonlocal(self, s: ast.Nonlocal) -> None:
+        """A declaration (compile_function checked it): its names live in cells."""
+
     def stmt_Return(self, s: ast.Return) -> None:
         if self.is_module:
             raise self.mc.error(s, "'return' outside a function")

@@ -188,6 +188,10 @@ class _Walk:
                 self.leaf(f"{path}.{name[5:] if name.startswith('$cap:') else name}", v)
 
     def leaf(self, path: str, v: Any) -> None:
+        if type(v) is Ref and self.state[1][v.i][0].builtin == "cell":
+            v = self.state[1][v.i][2]  # a variable in a cell (nonlocal) shows its value
+            if v is UNBOUND:
+                return
         if type(v) is Ref:
             obj = self.state[1][v.i]
             if obj[0].is_list:

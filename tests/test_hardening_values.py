@@ -263,8 +263,8 @@ def test_a_local_assigned_none_is_bound() -> None:
 
 
 @pytest.mark.parametrize("src, message", [
-    ("def f():\n    pass\nx = f\n", "functions are not values"),
-    ("def f():\n    pass\ndef g():\n    h = f\nThread(target=g).start()\n", "functions are not values"),
+    ("def f(*a):\n    pass\n", "*a in a definition"),
+    ("def f(**k):\n    pass\nx = f\n", "**k in a definition"),
     ("class C:\n    pass\nx = C\n", "classes are not values"),
     ("class C:\n    def __eq__(self, o):\n        return True\n", "special method '__eq__'"),
     ("class C:\n    @staticmethod\n    def m(a):\n        return a\n", "unsupported decorator"),

@@ -282,6 +282,8 @@ class Code:
     # (pc intervals ((start, end), ...), handler pc, the hidden local the exception in flight goes to, what
     # it may stop: None (a cleanup that re-raises), True (anything), or the classes of its except clauses).
     handlers: tuple[tuple[tuple[tuple[int, int], ...], int, int, Any], ...] = ()
+    # How a call's arguments fill ``params`` (keywords, defaults): a ``lang/functions_model.Signature``.
+    signature: Any = None
 
     @property
     def nlocals(self) -> int:

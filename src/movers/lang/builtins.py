@@ -18,6 +18,7 @@ from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Func, Ref
 from movers.lang.function import NO_VALUE, Fn, FunctionCore
+from movers.lang.functions_model import signature_of
 from movers.lang.runtime_ops import as_tuple, choice_count, extremum, length_of, truth_of
 from movers.lang.syntax import _is_call_to
 
@@ -201,13 +202,23 @@ class BuiltinCompiler(FunctionCore):
         daemon = False
         if e.args:
             raise self.mc.error(e, "use Thread(target=f, args=(…))")
+        codes: list[Any] = []  # the functions the thread may run
+        func: Func | None = None
         for k in e.keywords:
             if k.arg == "target":
-                if not (isinstance(k.value, ast.Name) and k.value.id in self.mc.functions
+                if (isinstance(k.value, ast.Name) and k.value.id in self.mc.funcs
                         and k.value.id not in self.slot):
-                    raise self.mc.error(k.value, "Thread target must be the name of a model function")
-                func = self.mc.funcs[k.value.id]
-                target = lambda ctx, func=func: func  # noqa: E731
+                    func = self.mc.funcs[k.value.id]
+                    target = lambda ctx, func=func: func  # noqa: E731
+                    codes = [func.code]
+                else:
+                    # A lambda, a nested function, a function value: known at run time (runtime_ops.start_thread).
+                    target = self._expr(k.value)
+                    lf = self.mc.lifted.get(id(k.value))
+                    codes = [lf.code] if lf is not None else [self.mc.functions[n] for n in self.mc.value_callees]
+                    if not codes:
+                        raise self.mc.error(k.value, "Thread target must be a function of the model, a lambda "
+                                            "or a nested function")
             elif k.arg == "args":
                 args = self._expr(k.value)
             elif k.arg == "name":
@@ -225,7 +236,10 @@ class BuiltinCompiler(FunctionCore):
                 raise self.mc.error(k, f"unsupported Thread argument '{k.arg}'")
         if target is None:
             raise self.mc.error(e, "Thread(target=f, args=(…)) needs a target")
-        if label is not None or daemon:
+        if daemon and func is None:
+            raise self.mc.error(e, "Thread(daemon=True) needs target= the name of a function of the model (def): "
+                                "a daemon lambda or closure is not supported yet")
+        if (label is not None or daemon) and func is not None:
             # A Func of its own per named (or daemon) call site: the name travels with the thread object to its
             # start, where reports pick it up (the thread's code stays the function's).
             named = Func(func.name, func.code, label, self.mc.daemon_slot if daemon else None)
@@ -235,13 +249,46 @@ class BuiltinCompiler(FunctionCore):
         self.note(e, self.new_site(e, "Thread"))
         args_av = NO_VALUE.union(*(self.value(k.value) for k in e.keywords if k.arg == "args"))
         self.flow("store", ("field", self.value(e), "_args"), args_av)
-        self.flow("thread", self.value(e), func.code, args_av)
+        target_av = NO_VALUE.union(*(self.value(k.value) for k in e.keywords if k.arg == "target"))
+        if target_av:
+            # A closure's captured values reach the new thread through its fields (its first parameters).
+            self.flow("store", ("field", self.value(e), "_target"), target_av)
+            for code in codes:
+                caps = frozenset({("field", target_av, f"$cap:{n}") for n in code.params[:signature_of(code).hidden]})
+                self.flow("thread", self.value(e), code, args_av | caps)
+        else:
+            for code in codes:
+                self.flow("thread", self.value(e), code, args_av)
 
         def run(ctx: Ctx) -> Ref:
             a = args(ctx)
             if type(a) is not tuple:
                 raise ModelError("Thread args must be a tuple", exc="TypeError")
             return ctx.alloc((THREAD, None, None, t(ctx), a))
+
+        return run
+
+    def b_isinstance(self, e: ast.Call) -> Fn:
+        """``isinstance(x, C)`` for a class of the model (its subclasses included) or a built-in type (``int``
+        holds for bools, as in Python), or a tuple of those. An object's class never changes: no access."""
+        if len(e.args) != 2 or e.keywords:
+            raise self.mc.error(e, "isinstance() takes exactly two arguments")
+        x = self._expr(e.args[0])
+        kinds = e.args[1].elts if isinstance(e.args[1], ast.Tuple) else [e.args[1]]
+        tests: list[Callable[[Ctx, Any], bool]] = []
+        for k in kinds:
+            if isinstance(k, ast.Name) and k.id in self.mc.classes and k.id not in self.slot:
+                cls = self.mc.classes[k.id]
+                tests.append(lambda ctx, v, cls=cls: type(v) is Ref and ctx.heap[v.i][0].is_subclass_of(cls))
+            elif isinstance(k, ast.Name) and k.id in _BUILTIN_TYPES and k.id not in self.slot:
+                tests.append(_BUILTIN_TYPES[k.id])
+            else:
+                raise self.mc.error(k, "isinstance(x, C): C must be a class of the model, int, bool, str, tuple or "
+                                       "list, or a tuple of those")
+
+        def run(ctx: Ctx) -> bool:
+            v = x(ctx)
+            return any(t(ctx, v) for t in tests)
 
         return run
 
@@ -256,3 +303,12 @@ class BuiltinCompiler(FunctionCore):
 
     def b_assume(self, e: ast.Call) -> Fn:
         raise self.mc.error(e, "assume(…) must be a statement of its own")
+
+
+_BUILTIN_TYPES: dict[str, Callable[[Ctx, Any], bool]] = {
+    "int": lambda ctx, v: type(v) is int or type(v) is bool,
+    "bool": lambda ctx, v: type(v) is bool,
+    "str": lambda ctx, v: type(v) is str,
+    "tuple": lambda ctx, v: type(v) is tuple,
+    "list": lambda ctx, v: type(v) is Ref and ctx.heap[v.i][0].is_list,
+}

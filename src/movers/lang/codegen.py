@@ -196,6 +196,8 @@ def _track(line: str) -> str:
 
 def _variable(fc: CompiledFunction, name: str) -> tuple[str, int] | None:
     """Where a name lives, exactly as ``ExpressionCompiler.e_Name`` decides it."""
+    if name in getattr(fc, "cells", ()):
+        return None  # in a cell (nonlocal): the closures' business
     if name in fc.slot and name not in fc.global_names:
         return "loc", fc.slot[name]
     if name in fc.mc.global_slot:
@@ -429,6 +431,8 @@ def _store_element(fc: CompiledFunction, target: ast.Subscript, v: str, src: _So
 def _store_field(fc: CompiledFunction, target: ast.Attribute, v: str, src: _Source) -> bool:
     """``obj.f = v``, as ``store_field`` and ``Ctx.set_field`` do for values that are not references (the
     fields of builtin objects and of threads are the closures' business: they refuse some)."""
+    if any(spec.frozen for spec in getattr(fc.mc, "dataclasses", {}).values()):
+        return False  # a frozen dataclass's fields: the closures raise FrozenInstanceError
     x = src.temp()
     src.add(f"{x} = {v}")  # the value first, as the closures evaluate it
     r = reference(fc, target.value, src)

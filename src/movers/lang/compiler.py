@@ -52,12 +52,31 @@ from movers.ir.program import (
     LockingDeclaration,
     Node,
     Program,
+    box,
 )
 from movers.lang.builtins import BuiltinCompiler
 from movers.lang.concurrency import ConcurrencyCompiler
 from movers.lang.errors import MAX_ERRORS, ModelSyntaxError, at, collected
 from movers.lang.exceptions import ExceptionCompiler
 from movers.lang.expressions import ExpressionCompiler
+from movers.lang.functions_model import (
+    DataclassSpec,
+    FieldDefault,
+    Lifted,
+    Signature,
+    changing_capture,
+    closure_class,
+    constant_value,
+    dataclass_init,
+    dataclass_options,
+    default_message,
+    free_variables,
+    needs,
+    own_cells,
+    own_nodes,
+    parameters,
+    refuse_star,
+)
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.imports import resolve_imports
 from movers.lang.statements import StatementCompiler
@@ -92,6 +111,16 @@ class ModuleCompiler:
         self.functions: dict[str, Code] = {}
         self.function_nodes: dict[str, ast.FunctionDef] = {}
         self.funcs: dict[str, Func] = {}
+        # Lambdas and nested functions, by the id of their ``ast`` node (``_lift``), and the functions whose
+        # values a call through a variable may call (``value_callees``).
+        self.lifted: dict[int, Lifted] = {}
+        self.value_callees: list[str] = []
+        # The variables that live in cells, by the id of the function's ``ast`` node (``_lift``).
+        self.cells: dict[int, frozenset[str]] = {}
+        # @dataclass classes, by name: their spec, and their fields with defaults (for a dataclass subclass).
+        self.dataclasses: dict[str, DataclassSpec] = {}
+        self.dataclass_fields: dict[str, list[tuple[str, Any, str]]] = {}
+        self.compared_fields: frozenset[str] = frozenset()
         self.invariants: list[tuple[str, Code]] = []
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
@@ -169,8 +198,12 @@ class ModuleCompiler:
             self.global_slot["$daemons"] = self.daemon_slot
             self.globals.append("$daemons")
         self._declare_classes()
+        self._lift_all(tree, init_body)
+        # What comparing two objects may read: every field of a dataclass that compares by its fields.
+        self.compared_fields = frozenset(f for spec in self.dataclasses.values() if spec.eq for f in spec.fields)
         self.list_globals = _list_globals(tree, self.global_slot)
         bodies = [(fn, False) for fn in self.function_nodes.values()]
+        bodies += [(lf.node, False) for lf in self.lifted.values()]  # type: ignore[misc]
         bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
                    if isinstance(item, ast.FunctionDef)]
         late = self._after_first_start(init_body)
@@ -254,6 +287,7 @@ class ModuleCompiler:
                 raise self.error(s, "unsupported construct: async def")
             elif isinstance(s, ast.ClassDef):
                 self._new_name(s)
+                self._class_decorators(s)
                 self.class_nodes[s.name] = s
             elif (
                 isinstance(s, ast.Expr)
@@ -306,6 +340,21 @@ class ModuleCompiler:
             if r is True or r & starting:  # type: ignore[operator]
                 return init_body[i:]
         return []
+    def _class_decorators(self, c: ast.ClassDef) -> None:
+        """``@dataclass``: the class's annotated fields become its ``__init__`` (lang/functions_model.py)."""
+        for d in c.decorator_list:
+            options = dataclass_options(d)
+            if options is None:
+                raise self.error(d, "unsupported decorator on a class (only @dataclass)")
+            if isinstance(options, str):
+                raise self.error(d, options)
+            base = c.bases[0].id if len(c.bases) == 1 and isinstance(c.bases[0], ast.Name) else None
+            made = dataclass_init(c, self.dataclass_fields.get(base or "", []), options)
+            if isinstance(made[1], str):
+                raise self.error(made[0], made[1])
+            spec, fields = made
+            self.dataclasses[c.name] = spec  # type: ignore[assignment]
+            self.dataclass_fields[c.name] = fields  # type: ignore[assignment]
 
     def _new_name(self, s: ast.FunctionDef | ast.ClassDef) -> None:
         if s.name in self.function_nodes or s.name in self.class_nodes:
@@ -315,7 +364,7 @@ class ModuleCompiler:
         """A slot for every name the initialisation assigns, in the order of first assignment."""
         for s in init_body:
             for n in ast.walk(s):
-                if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Lambda)):
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
                     raise self.error(n, "unsupported construct: definitions must be at the top level of a model")
                 # ``except E as e`` assigns ``e`` too.
                 name = (n.id if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
@@ -335,6 +384,9 @@ class ModuleCompiler:
             self.funcs[name] = Func(name, code)
         for c in self.class_nodes.values():
             self._declare_methods(c)
+        for cname, spec in self.dataclasses.items():
+            if spec.frozen:  # only its __init__ may set its fields (CPython's FrozenInstanceError)
+                self.classes[cname].frozen_init = self.classes[cname].lookup("__init__")  # type: ignore[attr-defined]
         for name, fn in self.function_nodes.items():
             with self.collecting():
                 self._compile_function(name, fn)
@@ -344,6 +396,9 @@ class ModuleCompiler:
                 if isinstance(item, ast.FunctionDef):
                     with self.collecting():
                         FunctionCompiler(self, info.methods[item.name], item, info).compile_function()
+        for lf in self.lifted.values():
+            with self.collecting():
+                FunctionCompiler(self, lf.code, lf.node, None).compile_function()  # type: ignore[arg-type]
 
     def _compile_function(self, name: str, fn: ast.FunctionDef) -> None:
         decorators = [self._decorator_name(d) for d in fn.decorator_list]
@@ -352,9 +407,102 @@ class ModuleCompiler:
                 raise self.error(dn, f"unsupported decorator '@{d}' on a function")
         FunctionCompiler(self, self.functions[name], fn, None).compile_function()
         if "invariant" in decorators:
-            if fn.args.args:
+            if self.functions[name].params:
                 raise self.error(fn, "an @invariant takes no arguments")
             self.invariants.append((name, self.functions[name]))
+
+    # -- lambdas and nested functions (lang/functions_model.py) -----------------------------------------------
+
+    def _lift_all(self, tree: ast.Module, init_body: list[ast.stmt]) -> None:
+        """Make a function of its own of every lambda and nested ``def``; list the functions whose values a
+        call through a variable may call (every one used as a value, every lifted one)."""
+        for name, fn in self.function_nodes.items():
+            self._lift(fn, name)
+        for cname, c in self.class_nodes.items():
+            for item in c.body:
+                if isinstance(item, ast.FunctionDef):
+                    self._lift(item, f"{cname}.{item.name}")
+        module = ast.Module(body=init_body, type_ignores=[])
+        self._lift(module, "")
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                and id(n) not in called and n.id in self.function_nodes}
+        self.value_callees = sorted(used) + [lf.key for lf in self.lifted.values()]
+        for name in used:
+            if self.function_nodes[name].decorator_list:
+                raise self.error(self.function_nodes[name], f"'{name}' is decorated: it cannot be used as a value")
+
+    def _lift(self, fn: ast.AST, qual: str, inherited: frozenset[str] = frozenset()) -> None:
+        predicates = {id(n.args[0]) for n in own_nodes(fn) if isinstance(n, ast.Call) and n.args
+                      and isinstance(n.func, ast.Attribute) and n.func.attr == "wait_for"}
+        # The variables that live in cells (``nonlocal``): its own, and the captured ones that are cells of an
+        # enclosing function (their values are the cells).
+        cells = set(inherited) | own_cells(fn)
+        if cells:
+            self.cells[id(fn)] = frozenset(cells)
+        for n in own_nodes(fn):
+            if isinstance(n, ast.Nonlocal) and (isinstance(fn, ast.Module) or not qual or ".<locals>." not in qual):
+                raise self.error(n, "nonlocal is only allowed in a nested function")
+        if isinstance(fn, ast.Module):
+            scope: set[str] = set()
+            params: set[str] = set()
+        else:
+            a = fn.args  # type: ignore[attr-defined]
+            params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+            declared = {x for n in own_nodes(fn) if isinstance(n, ast.Global) for x in n.names}
+            scope = params | {n.id for n in own_nodes(fn) if isinstance(n, ast.Name)
+                              and isinstance(n.ctx, ast.Store) and n.id not in declared}
+            scope |= {n.name for n in own_nodes(fn) if isinstance(n, ast.FunctionDef) and n is not fn}
+        for child in own_nodes(fn):
+            if not isinstance(child, (ast.FunctionDef, ast.Lambda)) or id(child) in predicates:
+                continue
+            if isinstance(child, ast.FunctionDef) and child.decorator_list:
+                raise self.error(child.decorator_list[0], "unsupported decorator on a nested function")
+            why = refuse_star(child.args)
+            if why:
+                raise self.error(child, why)
+            own = child.name if isinstance(child, ast.FunctionDef) else "<lambda>"
+            qn = f"{qual}.<locals>.{own}" if qual else own
+            key = qn
+            while key in self.functions:
+                key = f"{qn}@{child.lineno}:{child.col_offset}"
+                if key in self.functions:
+                    key += "'"
+            captured = [n for n in free_variables(child) if n in scope]
+            captured += sorted(n for n in needs(child) if n in scope and n not in captured)
+            for n in needs(child):
+                if n not in scope and n not in cells:
+                    raise self.error(child, f"no binding for nonlocal '{n}' found")
+            for n in captured:
+                why = "" if n in cells else changing_capture(fn, params, n, child)
+                if why:
+                    raise self.error(child, why)
+            pos, kwonly, defaults = parameters(child.args)
+            dnames = [p.arg for p, d in zip([*pos, *kwonly], defaults, strict=True) if d is not None]
+            own_params = [p.arg for p in (*pos, *kwonly)]
+            body = [ast.Return(value=child.body)] if isinstance(child, ast.Lambda) else child.body
+            synth = ast.FunctionDef(
+                name=qn, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=n) for n in captured]
+                                           + [ast.arg(arg=p.arg) for p in pos],
+                                           kwonlyargs=[ast.arg(arg=p.arg) for p in kwonly], kw_defaults=[],
+                                           defaults=[]),
+                body=body, decorator_list=[], returns=None, type_comment=None)
+            ast.copy_location(synth, child)
+            if isinstance(child, ast.Lambda):
+                ast.copy_location(body[0], child.body)
+            ast.fix_missing_locations(synth)
+            ncap = len(captured)
+            names = (*captured, *own_params)
+            code = Code(qn, list(names), list(names), line=child.lineno)
+            code.signature = Signature(qn, names, ncap + len(pos), ncap + len(child.args.posonlyargs),
+                                       {n: FieldDefault(ncap + k) for k, n in enumerate(dnames)}, hidden=ncap)
+            cls = closure_class(qn, captured, dnames, child.lineno) if captured or dnames else None
+            if cls is not None:
+                cls.closure = code  # type: ignore[attr-defined]
+            self.functions[key] = code
+            lf = Lifted(synth, qn, code, captured, cls, Func(qn, code) if cls is None else None, key)
+            self.lifted[id(child)] = lf
+            self._lift(synth, qn, frozenset(n for n in captured if n in cells))
 
     def _check_pure(self, program: Program, invariant: Code) -> None:
         """An @invariant is evaluated in every state and must not change it, block or branch: reject, at the
@@ -445,10 +593,18 @@ class ModuleCompiler:
                             fields.append(n.attr)
                 elif _is_docstring(item) or isinstance(item, ast.Pass):
                     continue
+                elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                    raise self.error(item, "class attributes are not supported: use a module-level global or a "
+                                     "field set in __init__ (@dataclass makes annotated fields __init__'s "
+                                     "parameters); a class body has only methods otherwise")
                 else:
                     raise self.error(
                         item, "unsupported construct in a class body: only methods (set fields in __init__)"
                     )
+            spec = self.dataclasses.get(name)
+            if spec is not None:
+                fields += [f for f in spec.fields if f not in fields]
+                info.dataclass = spec  # type: ignore[attr-defined]
             info.fields = fields
             info.finish()
             done.add(name)
@@ -478,11 +634,21 @@ class ModuleCompiler:
                 info.methods[item.name] = code
 
     def _new_code(self, fn: ast.FunctionDef, name: str, owner: ClassInfo | None) -> Code:
-        a = fn.args
-        if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults or a.kw_defaults:
-            raise self.error(fn, "unsupported construct: only plain positional parameters")
-        params = [p.arg for p in a.args]
-        return Code(name, params, list(params), line=fn.lineno, owner=owner)
+        why = refuse_star(fn.args)
+        if why:
+            raise self.error(fn, why)
+        pos, kwonly, defaults = parameters(fn.args)
+        values: dict[str, Any] = {}
+        for p, d in zip([*pos, *kwonly], defaults, strict=True):
+            if d is not None:
+                ok, v = constant_value(d)
+                if not ok:
+                    raise self.error(d, default_message(p.arg, d))
+                values[p.arg] = box(v)
+        params = [p.arg for p in (*pos, *kwonly)]
+        code = Code(name, params, list(params), line=fn.lineno, owner=owner)
+        code.signature = Signature(name, tuple(params), len(pos), len(fn.args.posonlyargs), values)
+        return code
 
     # -- declarations -----------------------------------------------------------------------------------------
 

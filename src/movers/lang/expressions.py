@@ -21,8 +21,9 @@ from typing import Any
 from movers.ir import sync
 from movers.ir.exceptions import ARGS, BUILTIN_EXCEPTIONS, is_exception_class, new_exception
 from movers.ir.machine import Ctx, ModelError, new_object, show
-from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
+from movers.ir.program import FIELDS, MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
+from movers.lang.functions_model import Source, bind, bind_static, function_of, parameters, signature_of
 from movers.lang.granularity import is_boolean
 from movers.lang.runtime_ops import (
     BINOPS,
@@ -99,7 +100,12 @@ class ExpressionCompiler(FunctionCore):
         f = c.func
         if isinstance(f, ast.Name):
             return f.id in self.mc.functions or (f.id in self.mc.classes and self.mc.classes[f.id].lookup("__init__")
-                                                 is not None)
+                                                 is not None) or f.id in self.slot or f.id in self.mc.global_slot
+        if isinstance(f, ast.Subscript):
+            return True
+        if isinstance(f, ast.Attribute) and f.attr not in _model_methods(self.mc.class_nodes) and (
+                f.attr in _model_fields(self.mc.classes)):
+            return True
         return isinstance(f, ast.Attribute) and not (
             f.attr in BUILTIN_METHODS and f.attr not in _model_methods(self.mc.class_nodes))
 
@@ -113,6 +119,8 @@ class ExpressionCompiler(FunctionCore):
 
     def e_Name(self, e: ast.Name) -> Fn:
         name = e.id
+        if name in self.cells and name in self.slot and name not in self.global_names:
+            return self.read_cell(e)
         if name in self.slot and name not in self.global_names:
             i = self.slot[name]
             self.note(e, frozenset({("local", i)}))
@@ -140,8 +148,8 @@ class ExpressionCompiler(FunctionCore):
 
             return read
         if name in self.mc.funcs:
-            raise self.mc.error(e, f"'{name}' is a function: functions are not values in models; call it, or "
-                                f"start it with Thread(target={name})")
+            func = self.mc.funcs[name]  # a function as a value: its interned Func, compared by identity
+            return lambda ctx: func
         if name in self.mc.classes:
             raise self.mc.error(e, f"'{name}' is a class: classes are not values in models; call it to create "
                                 "an object")
@@ -151,6 +159,95 @@ class ExpressionCompiler(FunctionCore):
         if name in FORBIDDEN:
             raise self.mc.error(e, f"'{name}' is not allowed: a model is parsed, never executed")
         raise self.mc.error(e, f"name '{name}' is not defined")
+
+    def read_cell(self, e: ast.Name) -> Fn:
+        """A variable in a cell (``nonlocal``): read from the cell its slot holds, an access to the heap."""
+        name, i = e.id, self.slot[e.id]
+        cell = frozenset({("local", i)})
+        self.facts.fields_read.add("$cell")
+        self.facts.uses.append(cell)
+        self.note(e, frozenset({("field", cell, "$cell")}))
+
+        def run(ctx: Ctx) -> Any:
+            r = ctx.loc[i]
+            if ctx.track:
+                ctx.reads.append((r, FIELDS))
+            v = ctx.heap[r.i][FIELDS]
+            if type(v) in BOXED:
+                if v is UNBOUND:
+                    raise ModelError(f"cannot access free variable '{name}' where it is not associated with a "
+                                     "value in enclosing scope", exc="NameError")
+                return unbox(v)
+            return v
+
+        return run
+
+    def e_Lambda(self, e: ast.Lambda) -> Fn:
+        return self.function_value(e)
+
+    def function_value(self, e: ast.FunctionDef | ast.Lambda) -> Fn:
+        """The value of a lambda or nested ``def`` where it is evaluated: its Func, or, when it captures
+        variables or has defaults, a new object holding their values (lang/functions_model.py)."""
+        lf = self.mc.lifted.get(id(e))
+        if lf is None:
+            raise self.mc.error(e, "unsupported construct: a lambda here")
+        if lf.cls is None:
+            func = lf.func
+            return lambda ctx: func
+        cls = lf.cls
+        parts: list[Fn] = []
+        site = self.new_site(e, cls.name)
+        for n in lf.captured:
+            if n in self.cells:  # the closure shares the variable: it captures the cell
+                i = self.slot[n]
+                parts.append(lambda ctx, i=i: ctx.loc[i])
+                self.flow("store", ("field", site, f"$cap:{n}"), frozenset({("local", i)}))
+                continue
+            ref_ = ast.copy_location(ast.Name(id=n, ctx=ast.Load()), e)
+            parts.append(self._expr(ref_))
+            self.flow("store", ("field", site, f"$cap:{n}"), self.value(ref_))
+        # The defaults as they are now: the granularity's lowering may have hoisted their accesses.
+        pos, kwonly, dflts = parameters(e.args)
+        for n, d in [(p.arg, d) for p, d in zip([*pos, *kwonly], dflts, strict=True) if d is not None]:
+            parts.append(self.no_calls(d, "in a default value of a nested function or lambda"))
+            self.flow("store", ("field", site, f"$def:{n}"), self.value(d))
+        self.facts.allocates = True
+        self.note(e, site)
+
+        def make(ctx: Ctx) -> Ref:
+            return ctx.alloc((cls, None, *(box(p(ctx)) for p in parts)))
+
+        return make
+
+    def call_value(self, e: ast.Call) -> Fn:
+        """A call of a function value (a variable, an element): the function is known only at run time, so
+        the static facts name every function whose value a call may reach (``value_callees``)."""
+        fv = self._expr(e.func)
+        args = self.call_args(e)
+        keywords = tuple(k.arg or "" for k in e.keywords)
+        npos = len(e.args)
+        every = NO_VALUE.union(*(self.value(a) for a in [*e.args, *(k.value for k in e.keywords)]))
+        fav = self.value(e.func)
+        for key in self.mc.value_callees:
+            code = self.mc.functions[key]
+            self.facts.callees.add(key)
+            ncap = signature_of(code).hidden
+            caps = tuple(frozenset({("field", fav, f"$cap:{n}")}) for n in code.params[:ncap])
+            self.flow("call", code, (*caps, *(every,) * (len(code.params) - ncap)))
+        self.note(e, NO_VALUE.union(*(frozenset({("return", self.mc.functions[k])})
+                                      for k in self.mc.value_callees)))
+
+        def setup(ctx: Ctx, ret_pc: int) -> None:
+            code, first, fields = function_of(ctx, fv(ctx))
+            vals = [a(ctx) for a in args]
+            sig = signature_of(code)
+            if keywords or len(code.params) != len(first) + len(vals) or sig.npos != len(code.params):
+                vals = bind(sig, first, vals[:npos], keywords, vals[npos:], fields)
+                ctx.push(code, vals, ret_pc)
+                return
+            ctx.push(code, [*first, *vals], ret_pc)
+
+        return self.site(setup, e)
 
     def e_Tuple(self, e: ast.Tuple) -> Fn:
         parts = [self._expr(x) for x in e.elts]
@@ -319,6 +416,14 @@ class ExpressionCompiler(FunctionCore):
         them (``runtime_ops._eq``): ``compiler.resolve_comparisons`` decides that once every flow is known."""
         if a and b and self.mc.has_lists:
             self.facts.compared.append((a, b))
+        if a and b and self.mc.compared_fields:
+            # Two dataclass objects compare by their fields (runtime_ops._eq): every such field may be read,
+            # of the objects compared and of the objects in their fields.
+            self.facts.fields_read |= self.mc.compared_fields
+            for v in (a, b):
+                self.facts.uses.append(v)
+                for f in self.mc.compared_fields:
+                    self.facts.uses.append(frozenset({("field", v, f)}))
 
     def names_a_list(self, e: ast.expr) -> bool:
         """Whether ``e`` is a global that only ever holds lists (``ModuleCompiler.list_globals``): indexing it
@@ -401,10 +506,11 @@ class ExpressionCompiler(FunctionCore):
                 code = self.mc.functions[name]
                 self.facts.callees.add(name)
                 args = self.call_args(e)
-                self.check_arity(e, code, len(e.args))
-                self.flow("call", code, tuple(self.value(a) for a in e.args))
+                how = self.bound(e, code, 0)
+                values = self.arranged(how, args)
+                self.flow("call", code, self.bound_values(e, how))
                 self.note(e, frozenset({("return", code)}))
-                return self.site(lambda ctx, ret_pc: ctx.push(code, [a(ctx) for a in args], ret_pc), e)
+                return self.site(lambda ctx, ret_pc: ctx.push(code, values(ctx), ret_pc), e)
             if name in self.mc.classes:
                 return self.constructor(e, self.mc.classes[name])
             if name in BUILTIN_EXCEPTIONS and name not in self.slot and name not in self.mc.global_slot:
@@ -413,7 +519,7 @@ class ExpressionCompiler(FunctionCore):
             if builder is not None and name not in self.slot:
                 return builder(e)
             if name in self.slot or name in self.mc.global_slot:
-                raise self.mc.error(e, f"'{name}' is not a function: calling function values is not supported")
+                return self.call_value(e)
             if name in DECLARATIONS:
                 raise self.mc.error(e, f"{name}(…) must be a statement at the top level of the model")
             raise self.mc.error(e, f"unknown function '{name}'")
@@ -425,6 +531,8 @@ class ExpressionCompiler(FunctionCore):
             if f.attr in SYNC_METHODS or (f.attr == "wait_for"
                                           and "wait_for" not in _model_methods(self.mc.class_nodes)):
                 raise self.mc.error(e, f"{f.attr}() must be a statement of its own")
+            if f.attr not in _model_methods(self.mc.class_nodes) and f.attr in _model_fields(self.mc.classes):
+                return self.call_value(e)  # a function value held in a field: self.callback(x)
             if f.attr not in _model_methods(self.mc.class_nodes):
                 # No object of the model could have it: caught here rather than as a runtime error mid-search.
                 raise self.mc.error(f, UNKNOWN_METHODS.get(
@@ -435,9 +543,11 @@ class ExpressionCompiler(FunctionCore):
             args = self.call_args(e)
             self.facts.callees.add("." + f.attr)
             rv = self.value(f.value)
-            self.flow("method_call", rv, f.attr, tuple(self.value(a) for a in e.args))
+            self.flow("method_call", rv, f.attr, self.method_args_values(e, f.attr))
             self.note(e, frozenset({("method_return", rv, f.attr)}))
             return self.site(self.method_call_setup(recv, f.attr, args, e), e)
+        if isinstance(f, ast.Subscript):
+            return self.call_value(e)
         raise self.mc.error(e, "unsupported call")
 
     def builtin_method(self, e: ast.Call, f: ast.Attribute) -> Fn:
@@ -476,7 +586,7 @@ class ExpressionCompiler(FunctionCore):
         if not user:
             return lambda ctx: op(ctx, recv(ctx), [a(ctx) for a in args])
         self.facts.callees.add("." + method)
-        self.flow("method_call", rv, method, tuple(self.value(a) for a in e.args))
+        self.flow("method_call", rv, method, self.method_args_values(e, method))
         self.note(e, self.value(e), frozenset({("method_return", rv, method)}))
         user_setup = self.method_call_setup(recv, method, args, e)
 
@@ -498,11 +608,53 @@ class ExpressionCompiler(FunctionCore):
             raise self.mc.error(e, f"{code.name}() takes {len(code.params)} arguments, {n} given")
 
     def call_args(self, e: ast.Call) -> list[Fn]:
-        if e.keywords:
-            raise self.mc.error(e, "keyword arguments are not supported for model functions")
-        if any(isinstance(a, ast.Starred) for a in e.args):
-            raise self.mc.error(e, "unsupported construct: *args")
-        return [self._expr(a) for a in e.args]
+        """The arguments of a model call compiled in Python's order of evaluation: the positional ones, then
+        the keyword ones left to right (``bound`` says which parameter each fills)."""
+        for a in e.args:
+            if isinstance(a, ast.Starred):
+                raise self.mc.error(a, "unsupported construct: *args in a call; pass the items one by one")
+        for k in e.keywords:
+            if k.arg is None:
+                raise self.mc.error(k, "unsupported construct: **mapping in a call; give the keyword arguments "
+                                    "by name")
+        return [self._expr(a) for a in e.args] + [self._expr(k.value) for k in e.keywords]
+
+    def bound(self, e: ast.Call, code: Code, first: int) -> list[Source]:
+        """Where each parameter of ``code`` from the ``first`` on gets its value in call ``e`` (CPython's
+        TypeError message, at the call, when they do not match)."""
+        how = bind_static(signature_of(code), len(e.args), [k.arg for k in e.keywords], first)
+        if isinstance(how, str):
+            raise self.mc.error(e, how)
+        return how
+
+    @staticmethod
+    def arranged(how: list[Source], args: list[Fn]) -> Callable[[Ctx], list[Any]]:
+        """The parameters' values: the arguments evaluated in their order, then put in the parameters'."""
+        if all(type(s) is int for s in how) and how == list(range(len(args))):
+            return lambda ctx: [a(ctx) for a in args]
+
+        def run(ctx: Ctx) -> list[Any]:
+            vals = [a(ctx) for a in args]
+            return [vals[s] if type(s) is int else s[1] for s in how]  # type: ignore[index]
+
+        return run
+
+    def bound_values(self, e: ast.Call, how: list[Source]) -> tuple[AV, ...]:
+        """The abstract values of the parameters (a default is a constant: it holds no reference)."""
+        exprs = [*e.args, *(k.value for k in e.keywords)]
+        return tuple(self.value(exprs[s]) if type(s) is int else NO_VALUE for s in how)  # type: ignore[index]
+
+    def method_args_values(self, e: ast.Call, method: str) -> tuple[AV, ...]:
+        """The parameters' abstract values of a method call for the escape analysis, which matches them by
+        position: with keywords, the method's classes may order them differently, so every parameter may
+        receive any argument (a sound over-approximation)."""
+        if not e.keywords:
+            return tuple(self.value(a) for a in e.args)
+        every = NO_VALUE.union(*(self.value(a) for a in [*e.args, *(k.value for k in e.keywords)]))
+        width = max([len(item.args.args) + len(item.args.kwonlyargs) + len(item.args.posonlyargs)
+                     for c in self.mc.class_nodes.values() for item in c.body
+                     if isinstance(item, ast.FunctionDef) and item.name == method] or [0])
+        return (every,) * width
 
     def site(self, setup: Callable[[Ctx, int], None], e: ast.AST, temp: int | None = None) -> Fn:
         """Register a hoisted call; the returned closure reads (and clears) its result."""
@@ -520,6 +672,9 @@ class ExpressionCompiler(FunctionCore):
         return read
 
     def method_call_setup(self, recv: Fn, method: str, args: list[Fn], e: ast.AST) -> Callable[[Ctx, int], None]:
+        keywords = tuple(k.arg or "" for k in e.keywords) if isinstance(e, ast.Call) else ()
+        npos = len(args) - len(keywords)
+
         def setup(ctx: Ctx, ret_pc: int) -> None:
             r = recv(ctx)
             if type(r) is not Ref:
@@ -528,10 +683,15 @@ class ExpressionCompiler(FunctionCore):
             code = cls.lookup(method)
             if code is None:
                 raise ModelError(f"{cls.name} object has no method '{method}'", exc="AttributeError")
-            if len(code.params) != len(args) + 1:
-                raise ModelError(f"{code.name}() takes {len(code.params) - 1} arguments, {len(args)} given",
-                                 exc="TypeError")
-            ctx.push(code, [r, *(a(ctx) for a in args)], ret_pc)
+            vals = [a(ctx) for a in args]
+            sig = signature_of(code)
+            if keywords or sig.npos != len(args) + 1 or len(code.params) != sig.npos:
+                # The receiver's class decides which parameters the keywords and defaults fill (CPython's
+                # TypeError when they do not match).
+                vals = bind(signature_of(code), [r], vals[:npos], keywords, vals[npos:])
+                ctx.push(code, vals, ret_pc)
+                return
+            ctx.push(code, [r, *vals], ret_pc)
 
         return setup
 
@@ -559,11 +719,11 @@ class ExpressionCompiler(FunctionCore):
         if code is None:
             raise self.mc.error(e, f"base class '{base.name}' has no method '{f.attr}'")
         self.facts.callees.add("." + f.attr)
-        self.check_arity(e, code, len(args) + 1)
-        self.flow("call", code, (frozenset({("local", self_slot)}), *(self.value(a) for a in e.args)))
+        how = self.bound(e, code, 1)
+        values = self.arranged(how, args)
+        self.flow("call", code, (frozenset({("local", self_slot)}), *self.bound_values(e, how)))
         self.note(e, frozenset({("return", code)}))
-        return self.site(lambda ctx, ret_pc: ctx.push(code, [ctx.loc[self_slot], *(a(ctx) for a in args)],
-                                                      ret_pc), e)
+        return self.site(lambda ctx, ret_pc: ctx.push(code, [ctx.loc[self_slot], *values(ctx)], ret_pc), e)
 
     def constructor(self, e: ast.Call, cls: ClassInfo) -> Fn:
         args = self.call_args(e)
@@ -571,9 +731,10 @@ class ExpressionCompiler(FunctionCore):
         self.facts.allocates = True
         self.facts.callees.add(cls.name + ".__init__")
         self.note(e, self.new_site(e, cls.name))
-        if init is not None:
-            self.flow("call", init, (self.value(e), *(self.value(a) for a in e.args)))
         exc = is_exception_class(cls)
+        if exc and e.keywords:
+            raise self.mc.error(e, f"{cls.name}(): keyword arguments to an exception class are not supported; "
+                                "pass its arguments by position")
         if init is None:
             if exc:
                 # BaseException.__init__: the arguments are the exception's args.
@@ -581,13 +742,17 @@ class ExpressionCompiler(FunctionCore):
             if args:
                 raise self.mc.error(e, f"{cls.name}() takes no arguments (it has no __init__)")
             return lambda ctx: ctx.alloc(new_object(cls))
-        self.check_arity(e, init, len(args) + 1)
+        how = self.bound(e, init, 1)
+        values = self.arranged(how, args)
+        self.flow("call", init, (self.value(e), *self.bound_values(e, how)))
         temp = self.hidden("t")
+        npos = len(e.args)
 
         def setup(ctx: Ctx, ret_pc: int) -> None:
-            vals = [a(ctx) for a in args]
-            # BaseException.__new__ sets args from the constructor's arguments, whatever __init__ does.
-            r = ctx.alloc(new_exception(cls, tuple(vals)) if exc else new_object(cls))
+            vals = values(ctx)
+            # BaseException.__new__ sets args from the constructor's arguments (by position: no keywords, above),
+            # whatever __init__ does.
+            r = ctx.alloc(new_exception(cls, tuple(vals[:npos])) if exc else new_object(cls))
             ctx.loc[temp] = r
             ctx.push(init, [r, *vals], ret_pc)
 
@@ -602,6 +767,13 @@ class ExpressionCompiler(FunctionCore):
         """The store into target ``t``; ``value`` is the abstract value stored (for the facts' flows)."""
         if isinstance(t, ast.Name):
             name = t.id
+            if name in self.cells and name in self.slot and name not in self.global_names:
+                i = self.slot[name]
+                cell = frozenset({("local", i)})
+                self.facts.fields_written.add("$cell")
+                self.facts.uses.append(cell)
+                self.flow("store", ("field", cell, "$cell"), value)
+                return lambda ctx, v: ctx.set_field(ctx.loc[i], FIELDS, v)
             if name in self.slot and name not in self.global_names and not self.is_module:
                 i = self.slot[name]
                 self.flow("store", ("local", i), value)
@@ -634,6 +806,15 @@ class ExpressionCompiler(FunctionCore):
                 r = check_ref(obj(ctx), f"attribute '{name}'")
                 ctx.set_field(r, writable_field(ctx.heap[r.i], name), v)
 
+            if any(spec.frozen for spec in self.mc.dataclasses.values()):
+                def store_frozen(ctx: Ctx, v: Any) -> None:
+                    r = check_ref(obj(ctx), f"attribute '{name}'")
+                    init = getattr(ctx.heap[r.i][0], "frozen_init", None)
+                    if init is not None and ctx.code is not init:
+                        raise ModelError(f"cannot assign to field '{name}'", exc="FrozenInstanceError")
+                    ctx.set_field(r, writable_field(ctx.heap[r.i], name), v)
+
+                return store_frozen
             return store_field
         if isinstance(t, ast.Subscript):
             if isinstance(t.slice, ast.Slice):
@@ -653,6 +834,8 @@ class ExpressionCompiler(FunctionCore):
                 ctx.set_field(r, element_index(ctx, r, o, index(ctx)), v)
 
             return store_item
+        if isinstance(t, (ast.Tuple, ast.List)) and any(isinstance(x, ast.Starred) for x in t.elts):
+            return self.store_starred(t, value)
         if isinstance(t, (ast.Tuple, ast.List)):
             # Unpacking a tuple gives its items, a list its elements (and reads them all).
             self.facts.uses.append(value)
@@ -672,6 +855,44 @@ class ExpressionCompiler(FunctionCore):
         raise self.mc.error(t, "unsupported assignment target")
 
 
+    def store_starred(self, t: ast.Tuple | ast.List, value: AV) -> Callable[[Ctx, Any], None]:
+        """``a, *rest, z = v``: as CPython, ``rest`` is a new list of the items between (an allocation)."""
+        stars = [k for k, x in enumerate(t.elts) if isinstance(x, ast.Starred)]
+        if len(stars) > 1:
+            raise self.mc.error(t, "multiple starred expressions in assignment")
+        k = stars[0]
+        item = value | frozenset({("element", value)})
+        self.facts.uses.append(value)
+        self.facts.elements_read = True
+        before = [self.store(x, item) for x in t.elts[:k]]
+        star = t.elts[k]
+        assert isinstance(star, ast.Starred)
+        site = self.new_site(star, "list")
+        self.facts.allocates = True
+        self.flow("store", ("element", site), item)
+        rest = self.store(star.value, site)
+        after = [self.store(x, item) for x in t.elts[k + 1:]]
+        cls = self.list_class(star)
+        least = len(before) + len(after)
+
+        def store_unpacked(ctx: Ctx, v: Any) -> None:
+            if type(v) is Ref and ctx.heap[v.i][0].is_list:
+                v = list_items(ctx, v)
+            if type(v) is not tuple:
+                raise ModelError(f"cannot unpack non-iterable {show(v)}", exc="TypeError")
+            if len(v) < least:
+                raise ModelError(f"not enough values to unpack (expected at least {least}, got {len(v)})",
+                                 exc="ValueError")
+            for p, x in zip(before, v, strict=False):
+                p(ctx, x)
+            middle = v[len(before):len(v) - len(after)]
+            rest(ctx, ctx.alloc((cls, None, *middle)))
+            for p, x in zip(after, v[len(v) - len(after):], strict=True):
+                p(ctx, x)
+
+        return store_unpacked
+
+
 _INT_COMPARISONS: dict[type, Callable[[int, int], bool]] = {
     ast.NotEq: operator.ne, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
 }
@@ -681,6 +902,11 @@ UNKNOWN_METHODS = {
     "locked": "m.locked() is not supported: read the owner instead (m.owner is not None)",
     "is_alive": "t.is_alive() is not supported: join the thread (t.join()), or let it set a flag when it ends",
 }
+
+
+def _model_fields(classes: dict[str, ClassInfo]) -> set[str]:
+    """The names of the fields the model's classes have."""
+    return {f for c in classes.values() for f in c.fields}
 
 
 def _model_methods(class_nodes: dict[str, ast.ClassDef]) -> set[str]:

@@ -29,9 +29,10 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from movers.ir.machine import Ctx
-from movers.ir.program import SYNC_KINDS, AtomicBlock, ClassInfo, Code, Func, Node, box
+from movers.ir.program import SYNC_KINDS, UNBOUND, AtomicBlock, ClassInfo, Code, Func, Node, box
 from movers.lang import codegen
 from movers.lang.errors import ModelSyntaxError
+from movers.lang.functions_model import CELL, Lifted, own_nodes
 from movers.lang.granularity import Finals, Lowering, break_local_cycles
 from movers.lang.syntax import BUILTIN_METHODS, SYNC_METHODS, _is_docstring
 
@@ -56,6 +57,11 @@ class ModuleFacts(Protocol):
     uses_events: bool
     uses_barriers: bool
     uses_try: bool
+    lifted: dict[int, Lifted]
+    value_callees: list[str]
+    cells: dict[int, frozenset[str]]
+    dataclasses: dict[str, Any]
+    compared_fields: frozenset[str]
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError: ...
 
@@ -184,6 +190,8 @@ class FunctionCore:
         self.atomic_block = -1
         self.commit_next = False
         self.is_module = fn is None
+        # The variables that live in cells (``nonlocal``; lang/functions_model.py): their slots hold the cells.
+        self.cells: frozenset[str] = mc.cells.get(id(fn), frozenset()) if fn is not None else frozenset()
         # The facts of the node being compiled (see ``recording``); outside one, a sink nobody reads.
         self.facts = Facts()
         # The abstract value (``AV``) of each expression compiled so far, for the facts' flows.
@@ -335,26 +343,29 @@ class FunctionCore:
         assert fn is not None
         # Locals are the parameters and every name assigned in the body that is not declared global.
         # The predicate of cv.wait_for(lambda: …) is the one lambda allowed: its body is read in this scope.
-        predicates = {id(n.args[0]) for n in ast.walk(fn) if isinstance(n, ast.Call) and n.args
-                      and isinstance(n.func, ast.Attribute) and n.func.attr == "wait_for"}
-        for n in ast.walk(fn):
+        # Lambdas and nested functions are functions of their own (ModuleCompiler._lift): only what runs in
+        # this function's scope is walked here.
+        mine = own_nodes(fn)
+        for n in mine:
             if isinstance(n, ast.Global):
                 for name in n.names:
                     if name not in self.mc.global_slot:
                         raise self.mc.error(n, f"global '{name}' is not defined at module level")
                     self.global_names.add(name)
-            elif isinstance(n, ast.Nonlocal):
-                raise self.mc.error(n, "unsupported construct: nonlocal")
-            elif (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and n is not fn
-                  and id(n) not in predicates):
-                with self.mc.collecting():  # the rest of the body is still checked (lang/errors.py)
-                    raise self.mc.error(n, "unsupported construct: nested functions, classes and lambdas")
-        for n in ast.walk(fn):
+            elif isinstance(n, ast.Nonlocal) and not set(n.names) <= self.cells:
+                raise self.mc.error(n, "unsupported construct: nonlocal here; return the new value, or keep it in "
+                                       "an object's field or a list the functions share")
+            elif isinstance(n, (ast.AsyncFunctionDef, ast.ClassDef)):
+                raise self.mc.error(n, "unsupported construct: nested classes and async functions")
+        for n in mine:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names:
                 self.local(n.id)
             elif isinstance(n, ast.ExceptHandler) and n.name and n.name not in self.global_names:
                 self.local(n.name)
+            elif isinstance(n, ast.FunctionDef):
+                self.local(n.name)
         body = [s for s in fn.body if not _is_docstring(s)]
+        self.make_cells(fn)
         if self.mc.granularity == "access" and not self.is_invariant(fn):
             body = self.lowering().block(body)
         if self.code.synchronized:
@@ -365,6 +376,36 @@ class FunctionCore:
                 self.code.fast_value = codegen.expression_function(self, body)
         self.finish()
 
+    def make_cells(self, fn: ast.FunctionDef) -> None:
+        """At entry, a new cell for each variable of this function that a nested function rebinds with
+        ``nonlocal`` (a parameter's holds its argument); a captured cell is already one (its parameter)."""
+        sig = self.code.signature
+        inherited = set(self.code.params[: sig.hidden]) if sig is not None else set()
+        mine = [n for n in self.code.locals if n in self.cells and n not in inherited]
+        if not mine:
+            return
+        slots = [(self.slot[n], n in self.code.params) for n in mine]
+        site = frozenset({("new", (self.code.name, fn.lineno, fn.col_offset, "cell"))})
+        nxt = self.label()
+
+        def make() -> Callable[[Ctx], None]:
+            pc = nxt.pc
+
+            def run(ctx: Ctx) -> None:
+                loc = ctx.loc
+                for i, is_param in slots:
+                    loc[i] = ctx.alloc((CELL, None, loc[i] if is_param else UNBOUND))
+                ctx.pc = pc
+                ctx.dirty = True
+
+            return run
+
+        # A parameter's argument goes into its cell (the escape analysis's flows, in the cell's site).
+        flows = tuple(("store", ("field", site, "$cell"), frozenset({("local", i)})) for i, p in slots if p)
+        flows += tuple(("store", ("local", i), site) for i, _ in slots)
+        self.emit(make, False, fn, source="", allocates=True, flows=flows)
+        self.here(nxt)
+
     def is_invariant(self, fn: ast.FunctionDef) -> bool:
         return any(isinstance(d, ast.Name) and d.id == "invariant" for d in fn.decorator_list)
 
@@ -374,7 +415,9 @@ class FunctionCore:
                    if isinstance(item, ast.FunctionDef)} - BUILTIN_METHODS - SYNC_METHODS
 
         def is_global(name: str) -> bool:
-            return name in self.global_names or (name not in self.slot and name in self.mc.global_slot)
+            # A variable in a cell is shared with the closures that rebind it: its accesses are accesses.
+            return name in self.global_names or name in self.cells or (
+                name not in self.slot and name in self.mc.global_slot)
 
         def temp() -> str:
             return self.code.locals[self.hidden("v")]
@@ -382,7 +425,14 @@ class FunctionCore:
         def model_call(c: ast.Call) -> bool:
             f = c.func
             if isinstance(f, ast.Name):
-                return f.id in self.mc.funcs or f.id in self.mc.classes
+                # A call through a variable calls a function value: a model call too.
+                return f.id in self.mc.funcs or f.id in self.mc.classes or f.id in self.slot or (
+                    f.id in self.mc.global_slot)
+            if isinstance(f, ast.Subscript):
+                return True
+            if isinstance(f, ast.Attribute) and f.attr not in methods and f.attr not in BUILTIN_METHODS and (
+                    f.attr not in SYNC_METHODS and any(f.attr in c.fields for c in self.mc.classes.values())):
+                return True  # a function value held in a field
             return isinstance(f, ast.Attribute) and f.attr in methods
 
         return Lowering(self.mc.finals, is_global, temp, self.mc.text, model_call, self.mc.lists_grow)

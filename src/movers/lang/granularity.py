@@ -105,6 +105,8 @@ def _self_escapes(init: ast.FunctionDef) -> bool:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                 and n.func.value.id == "self":
             return True  # a method called on self may publish it
+        if isinstance(n, (ast.FunctionDef, ast.Lambda)) and n is not init:
+            return True  # a closure made here may set self's fields later, from any thread
     return any(isinstance(n, ast.Name) and n.id == "self" and isinstance(n.ctx, ast.Load) and id(n) not in allowed
                for n in ast.walk(init))
 
@@ -167,7 +169,19 @@ class Lowering:
                 return self._simple(s)
             except _Whole:
                 return [s]
+        if isinstance(s, ast.FunctionDef):
+            return self._def(s)
         return [s]
+
+    def _def(self, s: ast.FunctionDef) -> list[ast.stmt]:
+        """A nested ``def`` evaluates its defaults where it is made (its body is a function of its own)."""
+        ds = [d for d in [*s.args.defaults, *s.args.kw_defaults] if d is not None]
+        if sum(self._expr_events(d) for d in ds) <= 1 or any(_has_whole_call(d) for d in ds):
+            return [s]
+        cut = _Cut(self, s)
+        s.args.defaults = [cut.value(d) for d in s.args.defaults]
+        s.args.kw_defaults = [None if d is None else cut.value(d) for d in s.args.kw_defaults]
+        return cut.finish(s)
 
     def _simple(self, s: ast.stmt) -> list[ast.stmt]:
         if isinstance(s, ast.Expr) and _whole_statement(s.value):
@@ -252,6 +266,8 @@ class Lowering:
             return int(self.is_global(t.id) and t.id not in self.finals.globals)
         if isinstance(t, (ast.Tuple, ast.List)):
             return sum(self._target_events(x) for x in t.elts)
+        if isinstance(t, ast.Starred):
+            return self._target_events(t.value)
         if isinstance(t, ast.Attribute):
             return self._expr_events(t.value) + int(t.attr not in self.finals.fields)
         if isinstance(t, ast.Subscript):
@@ -333,6 +349,11 @@ class _Cut:
 
     def _walk(self, e: ast.expr, keep: ast.AST | None) -> ast.expr:
         low = self.low
+        if isinstance(e, ast.Lambda):
+            # Its body runs when it is called (a function of its own); its defaults are evaluated here.
+            e.args.defaults = [self._walk(d, keep) for d in e.args.defaults]
+            e.args.kw_defaults = [None if d is None else self._walk(d, keep) for d in e.args.kw_defaults]
+            return e
         if isinstance(e, (ast.BoolOp, ast.IfExp)) and self._later_events(e):
             return self._short_circuit(e)
         if isinstance(e, ast.Call):
@@ -437,13 +458,16 @@ class _Cut:
             for t in targets:
                 if isinstance(t, (ast.Tuple, ast.List)):
                     names = [_store(self._fresh(), x) for x in t.elts]
-                    elts: list[ast.expr] = list(names)
+                    # ``a, *rest = v``: the starred temporary receives the new list.
+                    elts: list[ast.expr] = [ast.copy_location(ast.Starred(n, ast.Store()), x)
+                                            if isinstance(x, ast.Starred) else n for x, n in zip(t.elts, names,
+                                                                                                  strict=True)]
                     unpack = ast.copy_location(ast.Assign(targets=[ast.copy_location(
                         ast.Tuple(elts, ast.Store()), t)], value=_load(value.id, t)), t)
                     unpack.movers_text = self.stmt_text  # type: ignore[attr-defined]
                     self.pre.append(ast.fix_missing_locations(unpack))
                     for x, n in zip(t.elts, names, strict=True):
-                        self._store_from(x, n.id)
+                        self._store_from(x.value if isinstance(x, ast.Starred) else x, n.id)
                 else:
                     self._store_from(t, value.id)
             last = self.pre.pop()
@@ -579,6 +603,9 @@ def _evaluation_order(e: ast.AST) -> list[ast.AST]:
 
     def visit(n: ast.AST) -> None:
         if isinstance(n, ast.Lambda):
+            for d in [*n.args.defaults, *n.args.kw_defaults]:  # evaluated where the lambda is made
+                if d is not None:
+                    visit(d)
             return
         if isinstance(n, ast.Call):
             # A method's name is not a field read: the receiver, then the arguments, then the call.
@@ -691,8 +718,22 @@ def _whole_statement(e: ast.expr) -> bool:
     return isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for")
 
 
+def _evaluated(s: ast.AST) -> list[ast.AST]:
+    """The nodes of ``s`` evaluated where it runs: not the bodies of its lambdas (functions of their own)."""
+    out: list[ast.AST] = []
+    work = [s]
+    while work:
+        n = work.pop()
+        out.append(n)
+        if isinstance(n, ast.Lambda):
+            work.extend(d for d in [*n.args.defaults, *n.args.kw_defaults] if d is not None)
+        else:
+            work.extend(ast.iter_child_nodes(n))
+    return out
+
+
 def _has_whole_call(s: ast.AST) -> bool:
-    for n in ast.walk(s):
+    for n in _evaluated(s):
         if isinstance(n, ast.Call):
             f = n.func
             if isinstance(f, ast.Name) and f.id in _WHOLE_CALLS:
@@ -700,7 +741,8 @@ def _has_whole_call(s: ast.AST) -> bool:
             if isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for"
                                                  or f.attr in CHANGING_METHODS - {"append", "pop"}):
                 return True
-        if isinstance(n, (ast.Lambda, ast.Starred, ast.JoinedStr)) and not isinstance(s, ast.Assert):
+        if (isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Starred) and not isinstance(n.ctx, ast.Store))) \
+                and not isinstance(s, ast.Assert):
             return True
     return False
 

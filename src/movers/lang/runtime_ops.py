@@ -16,7 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
-from movers.ir.program import THREAD, Bool, Ref, Unbound, unbox
+from movers.ir.program import THREAD, Bool, Func, Ref, Unbound, unbox
+from movers.lang.functions_model import bind, function_of, signature_of
 
 
 def check_ref(v: Any, what: str) -> Ref:
@@ -211,6 +212,9 @@ def _eq(ctx: Ctx, a: Any, b: Any, depth: int = 0) -> bool:
         return True
     if ta is not Ref or tb is not Ref:
         return False
+    spec = getattr(ctx.heap[a.i][0], "dataclass", None)
+    if spec is not None and spec.eq:
+        return dataclass_eq(ctx, a, b, depth)
     oa = _elements(ctx, a)
     ob = _elements(ctx, b) if oa is not None else None
     if oa is None or ob is None:
@@ -416,6 +420,24 @@ def choice_count(n: Any) -> int:
     return n
 
 
+def dataclass_eq(ctx: Ctx, a: Ref, b: Ref, depth: int) -> bool:
+    """``a == b`` for an ``@dataclass`` (eq=True): objects of the same class whose fields are equal, in
+    order, as the ``__eq__`` CPython generates (it compares the tuples of their fields)."""
+    oa, ob = ctx.heap[a.i], ctx.heap[b.i]
+    if oa[0] is not ob[0]:
+        return False
+    track = ctx.track
+    for f in oa[0].dataclass.fields:
+        k = oa[0].field_index[f]
+        if track:
+            ctx.reads.append((a, k))
+            ctx.reads.append((b, k))
+        x, y = oa[k], ob[k]
+        if x is not y and not _eq(ctx, unbox(x), unbox(y), depth + 1):
+            return False
+    return True
+
+
 def start_thread(ctx: Ctx, r: Any) -> None:
     if type(r) is not Ref:
         raise ModelError(f"start() on {show(r)}", exc="AttributeError")
@@ -430,12 +452,14 @@ def start_thread(ctx: Ctx, r: Any) -> None:
     tid = len(ctx.threads) + len(ctx.new_threads)
     if cls is THREAD:
         target, args = o[3], o[4]
-        code = target.code
-        if len(code.params) != len(args):
-            raise ModelError(f"thread target {code.name}() takes {len(code.params)} arguments, {len(args)} given",
-                             exc="TypeError")
-        frame_locals = code.new_frame_locals(list(args))
-        if target.daemon_slot is not None:
+        if type(target) is Func and target.code is not None and len(target.code.params) == len(args):
+            code = target.code
+            frame_locals = code.new_frame_locals(list(args))
+        else:
+            # A lambda, a closure, a function with defaults (lang/functions_model.py).
+            code, first, fields = function_of(ctx, target)
+            frame_locals = code.new_frame_locals(bind(signature_of(code), first, list(args), (), [], fields))
+        if type(target) is Func and target.daemon_slot is not None:
             ctx.set_global(target.daemon_slot, (*(unbox(ctx.g[target.daemon_slot]) or ()), tid))
     else:
         code = cls.lookup("run")

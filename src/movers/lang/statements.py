@@ -58,6 +58,23 @@ class StatementCompiler(FunctionCore):
 
     # -- simple statements ------------------------------------------------------------------------------------
 
+    def stmt_FunctionDef(self, s: ast.FunctionDef) -> None:
+        """A nested ``def``: its value (lang/functions_model.py) stored in the local of its name."""
+        nxt = self.label()
+
+        def build() -> Callable[[Ctx], None]:
+            value = self.function_value(s)  # type: ignore[attr-defined]
+            store = self.store(ast.copy_location(ast.Name(id=s.name, ctx=ast.Store()), s), self.value(s))
+
+            def finish(ctx: Ctx) -> None:
+                store(ctx, value(ctx))
+                ctx.pc = nxt.pc
+
+            return finish
+
+        self.simple(s, build)
+        self.here(nxt)
+
     def stmt_Pass(self, s: ast.Pass) -> None:
         pass
 
@@ -251,6 +268,9 @@ class StatementCompiler(FunctionCore):
     def stmt_Global(self, s: ast.Global) -> None:
         if self.is_module:
             raise self.mc.error(s, "'global' at module level")
+
+    def stmt_Nonlocal(self, s: ast.Nonlocal) -> None:
+        """A declaration (compile_function checked it): its names live in cells."""
 
     def stmt_Return(self, s: ast.Return) -> None:
         if self.is_module:

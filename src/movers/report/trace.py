@@ -301,6 +301,9 @@ def assert_values(program: Program, state: State, t: int, node: Node) -> dict[st
             v = local.get(e.id, _MISSING)
             if v is _MISSING or v is None and e.id not in local:
                 v = glob.get(e.id, _MISSING)
+            if type(v) is Ref and state[1][v.i][0].builtin == "cell":  # nonlocal: the cell's value
+                v = state[1][v.i][2]
+                return _MISSING if v is UNBOUND else v
             return v
         if isinstance(e, ast.Attribute):
             r = read(e.value)

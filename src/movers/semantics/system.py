@@ -708,7 +708,7 @@ def thread_names(heap: Any, tids: Any) -> dict[int, str]:
     want = set(tids)
     out: dict[int, str] = {}
     for o in heap:
-        if o[0].is_thread and o[2] in want and o[0] is THREAD and o[3].thread_name is not None:
+        if o[0].is_thread and o[2] in want and o[0] is THREAD and getattr(o[3], "thread_name", None) is not None:
             out[o[2]] = o[3].thread_name
     return out
 

@@ -183,9 +183,15 @@ class _Walk:
         hidden = _THREAD_FIELDS if cls.is_thread else ()
         for name, v in zip(cls.fields, obj[2:], strict=False):
             if v is not UNBOUND and name not in hidden:
-                self.leaf(f"{path}.{name}", v)
+                if name.startswith("$def:"):
+                    continue  # a closure's evaluated defaults: part of its definition, not of its state
+                self.leaf(f"{path}.{name[5:] if name.startswith('$cap:') else name}", v)
 
     def leaf(self, path: str, v: Any) -> None:
+        if type(v) is Ref and self.state[1][v.i][0].builtin == "cell":
+            v = self.state[1][v.i][2]  # a variable in a cell (nonlocal) shows its value
+            if v is UNBOUND:
+                return
         if type(v) is Ref:
             obj = self.state[1][v.i]
             if obj[0].is_list:

@@ -257,7 +257,7 @@ def test_every_refusal_in_one_run_in_line_order(tmp_path):
            "def f():\n"
            "    global x\n"
            "    x = 1.5\n"
-           "    lambda: 3\n"
+           "    x = 2j\n"
            "    x = 2\n"
            "def g():\n"
            "    y = x @ x\n"
@@ -265,11 +265,11 @@ def test_every_refusal_in_one_run_in_line_order(tmp_path):
     rc, out, err = cli(tmp_path, src)
     assert rc == 2 and "Traceback" not in err
     lines = err.strip().splitlines()
-    assert [ln.split(": ")[0].split(":", 1)[1] for ln in lines] == ["3:5", "7:9", "8:5", "11:9"], err
+    assert [ln.split(": ")[0].split(":", 1)[1] for ln in lines] == ["3:5", "7:9", "8:9", "11:9"], err
     assert "special method '__len__'" in lines[0] and "1.5" in lines[1]
     with pytest.raises(ModelSyntaxError) as e:
         compile_model(src)
-    assert [(x.line, x.col) for x in e.value.all] == [(3, 5), (7, 9), (8, 5), (11, 9)]
+    assert [(x.line, x.col) for x in e.value.all] == [(3, 5), (7, 9), (8, 9), (11, 9)]
 
 
 def test_at_most_twenty_refusals_then_a_count(tmp_path):

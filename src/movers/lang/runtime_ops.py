@@ -17,6 +17,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Bool, Ref, Unbound, unbox
+from movers.lang import strings
 
 
 def check_ref(v: Any, what: str) -> Ref:
@@ -74,7 +75,7 @@ def length_of(ctx: Ctx, v: Any) -> int:
             raise ModelError(f"len() of a {o[0].name} object")
         _read_length(ctx, v, o)
         return len(o) - 2
-    if type(v) is tuple:
+    if type(v) is tuple or type(v) is str:
         return len(v)
     raise ModelError(f"len() of {show(v)}")
 
@@ -113,6 +114,8 @@ def too_big(what: str) -> ModelError:
 
 
 def _add(a: Any, b: Any) -> Any:
+    if type(a) is str or type(b) is str:
+        return strings.concat(a, b)
     v = a + b
     if type(v) is tuple and len(v) > MAX_SEQUENCE:
         raise too_big("tuple too long")
@@ -120,6 +123,8 @@ def _add(a: Any, b: Any) -> Any:
 
 
 def _mul(a: Any, b: Any) -> Any:
+    if type(a) is str or type(b) is str:
+        return strings.repeat(a, b)
     if int_like(a) and int_like(b):
         if a.bit_length() + b.bit_length() > MAX_INT_BITS:
             raise too_big("integer too large")
@@ -150,7 +155,7 @@ BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Sub: lambda a, b: a - b,
     ast.Mult: _mul,
     ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b,
+    ast.Mod: lambda a, b: strings.percent(None, a, b) if type(a) is str else a % b,
     ast.Pow: _pow,
     ast.LShift: _lshift,
     ast.RShift: lambda a, b: a >> b,
@@ -243,7 +248,10 @@ def _order(ctx: Ctx, a: Any, b: Any, op: str, depth: int = 0) -> bool:
     cmp = _ORDER[op]
     ta, tb = type(a), type(b)
     if ta is not Ref and ta is not tuple and tb is not Ref and tb is not tuple:
-        return cmp(a, b)
+        try:
+            return cmp(a, b)
+        except TypeError as e:  # "'<' not supported between instances of 'str' and 'int'": CPython's
+            raise ModelError(str(e), exc="TypeError") from None
     if depth > MAX_COMPARE_DEPTH:
         raise ModelError("maximum recursion depth exceeded in comparison")
     if ta is tuple and tb is tuple:
@@ -255,7 +263,7 @@ def _order(ctx: Ctx, a: Any, b: Any, op: str, depth: int = 0) -> bool:
         ob = _elements(ctx, b) if tb is Ref and oa is not None else None
         if oa is None or ob is None:
             raise ModelError(f"'{op}' not supported between instances of '{_type_name(ctx, a)}' and "
-                             f"'{_type_name(ctx, b)}'")
+                             f"'{_type_name(ctx, b)}'", exc="TypeError")
         xs, ys = oa[2:], ob[2:]
         refs = (a, b)
     n = min(len(xs), len(ys))
@@ -287,7 +295,10 @@ def comparison(op: type) -> Callable[[Ctx, Any, Any], bool]:
 
 
 def _contains(ctx: Ctx, b: Any, a: Any) -> bool:
-    """Python's ``a in b`` for a tuple or a list ``b``: some item is ``a`` or equals it."""
+    """Python's ``a in b`` for a tuple or a list ``b``: some item is ``a`` or equals it; a substring of a
+    string ``b``."""
+    if type(b) is str:
+        return strings.contains(b, a, ctx)
     items = as_tuple(ctx, b)
     if type(items) is not tuple:
         raise ModelError(f"'in' needs a tuple or a list, got {show(b)}")
@@ -396,6 +407,8 @@ def as_tuple(ctx: Ctx, v: Any) -> Any:
 def item_at(ctx: Ctx, v: Any, i: int) -> Any:
     if type(v) is tuple:
         return unbox(v[i])
+    if type(v) is str:
+        return v[i]
     if ctx.track:
         ctx.reads.append((v, i + 2))
     return unbox(ctx.heap[v.i][i + 2])

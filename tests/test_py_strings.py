@@ -1,0 +1,352 @@
+"""Strings as values (issue 24, item 2; lang/strings.py): every operation gives CPython's value, or raises
+CPython's exception with CPython's message; strings in the state are found racing like any other value, in
+traces, JSON and trails; f-strings and joins are cut at their accesses like any expression."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import movers
+from movers.cli import main
+from movers.ir.machine import ModelError
+from movers.lang import strings
+from movers.lang.compiler import compile_model
+from movers.reduce import REDUCTIONS
+from movers.semantics import system
+from movers.trail import read_trail, replay, write_trail
+
+try:
+    from cpython_runs import run_source
+except ImportError:  # tests/ imported as a package
+    from tests.cpython_runs import run_source
+
+# The values the expressions below see, in the model (locals of main) and in CPython (eval's namespace).
+SETUP = """s = " Hello, World "
+w = "a,b,,c"
+n = 7
+t = ("x", 1, None, True)
+e = ""
+u = "naïve"
+words = ["ab", "cd"]
+nested = [1, ("q", [2, "r"])]
+"""
+
+EXPRESSIONS = [
+    '"abc"', "s", "e", "u", '"a" + "b"', "s + w", '"ab" * 3', '3 * "ab"', '"ab" * 0', '"ab" * -2', '"" * 5',
+    '"a" == "a"', '"a" == "b"', '"a" != "b"', '1 == "1"', '"1" != 1', '"1" == 1', '"a" < "b"', '"ab" < "a"',
+    '"B" < "a"', '"a" <= "a"', '"b" > "abc"', '"b" >= "c"', '("a", 1) < ("a", 2)', '("b",) > ("a", 9)',
+    '"ell" in s', '"xyz" in s', '"" in e', '"a" not in w', '"x" in t', '"ab" in words',
+    "len(s)", "len(e)", "len(u)", "s[0]", "s[-1]", "s[3]", "u[3]", "s[1:6]", "s[::-1]", "s[::2]", "s[-3:]",
+    "s[:100]", "s[100:]", "s[5:1]", "s[5:1:-1]", "t[1:]", "t[::-1]", "t[:0]", "w[True:]",
+    'f"{n} and {n!r} {n:>3}|{s!r}|{w}"', 'f"{t}"', 'f"{words}"', 'f"{nested!r}"', 'f"{None}{True}{e!r}"',
+    'f"{n:05d}|{n:x}|{n:<4}|{w:^10}|{w:>{n}}"', 'f"{u!a}"', 'f"{-n:+d}"', 'f"{n*n}"', 'f""', 'f"{{}}"',
+    "str(n)", "str(s)", "str(t)", "str(words)", "str(nested)", "str(None)", "str(True)", "str()", "str(-0)",
+    "repr(s)", "repr(n)", "repr(t)", "repr(words)", "repr(u)", 'repr("it\'s")', "repr(False)",
+    'int("42")', 'int(" -17 ")', 'int("1_000")', 'int("ff", 16)', 'int("0b101", 0)', "int(True)", "int(n)",
+    "w.split(',')", "s.split()", 'w.split(",", 1)', "w.split(',', maxsplit=2)", "w.rsplit(',', 1)",
+    '"a\\nb\\n".splitlines()', '"-".join(words)', '"".join(("a", "b", "c"))', '", ".join("xyz")', '"-".join(())',
+    "s.strip()", "s.lstrip()", "s.rstrip()", 'w.strip("ac")', 's.startswith(" H")', 's.startswith("H")',
+    'w.startswith(("x", "a"))', 's.startswith("H", 1)', 's.endswith(" ")', 'w.endswith("c")', "s.upper()",
+    "s.lower()", "u.upper()", 'w.replace(",", ";")', 'w.replace(",", "", 2)', 'w.replace("", "|")',
+    's.find("o")', 's.find("z")', 's.find("o", 6)', 'w.count(",")', 'w.count("")', 's.count("l", 0, 5)',
+    '"{} and {}".format(1, "b")', '"{1}{0}".format("a", "b")', '"{x}-{y!r}".format(x=1, y="z")',
+    '"{:>5}|{:.2}".format("ab", "xyz")', '"{}".format(words)', '"{0}{0}".format(t)', '"{:{}}".format("a", 3)',
+    '"123".isdigit()', '"12a".isdigit()', 'e.isdigit()', '"abc".isalpha()', '"ab1".isalpha()', 'u.isalpha()',
+    '"%s-%d" % ("a", 3)', '"%r" % (s,)', '"%5s|%-3d|" % (n, n)', '"%s" % (t,)', '"%s" % words', '"%d%%" % n',
+    '"a b".title()', '"ab".center(6, "*")', '"7".zfill(3)', '"a=b=c".partition("=")', '"abc".index("c")',
+    '"aXbXc".rpartition("X")', '"  ".isspace()', "bool(e)", "bool(s)", "not e", "e or w", "s and n",
+]
+
+
+def _expected(expr: str) -> Any:
+    namespace: dict[str, Any] = {}
+    exec(SETUP, namespace)  # noqa: S102  (the test's own text)
+    return eval(expr, namespace)  # noqa: S307
+
+
+def _program(lines: list[str]) -> str:
+    body = textwrap.indent(SETUP + "\n".join(lines), "    ")
+    return f"from movers.lang import *\n\ndef main():\n{body}\n\nThread(target=main).start()\n"
+
+
+def _assertion(expr: str) -> str:
+    v = _expected(expr)
+    # `is` for booleans and None: `1 == True` would let a wrong type through
+    op = "is" if v is None or type(v) is bool else "=="
+    return f"assert ({expr}) {op} {v!r}, {expr!r}"
+
+
+def test_every_operation_gives_cpythons_value() -> None:
+    src = _program([_assertion(x) for x in EXPRESSIONS])
+    r = movers.check(src)
+    assert r.verdict == "ok", (r.error, [(v.message) for v in r.violations])
+    # CPython runs the same file (with the shim) and agrees.
+    outcomes, ended = run_source(src, "<strings>")
+    assert ended and outcomes == []
+
+
+@pytest.mark.parametrize("expr", ['"ab" * 3', 's[::-1]', 'f"{n:>3}"', "w.split(',')", "str(words)"])
+def test_a_wrong_expected_value_is_a_violation(expr: str) -> None:
+    v = _expected(expr)
+    wrong = v[:-1] if v else "?"
+    r = movers.check(_program([f"assert ({expr}) == {wrong!r}"]))
+    assert r.verdict == "violation" and r.violations[0].kind == "assertion"
+
+
+ERRORS = [
+    ('"a" + 1', "TypeError"), ('1 + "a"', "TypeError"), ('"a" + None', "TypeError"), ('"a" * "b"', "TypeError"),
+    ('"a" * None', "TypeError"), ('"a" < 1', "TypeError"), ('1 >= "a"', "TypeError"), ('("a",) < (1,)', "TypeError"),
+    ('1 in "abc"', "TypeError"), ('"abc"[5]', "IndexError"), ('"abc"["x"]', "TypeError"), ('"abc"[1:"x"]', "TypeError"),
+    ('"abc"[::0]', "ValueError"), ('int("x")', "ValueError"), ('int("")', "ValueError"), ('int("1.5")', "ValueError"),
+    ('int(None)', "TypeError"), ('int(5, 10)', "TypeError"), ('"-".join(("a", 1))', "TypeError"),
+    ('"-".join(5)', "TypeError"), ('"{}{}".format(1)', "IndexError"), ('"{x}".format(y=1)', "KeyError"),
+    ('"{:d}".format("a")', "ValueError"), ('f"{n:s}"', "ValueError"), ('f"{t:>3}"', "TypeError"),
+    ('"%d" % "a"', "TypeError"), ('"%s %s" % (1,)', "TypeError"), ('"abc".index("z")', "ValueError"),
+    ('"a".upper(1)', "TypeError"), ('"a".split(1)', "TypeError"), ('"a".startswith(1)', "TypeError"),
+    ('n.upper()', "AttributeError"), ('"ab".replace("a")', "TypeError"),
+    ('"a".strip(chars="a")', "TypeError"), ('"ab".center(4, "xy")', "TypeError"), ('len(n)', None),
+]
+
+
+@pytest.mark.parametrize(("expr", "exc"), ERRORS)
+def test_errors_are_cpythons(expr: str, exc: str | None) -> None:
+    with pytest.raises(Exception) as info:
+        _expected(expr)
+    r = movers.check(_program([f"x = {expr}"]))
+    assert r.verdict == "violation" and r.violations[0].kind == "runtime-error", (r.error, r.verdict)
+    if exc is not None:  # the exception is CPython's, and so is its message
+        assert type(info.value).__name__ == exc
+        assert r.violations[0].message == str(info.value)
+
+
+def test_the_exceptions_are_named_for_try_except() -> None:
+    for f, args, exc in [(strings.concat, ("a", 1), "TypeError"), (strings.to_int, ("x",), "ValueError"),
+                         (strings.char_at, ("a", 3), "IndexError"), (strings.sliced, ("a", 0, 1, 0), "ValueError"),
+                         (strings.contains, ("a", 1), "TypeError"), (strings.repeat, ("a", None), "TypeError")]:
+        with pytest.raises(ModelError) as info:
+            f(*args)
+        assert info.value.exc == exc
+
+
+def test_strings_are_bounded() -> None:
+    for expr in ['"ab" * 60000', 's * 100000', 'f"{n:>200000}"', '"{:>200000}".format(1)', 'w.replace("", s * 9000)',
+                 '"x".zfill(200000)']:
+        r = movers.check(_program([f"x = {expr}"]))
+        assert r.verdict == "violation" and "string too long" in r.violations[0].message, expr
+    doubling = _program(["x = 'ab'", "while True:", "    x = x + x"])
+    r = movers.check(doubling)
+    assert r.verdict == "violation" and "string too long" in r.violations[0].message
+
+
+def test_iteration_and_strings_in_containers() -> None:
+    src = _program([
+        "out = []",
+        "for ch in s.strip():",
+        "    if ch.isalpha():",
+        "        out.append(ch.upper())",
+        'assert "".join(out) == "HELLOWORLD", out',
+        'pairs = [("b", 2), ("a", 1)]',
+        'assert min(pairs) == ("a", 1) and max(words) == "cd"',
+        'assert ("x" if e else "y") == "y" and (e or "d") == "d"',
+        'k = 0',
+        'for part in w.split(","):',
+        '    k += len(part)',
+        'assert k == 3',
+    ])
+    assert movers.check(src).verdict == "ok"
+    assert run_source(src, "<strings>") == ([], True)
+
+
+# -- strings in shared memory --------------------------------------------------------------------------------------
+
+LOG = """
+from movers.lang import *
+
+log = ""
+m = Lock()
+
+def worker(c):
+    global log
+    {body}
+
+def main():
+    t1 = Thread(target=worker, args=("a",))
+    t2 = Thread(target=worker, args=("b",))
+    t1.start()
+    t2.start()
+    t1.join()
+    t2.join()
+    assert len(log) == 2 and sorted_ok(log), f"lost update: log is {{log!r}}"
+
+def sorted_ok(x):
+    return x in ("ab", "ba")
+
+Thread(target=main).start()
+"""
+RACY = LOG.format(body="log += c")
+LOCKED = LOG.format(body="with m:\n        log += c")
+
+
+def _accepted(src: str) -> list[tuple[str, movers.Result]]:
+    """The result of every reduction (each accepts these models: none may answer with an error)."""
+    out = [(name, movers.check(src, reduction=name)) for name in REDUCTIONS]
+    for name, r in out:
+        assert r.verdict != "error", (name, r.error)
+    return out
+
+
+def test_a_lost_update_of_a_shared_string_is_found_by_every_reduction() -> None:
+    base = movers.check(RACY, reduction="none")
+    assert base.verdict == "violation" and "lost update: log is '" in base.violations[0].message
+    results = _accepted(RACY)
+    assert len(results) >= 8
+    for name, r in results:
+        assert r.verdict == "violation" and r.violations[0].kind == "assertion", (name, r.verdict, r.error)
+
+
+def test_a_locked_shared_string_is_verified_by_every_reduction() -> None:
+    for name, r in _accepted(LOCKED):
+        assert r.verdict == "ok", (name, r.verdict, r.error, [v.message for v in r.violations])
+
+
+def test_a_shared_string_is_the_same_search_without_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = [movers.check(src) for src in (RACY, LOCKED)]
+    monkeypatch.setattr(system, "FAST_PATH", False)
+    slow = [movers.check(src, max_violations=1) for src in (RACY, LOCKED)]
+    assert [(r.verdict, r.stats.states) for r in fast] == [(r.verdict, r.stats.states) for r in slow]
+
+
+def test_strings_in_the_trace_and_the_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    r = movers.check(RACY)
+    changes = [c for s in r.violations[0].trace for c in s.changes.values()]
+    assert "'a'" in changes or "'b'" in changes
+    f = tmp_path / "racy.py"
+    f.write_text(RACY)
+    assert main(["check", str(f), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    trace = out["violations"][0]["trace"]
+    assert any(v in ("'a'", "'b'") for step in trace for v in step["changes"].values())
+    assert out["violations"][0]["state"]["globals"]["log"] in ("'a'", "'b'")
+    html = tmp_path / "r.html"
+    assert main(["check", str(f), "--html", str(html), "--quiet"]) == 1
+    assert "&#x27;a&#x27;" in html.read_text() or "'a'" in html.read_text()
+
+
+def test_a_trail_of_a_model_with_string_state_replays(tmp_path: Path) -> None:
+    f = tmp_path / "racy.py"
+    f.write_text(RACY)
+    r = movers.check(f)
+    trail = tmp_path / "t.trail"
+    write_trail(trail, r, RACY, str(f))
+    again = replay(f, read_trail(trail))
+    assert again.verdict == "violation" and again.violations[0].message == r.violations[0].message
+    assert [(s.thread, s.line, s.changes) for s in again.violations[0].trace] == [
+        (s.thread, s.line, s.changes) for s in r.violations[0].trace]
+
+
+# -- granularity: building a string is local work; reading what it is built from is not -----------------------------
+
+TORN = """
+from movers.lang import *
+
+a = "0"
+b = "0"
+
+def writer():
+    global a, b
+    a = "1"
+    b = "1"
+
+def reader():
+    s = {expr}
+    assert s != {torn!r}, "a torn read: " + s
+
+Thread(target=writer).start()
+Thread(target=reader).start()
+"""
+
+
+@pytest.mark.parametrize(("expr", "torn"), [('f"{a}{b}"', "01"), ('"".join((a, b))', "01"),
+                                             ("str(a) + str(b)", "01"), ('"{}{}".format(a, b)', "01"),
+                                             ('"%s%s" % (a, b)', "01")])
+def test_each_read_of_a_shared_string_is_its_own_step(expr: str, torn: str) -> None:
+    src = TORN.format(expr=expr, torn=torn)
+    for name, r in [("none", movers.check(src)), *_accepted(src)]:
+        assert r.verdict == "violation", (name, expr)
+    # Under statement granularity the expression is one step: it cannot see the write half done.
+    assert movers.check(src, granularity="statement").verdict == "ok"
+
+
+def test_string_work_on_locals_is_glue() -> None:
+    program = compile_model(textwrap.dedent("""
+    from movers.lang import *
+    g = 0
+    def f():
+        global g
+        x = "a,b"
+        y = x.split(",")
+        z = f"{x}-{len(y)}" + x.upper()[0:1] + "-".join(("p", x))
+        g = len(z)
+    Thread(target=f).start()
+    """))
+    code = program.functions["f"]
+    costly = [n.line for n in code.nodes if n.costly]
+    assert costly == [9], costly  # only the write of g starts a step
+
+
+def test_a_formatted_list_is_read() -> None:
+    """``str(xs)`` and ``f"{xs}"`` read the list's elements: a write of one conflicts with them."""
+    src = textwrap.dedent("""
+    from movers.lang import *
+    xs = [0, 0]
+    def w():
+        xs[1] = 1
+    def r():
+        s = {expr}
+        assert s != "[0, 1]" or True
+        assert s == "[0, 0]"
+    Thread(target=w).start()
+    Thread(target=r).start()
+    """)
+    for expr in ("str(xs)", 'f"{xs}"', "repr(xs)", '"{}".format(xs)'):
+        for name, r in [("none", movers.check(src.format(expr=expr))), *_accepted(src.format(expr=expr))]:
+            assert r.verdict == "violation", (name, expr)
+
+
+def test_a_model_method_of_a_string_methods_name_is_still_called() -> None:
+    src = textwrap.dedent("""
+    from movers.lang import *
+    class Box:
+        def __init__(self):
+            self.v = 1
+        def count(self, k):
+            return self.v + k
+        def upper(self):
+            return "B"
+    def main():
+        b = Box()
+        assert b.count(2) == 3 and b.upper() == "B"
+        assert "aXa".count("a") == 2 and "x".upper() == "X"
+    Thread(target=main).start()
+    """)
+    assert movers.check(src).verdict == "ok"
+    assert run_source(src, "<strings>") == ([], True)
+
+
+def test_messages_and_print_keep_working() -> None:
+    src = textwrap.dedent("""
+    from movers.lang import *
+    name = "bob"
+    def main():
+        print("hello", name, f"{name!r}")
+        assert name == "alice", f"wrong name {name} ({name!r}) {len(name):>3}"
+    Thread(target=main).start()
+    """)
+    r = movers.check(src)
+    assert r.verdict == "violation"
+    assert r.violations[0].message.startswith("wrong name bob ('bob')   3")

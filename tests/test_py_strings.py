@@ -101,7 +101,7 @@ def test_a_wrong_expected_value_is_a_violation(expr: str) -> None:
 ERRORS = [
     ('"a" + 1', "TypeError"), ('1 + "a"', "TypeError"), ('"a" + None', "TypeError"), ('"a" * "b"', "TypeError"),
     ('"a" * None', "TypeError"), ('"a" < 1', "TypeError"), ('1 >= "a"', "TypeError"), ('("a",) < (1,)', "TypeError"),
-    ('1 in "abc"', "TypeError"), ('"abc"[5]', "IndexError"), ('"abc"["x"]', "TypeError"), ('"abc"[1:"x"]', "TypeError"),
+    ('1 in "abc"', "TypeError"), ('"abc"[5]', "IndexError"), ('w[e]', "TypeError"), ('"abc"[1:"x"]', "TypeError"),
     ('"abc"[::0]', "ValueError"), ('int("x")', "ValueError"), ('int("")', "ValueError"), ('int("1.5")', "ValueError"),
     ('int(None)', "TypeError"), ('int(5, 10)', "TypeError"), ('"-".join(("a", 1))', "TypeError"),
     ('"-".join(5)', "TypeError"), ('"{}{}".format(1)', "IndexError"), ('"{x}".format(y=1)', "KeyError"),
@@ -350,3 +350,23 @@ def test_messages_and_print_keep_working() -> None:
     r = movers.check(src)
     assert r.verdict == "violation"
     assert r.violations[0].message.startswith("wrong name bob ('bob')   3")
+
+
+def test_a_method_lists_and_strings_share_takes_the_receivers_type(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``x.count(…)`` may be a list's method as well as a string's (once lists have it, in
+    ``BUILTIN_METHODS``): a string receiver still gets ``str.count``, whatever the arity lists take."""
+    from movers.lang import expressions
+
+    monkeypatch.setattr(expressions, "BUILTIN_METHODS", expressions.BUILTIN_METHODS | {"count", "index"})
+    src = textwrap.dedent("""
+    from movers.lang import *
+    class Box:
+        def index(self, k):
+            return k
+    def main():
+        assert "aXa".count("a") == 2 and "abcabc".count("c", 3) == 1
+        assert "abc".index("c") == 2 and Box().index(5) == 5
+    Thread(target=main).start()
+    """)
+    r = movers.check(src)
+    assert r.verdict == "ok", (r.error, [v.message for v in r.violations])

@@ -584,7 +584,8 @@ class ExpressionCompiler(FunctionCore):
         user = method in _model_methods(self.mc.class_nodes)
         lo, hi = {"append": (1, 1), "pop": (0, 1)}.get(method, (0, 0))
         what = "one argument" if lo == hi == 1 else "no arguments" if hi == 0 else "at most one argument"
-        if not user and (e.keywords or not lo <= len(e.args) <= hi):
+        shared = method in strings.STR_METHODS  # a name lists and strings share: the run time checks arity
+        if not user and not shared and (e.keywords or not lo <= len(e.args) <= hi):
             raise self.mc.error(e, f"{method}() takes {what}")
         recv = self._expr(f.value)
         args = self.call_args(e) if user else [self._expr(a) for a in e.args]
@@ -607,6 +608,8 @@ class ExpressionCompiler(FunctionCore):
             self.facts.fields_written.add("$flag")
             flag = method == "set"
             op = lambda ctx, r, vals: sync.event_set(ctx, r, flag)  # noqa: E731
+        if shared:
+            op = _or_str_method(op, method)
         if not user:
             return lambda ctx: op(ctx, recv(ctx), [a(ctx) for a in args])
         self.facts.callees.add("." + method)
@@ -616,9 +619,9 @@ class ExpressionCompiler(FunctionCore):
 
         def setup(ctx: Ctx, ret_pc: int) -> None:
             r = recv(ctx)
-            if type(r) is Ref and ctx.heap[r.i][0].builtin:
+            if (type(r) is Ref and ctx.heap[r.i][0].builtin) or (shared and type(r) is str):
                 vals = [a(ctx) for a in args]
-                if not lo <= len(vals) <= hi:
+                if type(r) is not str and not lo <= len(vals) <= hi:
                     raise ModelError(f"{method}() takes {what}")
                 ctx.retval = op(ctx, r, vals)
                 ctx.pc = ret_pc
@@ -801,6 +804,16 @@ UNKNOWN_METHODS = {
     "locked": "m.locked() is not supported: read the owner instead (m.owner is not None)",
     "is_alive": "t.is_alive() is not supported: join the thread (t.join()), or let it set a flag when it ends",
 }
+
+
+def _or_str_method(op: Callable[[Ctx, Any, list[Any]], Any], method: str) -> Callable[[Ctx, Any, list[Any]], Any]:
+    """``op`` for a method that strings have too (``count``, ``index``): a string receiver takes ``str``'s."""
+    def run(ctx: Ctx, r: Any, vals: list[Any]) -> Any:
+        if type(r) is str:
+            return strings.call_method(ctx, r, method, vals, {})
+        return op(ctx, r, vals)
+
+    return run
 
 
 def _no_method(ctx: Ctx, v: Any, method: str) -> ModelError:

@@ -248,10 +248,10 @@ def _order(ctx: Ctx, a: Any, b: Any, op: str, depth: int = 0) -> bool:
     cmp = _ORDER[op]
     ta, tb = type(a), type(b)
     if ta is not Ref and ta is not tuple and tb is not Ref and tb is not tuple:
-        try:
-            return cmp(a, b)
-        except TypeError as e:  # "'<' not supported between instances of 'str' and 'int'": CPython's
-            raise ModelError(str(e), exc="TypeError") from None
+        if (ta is str) is not (tb is str):
+            raise ModelError(f"'{op}' not supported between instances of '{strings.type_name(a)}' and "
+                             f"'{strings.type_name(b)}'", exc="TypeError")
+        return cmp(a, b)
     if depth > MAX_COMPARE_DEPTH:
         raise ModelError("maximum recursion depth exceeded in comparison")
     if ta is tuple and tb is tuple:

@@ -138,6 +138,8 @@ def test_strings_are_bounded() -> None:
                  '"x".zfill(200000)']:
         r = movers.check(_program([f"x = {expr}"]))
         assert r.verdict == "violation" and "string too long" in r.violations[0].message, expr
+    r = movers.check(_program(['x = ("," * 100000).split(",")']))
+    assert r.verdict == "violation" and "list too long" in r.violations[0].message
     doubling = _program(["x = 'ab'", "while True:", "    x = x + x"])
     r = movers.check(doubling)
     assert r.verdict == "violation" and "string too long" in r.violations[0].message

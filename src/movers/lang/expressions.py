@@ -180,7 +180,11 @@ class ExpressionCompiler(FunctionCore):
         def on_str(ctx: Ctx, s: str) -> Any:
             v = strings.call_method(ctx, s, method, [a(ctx) for a in args],
                                     dict(zip(names, [k(ctx) for k in kwargs], strict=True)))
-            return ctx.alloc((cls, None, *v)) if cls is not None else v
+            if cls is None:
+                return v
+            if len(v) > MAX_SEQUENCE:
+                raise too_big("list too long")
+            return ctx.alloc((cls, None, *v))
 
         if not user:
             self.note(e, self.new_site(e, "list") if cls is not None else NO_VALUE)

@@ -58,6 +58,7 @@ EXPRESSIONS = [
     '"{:>5}|{:.2}".format("ab", "xyz")', '"{}".format(words)', '"{0}{0}".format(t)', '"{:{}}".format("a", 3)',
     '"123".isdigit()', '"12a".isdigit()', 'e.isdigit()', '"abc".isalpha()', '"ab1".isalpha()', 'u.isalpha()',
     '"%s-%d" % ("a", 3)', '"%r" % (s,)', '"%5s|%-3d|" % (n, n)', '"%s" % (t,)', '"%s" % words', '"%d%%" % n',
+    '"no 1234567: %d" % n', '"no 1234567: {}".format(n)',
     '"a b".title()', '"ab".center(6, "*")', '"7".zfill(3)', '"a=b=c".partition("=")', '"abc".index("c")',
     '"aXbXc".rpartition("X")', '"  ".isspace()', "bool(e)", "bool(s)", "not e", "e or w", "s and n",
 ]

@@ -263,10 +263,17 @@ def _fields(template: str) -> list[tuple[str, str | None, str | None, str | None
     return out
 
 
-def _size_checked(template: str, values: list[Any], nested: bool) -> None:
-    _spec_ok(template)
+def _size_checked(specs: list[str], values: list[Any], nested: bool) -> None:
+    """Specifications (``specs``: their widths and precisions), or widths given as values (``nested``: a
+    ``{:{}}`` or ``%*d``), that would build more than ``MAX_STR`` characters."""
+    for spec in specs:
+        _spec_ok(spec)
     if nested and any(_is_int(v) and not -MAX_STR <= v <= MAX_STR for v in values):
         raise too_long()
+
+
+# A printf-style conversion specifier: its width and precision.
+_PERCENT = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d*))?")
 
 
 def str_format(ctx: Ctx, template: str, *args: Any, **kwargs: Any) -> str:
@@ -279,7 +286,8 @@ def str_format(ctx: Ctx, template: str, *args: Any, **kwargs: Any) -> str:
         if name is not None and ("." in name or "[" in name):
             raise ModelError(f"format field '{{{name}}}': attributes and indices in a format field are not "
                              "supported; format the value itself")
-    _size_checked(template, [*args, *kwargs.values()], any(s and "{" in s for _, _, _, s in fields))
+    _size_checked([s for _, _, _, s in fields if s], [*args, *kwargs.values()],
+                  any(s and "{" in s for _, _, _, s in fields))
     try:
         out = template.format(*[_shown(ctx, a) for a in args], **{k: _shown(ctx, v) for k, v in kwargs.items()})
     except (IndexError, KeyError, TypeError, ValueError) as e:
@@ -291,7 +299,7 @@ def percent(ctx: Ctx | None, template: str, values: Any) -> str:
     """``template % values``: printf-style formatting, Python's own, on the model's values as they format."""
     args = tuple(_shown(ctx, x) for x in values) if type(values) is tuple else _shown(ctx, values)
     items = args if type(args) is tuple else (args,)
-    _size_checked(template, list(items), "*" in template)
+    _size_checked([w + "." + p for w, p in _PERCENT.findall(template)], list(items), "*" in template)
     if sum(len(str(x)) for x in items if type(x) is str or type(x) is _Shown) > MAX_STR:
         raise too_long()
     try:

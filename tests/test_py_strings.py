@@ -373,3 +373,56 @@ def test_a_method_lists_and_strings_share_takes_the_receivers_type(monkeypatch: 
     """)
     r = movers.check(src)
     assert r.verdict == "ok", (r.error, [v.message for v in r.violations])
+
+
+# -- random string models: every reduction agrees with the full search --------------------------------------------
+
+from hypothesis import HealthCheck, given, note, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+try:
+    from differential import run_differential
+except ImportError:  # tests/ imported as a package
+    from tests.differential import run_differential
+
+_WORDS = ('""', '"a"', '"b"', '"ab"', '"ba"')
+_STR_EXPRS = ("s", "u", "t0", '"a"', "s + u", "u + s", 'f"{s}{u}"', "s.upper().lower()", 's.replace("a", "b")',
+              '"".join((u, s))', "s[::-1]", 's.strip("a")', "str(len(s))", '"%s%s" % (u, s)', '"{}b".format(s)')
+_CONDS = ('"a" in s', 's == u', 's < u', 's.startswith("b")', 'len(s) > 1', 'not s', 's != "ab"', 'u.endswith("a")')
+
+
+@st.composite
+def string_models(draw: st.DrawFn) -> str:
+    """Two or three threads over string globals ``s`` and ``u`` (every value cut to two characters, so the
+    state space is finite), a lock, and assertions that can fail."""
+    lines = ["from movers.lang import *", "", f"s = {draw(st.sampled_from(_WORDS))}",
+             f"u = {draw(st.sampled_from(_WORDS))}", "m = Lock()"]
+    n = draw(st.integers(2, 3))
+    for k in range(n):
+        body = ["t0 = s"]
+        for _ in range(draw(st.integers(1, 3))):
+            target = draw(st.sampled_from(("s", "u", "t0")))
+            value = f"({draw(st.sampled_from(_STR_EXPRS))})[:2]"
+            kind = draw(st.integers(0, 4))
+            if kind == 0:
+                body += ["with m:", f"    {target} = {value}"]
+            elif kind == 1:
+                body += [f"if {draw(st.sampled_from(_CONDS))}:", f"    {target} = {value}", "else:",
+                         f"    {target} = {draw(st.sampled_from(_WORDS))}"]
+            elif kind == 2:
+                body += [f"assert {draw(st.sampled_from(_CONDS))} or {draw(st.sampled_from(_CONDS))}"]
+            elif kind == 3:
+                body += ["for ch in t0:", f"    {target} = ({target} + ch)[-2:]"]
+            else:
+                body += [f"{target} = {value}"]
+        lines += ["", f"def worker_{k}():", "    global s, u", *("    " + x for x in body)]
+    lines.append("")
+    lines += [f"Thread(target=worker_{k}).start()" for k in range(n)]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(string_models())
+def test_random_string_models_reductions_agree_with_none(src: str) -> None:
+    note(src)
+    run_differential(src, [r for r in REDUCTIONS if r != "none"], compare_kinds=False)

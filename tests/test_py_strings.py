@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 
 import movers
 from movers.cli import main
@@ -22,8 +24,10 @@ from movers.trail import read_trail, replay, write_trail
 
 try:
     from cpython_runs import run_source
+    from differential import run_differential
 except ImportError:  # tests/ imported as a package
     from tests.cpython_runs import run_source
+    from tests.differential import run_differential
 
 # The values the expressions below see, in the model (locals of main) and in CPython (eval's namespace).
 SETUP = """s = " Hello, World "
@@ -376,14 +380,6 @@ def test_a_method_lists_and_strings_share_takes_the_receivers_type(monkeypatch: 
 
 
 # -- random string models: every reduction agrees with the full search --------------------------------------------
-
-from hypothesis import HealthCheck, given, note, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-try:
-    from differential import run_differential
-except ImportError:  # tests/ imported as a package
-    from tests.differential import run_differential
 
 _WORDS = ('""', '"a"', '"b"', '"ab"', '"ba"')
 _STR_EXPRS = ("s", "u", "t0", '"a"', "s + u", "u + s", 'f"{s}{u}"', "s.upper().lower()", 's.replace("a", "b")',

@@ -422,3 +422,16 @@ def string_models(draw: st.DrawFn) -> str:
 def test_random_string_models_reductions_agree_with_none(src: str) -> None:
     note(src)
     run_differential(src, [r for r in REDUCTIONS if r != "none"], compare_kinds=False)
+
+
+def test_a_join_of_a_literal_is_a_strings_even_as_a_statement() -> None:
+    src = textwrap.dedent("""
+    from movers.lang import *
+    def main():
+        ", ".join(("a", "b"))
+        "a note in the middle of a function"
+        assert "-".join(("a", "b")) == "a-b"
+    Thread(target=main).start()
+    """)
+    assert movers.check(src).verdict == "ok"
+    assert movers.check(src, granularity="statement").verdict == "ok"

@@ -681,12 +681,16 @@ def _whole_statement(e: ast.expr) -> bool:
     f = e.func
     if isinstance(f, ast.Name):
         return f.id in _WHOLE_CALLS or f.id == "print"
-    return isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for")
+    return isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for") and not (
+        f.attr == "join" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str))
 
 
 def _str_join(c: ast.Call, s: ast.AST) -> bool:
     """Whether ``c``, a call of a method ``join``, joins strings (``sep.join(items)``, inside an expression) rather
     than joining a thread (``t.join()``, a statement of its own)."""
+    f = c.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str):
+        return True  # ", ".join(…)
     return len(c.args) == 1 and not c.keywords and not (isinstance(s, ast.Expr) and s.value is c)
 
 

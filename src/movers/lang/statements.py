@@ -73,7 +73,7 @@ class StatementCompiler(FunctionCore):
                     return
                 if f.id in DECLARATIONS:
                     raise self.mc.error(e, f"{f.id}(…) must be at the top level of the model")
-            elif isinstance(f, ast.Attribute) and f.attr in SYNC_METHODS:
+            elif isinstance(f, ast.Attribute) and f.attr in SYNC_METHODS and not _literal_join(f):
                 self.sync_method_stmt(s, e, f)
                 return
             elif (isinstance(f, ast.Attribute) and f.attr == "wait_for"
@@ -466,6 +466,11 @@ class StatementCompiler(FunctionCore):
             if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):
                 self.message(a, allow_calls=False)
         self.plain_stmt(s, lambda: (lambda ctx: None))
+
+
+def _literal_join(f: ast.Attribute) -> bool:
+    """``", ".join(…)``: a string's join (its value unused), not a thread's, whatever its arguments."""
+    return f.attr == "join" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str)
 
 
 def _formatted(value: Fn, spec: str, conversion: int = -1) -> Callable[[Ctx], str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 import movers
@@ -25,9 +25,11 @@ from movers.trail import read_trail, replay, write_trail
 try:
     from cpython_runs import run_source
     from differential import run_differential
+    from naive_explorer import naive_explore
 except ImportError:  # tests/ imported as a package
     from tests.cpython_runs import run_source
     from tests.differential import run_differential
+    from tests.naive_explorer import naive_explore
 
 # The values the expressions below see, in the model (locals of main) and in CPython (eval's namespace).
 SETUP = """s = " Hello, World "
@@ -388,9 +390,9 @@ _CONDS = ('"a" in s', 's == u', 's < u', 's.startswith("b")', 'len(s) > 1', 'not
 
 
 @st.composite
-def string_models(draw: st.DrawFn) -> str:
+def string_models(draw: st.DrawFn, loops: bool = True) -> str:
     """Two or three threads over string globals ``s`` and ``u`` (every value cut to two characters, so the
-    state space is finite), a lock, and assertions that can fail."""
+    state space is finite), a lock, assertions that can fail, and (``loops``) ``for`` over a string."""
     lines = ["from movers.lang import *", "", f"s = {draw(st.sampled_from(_WORDS))}",
              f"u = {draw(st.sampled_from(_WORDS))}", "m = Lock()"]
     n = draw(st.integers(2, 3))
@@ -399,7 +401,7 @@ def string_models(draw: st.DrawFn) -> str:
         for _ in range(draw(st.integers(1, 3))):
             target = draw(st.sampled_from(("s", "u", "t0")))
             value = f"({draw(st.sampled_from(_STR_EXPRS))})[:2]"
-            kind = draw(st.integers(0, 4))
+            kind = draw(st.sampled_from((0, 1, 2, 3, 4) if loops else (0, 1, 2, 4)))
             if kind == 0:
                 body += ["with m:", f"    {target} = {value}"]
             elif kind == 1:
@@ -435,3 +437,18 @@ def test_a_join_of_a_literal_is_a_strings_even_as_a_statement() -> None:
     """)
     assert movers.check(src).verdict == "ok"
     assert movers.check(src, granularity="statement").verdict == "ok"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(string_models(loops=False), st.sampled_from(("access", "statement")))
+def test_random_string_models_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
+    """The naive explorer evaluates the model's expressions with CPython's ``eval``: the same verdict and, when
+    nothing fails, the same number of states (the same steps, the same values)."""
+    note(src)
+    r = movers.check(src, granularity=granularity, max_states=50000)
+    naive = naive_explore(src, max_states=50000, granularity=granularity)
+    assume(r.verdict != "incomplete" and naive.complete)
+    assert r.verdict == naive.verdict
+    assert {v.kind for v in r.violations} <= naive.kinds
+    if r.verdict == "ok":
+        assert r.stats.states == naive.states

@@ -316,13 +316,14 @@ def test_a_formatted_list_is_read() -> None:
     def w():
         xs[1] = 1
     def r():
+        fmt = "%s"
         s = {expr}
         assert s != "[0, 1]" or True
         assert s == "[0, 0]"
     Thread(target=w).start()
     Thread(target=r).start()
     """)
-    for expr in ("str(xs)", 'f"{xs}"', "repr(xs)", '"{}".format(xs)'):
+    for expr in ("str(xs)", 'f"{xs}"', "repr(xs)", '"{}".format(xs)', '"%s" % xs', 'fmt % xs'):
         for name, r in [("none", movers.check(src.format(expr=expr))), *_accepted(src.format(expr=expr))]:
             assert r.verdict == "violation", (name, expr)
 

@@ -315,8 +315,7 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(e.op, ast.Sub):
             return lambda ctx: a(ctx) - b(ctx)
         if isinstance(e.op, ast.Mod):
-            if isinstance(e.left, (ast.Constant, ast.JoinedStr)):
-                self.formats(self.value(e.right))  # `"%s" % xs` formats the values of xs
+            self.formats(self.value(e.right))  # `"%s" % xs` formats the values of xs (nothing for ints)
 
             def mod(ctx: Ctx) -> Any:
                 x, y = a(ctx), b(ctx)

@@ -453,3 +453,26 @@ def test_random_string_models_agree_with_the_naive_explorer(src: str, granularit
     assert {v.kind for v in r.violations} <= naive.kinds
     if r.verdict == "ok":
         assert r.stats.states == naive.states
+
+
+@pytest.mark.parametrize("expr", ['"%s" % xs', "str(xs)", 'f"{xs}"', '"{}".format(xs)', 'repr(xs)'])
+def test_formatting_a_list_is_an_access_of_its_own(expr: str) -> None:
+    """``g + str(xs)`` reads ``g``, then the elements of ``xs``: two steps, between which a thread can write
+    both (``g`` first), as under CPython."""
+    src = textwrap.dedent(f"""
+    from movers.lang import *
+    xs = [0, 0]
+    g = "a"
+    def w():
+        global g
+        g = "b"
+        xs[1] = 1
+    def r():
+        s = g + {expr}
+        assert s != "a[0, 1]", s
+    Thread(target=w).start()
+    Thread(target=r).start()
+    """)
+    for name, r in [("none", movers.check(src)), *_accepted(src)]:
+        assert r.verdict == "violation", (name, expr)
+    assert movers.check(src, granularity="statement").verdict == "ok"

@@ -269,6 +269,9 @@ class Lowering:
             return int(not self.finals.elements)
         if isinstance(node, ast.Compare):
             return sum(1 for op in node.ops if isinstance(op, (ast.In, ast.NotIn))) and int(not self.finals.elements)
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant)
+                and isinstance(node.left.value, str)):
+            return int(not self.finals.elements)  # "%s" % xs reads a list's elements
         if isinstance(node, ast.JoinedStr):
             # An f-string may format lists, reading their elements: one access for all of them.
             return int(any(isinstance(v, ast.FormattedValue) for v in node.values) and not self.finals.elements)

@@ -341,6 +341,9 @@ def list_items(ctx: Ctx, r: Ref) -> tuple:
     return tuple([unbox(x) for x in o[2:]])
 
 
+strings.read_list = list_items  # str(xs), ", ".join(xs): see ``strings.read_list``
+
+
 def element_index(ctx: Ctx, r: Ref, o: tuple, i: Any) -> int:
     """``_index`` for ``a[i]`` on list ``r``: whether i is in range, and which element it names when it is
     negative, depend on the length."""

@@ -4,7 +4,8 @@ A string needs no box (``program.box``): no other value of the language is a ``s
 and hashing of states are the language's (``1 == "1"`` is false, as in Python). Operating on a string is
 local work for the granularity rule (docs/language.md section 8): it reads and writes no shared memory.
 What reads shared memory is formatting a *list* (``str(xs)``, ``f"{xs}"``, ``", ".join(xs)``), which reads
-its elements: those functions record the reads on ``ctx`` as ``runtime_ops.list_items`` does.
+its elements: those functions read them through ``runtime_ops.list_items`` (``read_list``), which records
+each read on ``ctx``.
 
 Each operation follows CPython 3.11: the same value, and where CPython raises, a ``ModelError`` naming the
 same built-in exception with CPython's message (``TypeError: can only concatenate str (not "int") to
@@ -30,6 +31,15 @@ from movers.ir.machine import Ctx, ModelError
 from movers.ir.program import Bool, Ref, unbox
 
 MAX_STR = 100_000
+
+
+def _no_reader(ctx: Ctx, r: Ref) -> tuple:
+    raise AssertionError("movers.lang.runtime_ops installs the list reader when it is imported")
+
+
+# Every element of a list, each read recorded (``runtime_ops.list_items``, which installs itself here: it
+# imports this module, so this module cannot import it).
+read_list: Callable[[Ctx, Ref], tuple] = _no_reader
 
 
 def too_long() -> ModelError:
@@ -175,9 +185,7 @@ def to_repr(ctx: Ctx | None, v: Any, seen: frozenset[int] = frozenset()) -> str:
             return f"<{cls.name} object>"
         if v.i in seen:
             return "[...]"
-        from movers.lang.runtime_ops import list_items  # runtime_ops imports this module
-
-        return f"[{_joined(ctx, list_items(ctx, v), seen | {v.i})}]"
+        return f"[{_joined(ctx, read_list(ctx, v), seen | {v.i})}]"
     return repr(v)  # None, True, False
 
 
@@ -354,9 +362,7 @@ def _join(ctx: Ctx, s: str, items: Any) -> str:
         o = ctx.heap[items.i]
         if not o[0].is_list:
             raise _type_error("can only join an iterable")
-        from movers.lang.runtime_ops import list_items  # runtime_ops imports this module
-
-        items = list_items(ctx, items)
+        items = read_list(ctx, items)
     elif type(items) is not tuple and type(items) is not str:
         raise _type_error("can only join an iterable")
     size = len(s) * max(len(items) - 1, 0)

@@ -335,6 +335,9 @@ def _python_method(name: str) -> Callable[..., Any]:
     return run
 
 
+_PY_REPLACE = _python_method("replace")
+
+
 def _replace(ctx: Ctx, s: str, old: Any, new: Any, count: Any = -1) -> str:
     if type(old) is str and type(new) is str and _is_int(count):
         n = len(s) + 1 if old == "" else s.count(old)
@@ -342,7 +345,7 @@ def _replace(ctx: Ctx, s: str, old: Any, new: Any, count: Any = -1) -> str:
             n = min(n, count)
         if len(s) + n * (len(new) - len(old)) > MAX_STR:
             raise too_long()
-    return _python_method("replace")(ctx, s, old, new, count)
+    return _PY_REPLACE(ctx, s, old, new, count)
 
 
 def _padded(name: str) -> Callable[..., Any]:

@@ -32,6 +32,8 @@ fields, functions, and ``Thread(target=f, args=(...)).start()``; in functions: `
 assignments (a whole right-hand side may be ``choose(e1, e2, ...)``) and augmented assignments to names,
 array elements and fields of module-level objects, ``if``/``else``, ``while``, ``for v in range(n)`` (n a constant),
 ``with lock:``, ``lock.acquire()``, ``lock.release()``, ``assert``, ``wait_until(c)``, ``assume(c)``.
+Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str`` and ``repr``):
+strings, their methods, f-strings and slices included.
 
 Semantics: a failed ``assert`` is an "assertion" violation (its state is not expanded); ``assume(c)`` with
 ``c`` false drops the path; a state where some thread has not terminated and no thread has an enabled step
@@ -48,7 +50,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
-_NO_BUILTINS: dict[str, Any] = {"__builtins__": {}, "bool": bool, "int": int}
+_NO_BUILTINS: dict[str, Any] = {"__builtins__": {}, "bool": bool, "int": int, "len": len, "str": str, "repr": repr}
 GRANULARITIES = ("access", "statement")
 _TEMP = "_v"  # the prefix of pending temporaries (no generated model names a local so)
 _GLUE_LIMIT = 100_000  # glue instructions in one step: more is a loop that never reaches a step

@@ -17,6 +17,7 @@ from typing import Any
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Func, Ref
+from movers.lang import strings
 from movers.lang.function import NO_VALUE, Fn, FunctionCore
 from movers.lang.functions_model import signature_of
 from movers.lang.runtime_ops import as_tuple, choice_count, extremum, length_of, truth_of
@@ -57,8 +58,33 @@ class BuiltinCompiler(FunctionCore):
         return lambda ctx: abs(a(ctx))
 
     def b_int(self, e: ast.Call) -> Fn:
-        (a,) = self._args(e, 1, 1, "int")
-        return lambda ctx: int(a(ctx))
+        """``int(x)``, ``int(s, base)``: a string's digits as CPython reads them (``strings.to_int``)."""
+        parts = self._args(e, 1, 2, "int", ("x", "base"))
+        if len(parts) == 1:
+            (a,) = parts
+
+            def one(ctx: Ctx) -> int:
+                v = a(ctx)
+                return v if type(v) is int else strings.to_int(v, None, ctx)
+
+            return one
+        a, base = parts
+        return lambda ctx: strings.to_int(a(ctx), base(ctx), ctx)
+
+    def b_str(self, e: ast.Call) -> Fn:
+        """``str(x)``: the value as text, as CPython shows it (``strings.to_str``); ``str()`` is ``''``."""
+        parts = self._args(e, 0, 1, "str", ("object",))
+        if not parts:
+            return lambda ctx: ""
+        (a,) = parts
+        self.formats(self.value(e.args[0] if e.args else e.keywords[0].value))  # type: ignore[attr-defined]
+        return lambda ctx: strings.to_str(ctx, a(ctx))
+
+    def b_repr(self, e: ast.Call) -> Fn:
+        """``repr(x)`` (``strings.to_repr``)."""
+        (a,) = self._args(e, 1, 1, "repr")
+        self.formats(self.value(e.args[0]))  # type: ignore[attr-defined]
+        return lambda ctx: strings.to_repr(ctx, a(ctx))
 
     def b_bool(self, e: ast.Call) -> Fn:
         (a,) = self._args(e, 1, 1, "bool")

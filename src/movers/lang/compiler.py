@@ -80,6 +80,7 @@ from movers.lang.functions_model import (
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.imports import resolve_imports
 from movers.lang.statements import StatementCompiler
+from movers.lang.strings import LIST_VALUED
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
 
 # How the tokenizer breaks lines (str.splitlines also breaks at form feeds and others, shifting line numbers).
@@ -259,7 +260,8 @@ class ModuleCompiler:
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
         self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "pop") for n in calls)
         # Whether the model has lists at all: only then may a comparison read elements (``compares``).
-        self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
+        self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree)) or any(
+            isinstance(n.func, ast.Attribute) and n.func.attr in LIST_VALUED for n in calls)  # "a b".split()
         # Whether a `.wait()` may meet an Event or a Barrier: only then does it get their branches (a guard,
         # a second blocking step), so that models without them compile exactly as before.
         called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}

@@ -22,6 +22,7 @@ from movers.ir import sync
 from movers.ir.exceptions import ARGS, BUILTIN_EXCEPTIONS, is_exception_class, new_exception
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import FIELDS, MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
+from movers.lang import strings
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
 from movers.lang.functions_model import Source, bind, bind_static, function_of, parameters, signature_of
 from movers.lang.granularity import is_boolean
@@ -107,15 +108,118 @@ class ExpressionCompiler(FunctionCore):
                 f.attr in _model_fields(self.mc.classes)):
             return True
         return isinstance(f, ast.Attribute) and not (
-            f.attr in BUILTIN_METHODS and f.attr not in _model_methods(self.mc.class_nodes))
+            (f.attr in BUILTIN_METHODS or f.attr in strings.STR_METHODS)
+            and f.attr not in _model_methods(self.mc.class_nodes))
 
     def e_Constant(self, e: ast.Constant) -> Fn:
         v = e.value
-        if not isinstance(v, (int, bool, type(None))):
-            if isinstance(v, str):
-                raise self.mc.error(e, "strings are only allowed as assertion messages")
-            raise self.mc.error(e, f"unsupported value {v!r}: values are ints, bools, None and tuples")
+        if not isinstance(v, (int, bool, type(None), str)):
+            raise self.mc.error(e, f"unsupported value {v!r}: values are ints, bools, None, strings and tuples")
+        if isinstance(v, str) and len(v) > strings.MAX_STR:
+            raise self.mc.error(e, f"string literal too long (more than {strings.MAX_STR:,} characters)")
         return lambda ctx: v
+
+    # -- strings (lang/strings.py) ----------------------------------------------------------------------------
+
+    def e_JoinedStr(self, e: ast.JoinedStr) -> Fn:
+        """An f-string: each ``{value!c:spec}`` formatted as CPython formats the model's value."""
+        parts: list[Fn] = []
+        for v in e.values:
+            if isinstance(v, ast.Constant):
+                text = str(v.value)
+                parts.append(lambda ctx, text=text: text)
+            else:
+                parts.append(self._expr(v))
+        size = strings.MAX_STR
+
+        def run(ctx: Ctx) -> str:
+            out = "".join([p(ctx) for p in parts])
+            if len(out) > size:
+                raise strings.too_long()
+            return out
+
+        return run
+
+    def e_FormattedValue(self, e: ast.FormattedValue) -> Fn:
+        value = self._expr(e.value)
+        self.formats(self.value(e.value))
+        conversion = e.conversion
+        if e.format_spec is None:
+            if conversion == -1:
+                def plain(ctx: Ctx) -> str:
+                    v = value(ctx)
+                    return v if type(v) is str else strings.format_value(ctx, v)
+
+                return plain
+            return lambda ctx: strings.format_value(ctx, value(ctx), conversion)
+        spec = self._expr(e.format_spec)
+        return lambda ctx: strings.format_value(ctx, value(ctx), conversion, spec(ctx))
+
+    def formats(self, v: AV) -> None:
+        """Record that the node formats values of ``v`` as text (``str``, ``repr``, f-strings, ``format``):
+        a list among them has its elements read, and those of the lists inside it, as a comparison reads them
+        (``compares``)."""
+        self.compares(v, v)
+
+    def str_method(self, e: ast.Call, f: ast.Attribute) -> Fn:
+        """``s.m(…)`` for a method ``m`` of ``str`` (``strings.STR_METHODS``): local work on a string. When a
+        class of the model defines a method of the same name, the receiver decides at run time, as in Python
+        (a hoisted call, which for a string delivers its value at once)."""
+        method = f.attr
+        user = method in _model_methods(self.mc.class_nodes)
+        if any(isinstance(a, ast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
+            raise self.mc.error(e, "unsupported construct: *args and **kwargs in a call")
+        recv = self._expr(f.value)
+        args = self.call_args(e) if user else [self._expr(a) for a in e.args]
+        names = [k.arg for k in e.keywords]
+        kwargs = [self._expr(k.value) for k in e.keywords]
+        rv = self.value(f.value)
+        cls = self.list_class(e) if method in strings.LIST_VALUED else None
+        if cls is not None:
+            self.facts.allocates = True
+        if method in strings.READ_LISTS:
+            for a in [*e.args, *(k.value for k in e.keywords)]:
+                self.formats(self.value(a))
+            if method == "join" and e.args:
+                self.facts.elements_read = True  # the elements of a list joined
+                self.facts.uses.append(self.value(e.args[0]))
+
+        def on_str(ctx: Ctx, s: str) -> Any:
+            v = strings.call_method(ctx, s, method, [a(ctx) for a in args],
+                                    dict(zip(names, [k(ctx) for k in kwargs], strict=True)))
+            if cls is None:
+                return v
+            if len(v) > MAX_SEQUENCE:
+                raise too_big("list too long")
+            return ctx.alloc((cls, None, *v))
+
+        if not user:
+            self.note(e, self.new_site(e, "list") if cls is not None else NO_VALUE)
+
+            def run(ctx: Ctx) -> Any:
+                s = recv(ctx)
+                if type(s) is not str:
+                    raise _no_method(ctx, s, method)
+                return on_str(ctx, s)
+
+            return run
+        if kwargs:
+            raise self.mc.error(e, "keyword arguments are not supported for model functions")
+        self.facts.callees.add("." + method)
+        self.flow("method_call", rv, method, tuple(self.value(a) for a in e.args))
+        self.note(e, self.new_site(e, "list") if cls is not None else NO_VALUE,
+                  frozenset({("method_return", rv, method)}))
+        user_setup = self.method_call_setup(recv, method, args, e)
+
+        def setup(ctx: Ctx, ret_pc: int) -> None:
+            s = recv(ctx)
+            if type(s) is str:
+                ctx.retval = on_str(ctx, s)
+                ctx.pc = ret_pc
+                return
+            user_setup(ctx, ret_pc)
+
+        return self.site(setup, e)
 
     def e_Name(self, e: ast.Name) -> Fn:
         name = e.id
@@ -298,7 +402,10 @@ class ExpressionCompiler(FunctionCore):
         self.note(e, self.value(e.left), self.value(e.right))  # tuple + tuple, tuple * n
         if isinstance(e.op, ast.Add):
             def add(ctx: Ctx) -> Any:
-                v = a(ctx) + b(ctx)
+                x, y = a(ctx), b(ctx)
+                if type(x) is str or type(y) is str:
+                    return strings.concat(x, y, ctx)
+                v = x + y
                 if type(v) is tuple and len(v) > MAX_SEQUENCE:
                     raise too_big("tuple too long")
                 return v
@@ -307,7 +414,21 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(e.op, ast.Sub):
             return lambda ctx: a(ctx) - b(ctx)
         if isinstance(e.op, ast.Mod):
-            return lambda ctx: a(ctx) % b(ctx)
+            self.formats(self.value(e.right))  # `"%s" % xs` formats the values of xs (nothing for ints)
+
+            def mod(ctx: Ctx) -> Any:
+                x, y = a(ctx), b(ctx)
+                return strings.percent(ctx, x, y) if type(x) is str else x % y
+
+            return mod
+        if isinstance(e.op, ast.Mult):
+            def mul(ctx: Ctx) -> Any:
+                x, y = a(ctx), b(ctx)
+                if type(x) is str or type(y) is str:
+                    return strings.repeat(x, y, ctx)
+                return op(x, y)
+
+            return mul
         return lambda ctx: op(a(ctx), b(ctx))
 
     def e_UnaryOp(self, e: ast.UnaryOp) -> Fn:
@@ -433,7 +554,7 @@ class ExpressionCompiler(FunctionCore):
 
     def e_Subscript(self, e: ast.Subscript) -> Fn:
         if isinstance(e.slice, ast.Slice):
-            raise self.mc.error(e, "unsupported construct: slices")
+            return self.slice_of(e, e.slice)
         seq, index = self._expr(e.value), self._expr(e.slice)
         self.facts.elements_read = True
         sv = self.value(e.value)
@@ -459,7 +580,25 @@ class ExpressionCompiler(FunctionCore):
                 if type(i) is not int or not -len(v) <= i < len(v):
                     raise ModelError(f"tuple index {show(i)} out of range", exc="IndexError")
                 return v[i]
+            if type(v) is str:
+                return strings.char_at(v, i, ctx)
             raise ModelError(f"{show(v)} is not subscriptable", exc="TypeError")
+
+        return run
+
+    def slice_of(self, e: ast.Subscript, s: ast.Slice) -> Fn:
+        """``v[lo:hi:step]`` of a string or a tuple (``strings.sliced``)."""
+        seq = self._expr(e.value)
+        bounds = [self._expr(b) if b is not None else None for b in (s.lower, s.upper, s.step)]
+        sv = self.value(e.value)
+        self.note(e, sv)  # a tuple's items
+        lo, hi, st = ((lambda ctx: None) if b is None else b for b in bounds)
+
+        def run(ctx: Ctx) -> Any:
+            v = seq(ctx)
+            if type(v) is Ref:
+                raise ModelError(f"slicing a {ctx.heap[v.i][0].name} is not supported: slice a string or a tuple")
+            return strings.sliced(v, lo(ctx), hi(ctx), st(ctx), ctx)
 
         return run
 
@@ -526,7 +665,8 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Call) and _is_call_to(f.value, "super"):
                 return self.super_call(e, f)
-            if f.attr in BUILTIN_METHODS:
+            if f.attr in BUILTIN_METHODS or (f.attr in strings.STR_METHODS and (
+                    f.attr != "join" or (len(e.args) == 1 and not e.keywords))):
                 return self.builtin_method(e, f)
             if f.attr in SYNC_METHODS or (f.attr == "wait_for"
                                           and "wait_for" not in _model_methods(self.mc.class_nodes)):
@@ -557,10 +697,13 @@ class ExpressionCompiler(FunctionCore):
         name, the receiver's class decides at run time, as in Python (a hoisted call, which for a built-in
         object delivers its value at once)."""
         method = f.attr
+        if method in strings.STR_METHODS and method not in BUILTIN_METHODS:
+            return self.str_method(e, f)
         user = method in _model_methods(self.mc.class_nodes)
         lo, hi = {"append": (1, 1), "pop": (0, 1)}.get(method, (0, 0))
         what = "one argument" if lo == hi == 1 else "no arguments" if hi == 0 else "at most one argument"
-        if not user and (e.keywords or not lo <= len(e.args) <= hi):
+        shared = method in strings.STR_METHODS  # a name lists and strings share: the run time checks arity
+        if not user and not shared and (e.keywords or not lo <= len(e.args) <= hi):
             raise self.mc.error(e, f"{method}() takes {what}")
         recv = self._expr(f.value)
         args = self.call_args(e) if user else [self._expr(a) for a in e.args]
@@ -583,6 +726,8 @@ class ExpressionCompiler(FunctionCore):
             self.facts.fields_written.add("$flag")
             flag = method == "set"
             op = lambda ctx, r, vals: sync.event_set(ctx, r, flag)  # noqa: E731
+        if shared:
+            op = _or_str_method(op, method)
         if not user:
             return lambda ctx: op(ctx, recv(ctx), [a(ctx) for a in args])
         self.facts.callees.add("." + method)
@@ -592,9 +737,9 @@ class ExpressionCompiler(FunctionCore):
 
         def setup(ctx: Ctx, ret_pc: int) -> None:
             r = recv(ctx)
-            if type(r) is Ref and ctx.heap[r.i][0].builtin:
+            if (type(r) is Ref and ctx.heap[r.i][0].builtin) or (shared and type(r) is str):
                 vals = [a(ctx) for a in args]
-                if not lo <= len(vals) <= hi:
+                if type(r) is not str and not lo <= len(vals) <= hi:
                     raise ModelError(f"{method}() takes {what}", exc="TypeError")
                 ctx.retval = op(ctx, r, vals)
                 ctx.pc = ret_pc
@@ -907,6 +1052,19 @@ UNKNOWN_METHODS = {
 def _model_fields(classes: dict[str, ClassInfo]) -> set[str]:
     """The names of the fields the model's classes have."""
     return {f for c in classes.values() for f in c.fields}
+def _or_str_method(op: Callable[[Ctx, Any, list[Any]], Any], method: str) -> Callable[[Ctx, Any, list[Any]], Any]:
+    """``op`` for a method that strings have too (``count``, ``index``): a string receiver takes ``str``'s."""
+    def run(ctx: Ctx, r: Any, vals: list[Any]) -> Any:
+        if type(r) is str:
+            return strings.call_method(ctx, r, method, vals, {})
+        return op(ctx, r, vals)
+
+    return run
+
+
+def _no_method(ctx: Ctx, v: Any, method: str) -> ModelError:
+    """The AttributeError of calling a string's method on another value."""
+    return ModelError(f"'{strings.type_name(v, ctx)}' object has no attribute '{method}'", exc="AttributeError")
 
 
 def _model_methods(class_nodes: dict[str, ast.ClassDef]) -> set[str]:

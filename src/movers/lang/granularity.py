@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from movers.lang.strings import READ_LISTS, STR_METHODS
 from movers.lang.syntax import BUILTIN_METHODS, CHANGING_METHODS, SYNC_METHODS
 
 GRANULARITIES = ("access", "statement")
@@ -300,12 +301,23 @@ class Lowering:
             return int(not self.finals.elements)
         if isinstance(node, ast.Compare):
             return sum(1 for op in node.ops if isinstance(op, (ast.In, ast.NotIn))) and int(not self.finals.elements)
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant)
+                and isinstance(node.left.value, str)):
+            return int(not self.finals.elements)  # "%s" % xs reads a list's elements
+        if isinstance(node, ast.JoinedStr):
+            # An f-string may format lists, reading their elements: one access for all of them.
+            return int(any(isinstance(v, ast.FormattedValue) for v in node.values) and not self.finals.elements)
         if isinstance(node, ast.Call):
             if self.model_call(node):
                 return 1
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr in BUILTIN_METHODS:
                 return 1
+            if isinstance(f, ast.Attribute) and f.attr in STR_METHODS:
+                # Local work on a string, but for a list it formats or joins (its elements read).
+                return int(f.attr in READ_LISTS and not self.finals.elements)
+            if isinstance(f, ast.Name) and f.id in ("str", "repr") and node.args:
+                return int(not self.finals.elements)  # str(xs) reads a list's elements
             if isinstance(f, ast.Name) and f.id == "len":
                 return int(self.lists_grow)
             if isinstance(f, ast.Name) and f.id in ("min", "max") and len(node.args) == 1:
@@ -715,7 +727,17 @@ def _whole_statement(e: ast.expr) -> bool:
     f = e.func
     if isinstance(f, ast.Name):
         return f.id in _WHOLE_CALLS or f.id == "print"
-    return isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for")
+    return isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for") and not (
+        f.attr == "join" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str))
+
+
+def _str_join(c: ast.Call, s: ast.AST) -> bool:
+    """Whether ``c``, a call of a method ``join``, joins strings (``sep.join(items)``, inside an expression) rather
+    than joining a thread (``t.join()``, a statement of its own)."""
+    f = c.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str):
+        return True  # ", ".join(…)
+    return len(c.args) == 1 and not c.keywords and not (isinstance(s, ast.Expr) and s.value is c)
 
 
 def _evaluated(s: ast.AST) -> list[ast.AST]:
@@ -739,10 +761,10 @@ def _has_whole_call(s: ast.AST) -> bool:
             if isinstance(f, ast.Name) and f.id in _WHOLE_CALLS:
                 return True
             if isinstance(f, ast.Attribute) and (f.attr in SYNC_METHODS or f.attr == "wait_for"
-                                                 or f.attr in CHANGING_METHODS - {"append", "pop"}):
+                                                 or f.attr in CHANGING_METHODS - {"append", "pop"}) \
+                    and not _str_join(n, s):
                 return True
-        if (isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Starred) and not isinstance(n.ctx, ast.Store))) \
-                and not isinstance(s, ast.Assert):
+        if isinstance(n, ast.Starred) and not isinstance(n.ctx, ast.Store) and not isinstance(s, ast.Assert):
             return True
     return False
 

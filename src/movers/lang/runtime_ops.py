@@ -17,6 +17,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Bool, Func, Ref, Unbound, unbox
+from movers.lang import strings
 from movers.lang.functions_model import bind, function_of, signature_of
 
 
@@ -75,7 +76,7 @@ def length_of(ctx: Ctx, v: Any) -> int:
             raise ModelError(f"len() of a {o[0].name} object", exc="TypeError")
         _read_length(ctx, v, o)
         return len(o) - 2
-    if type(v) is tuple:
+    if type(v) is tuple or type(v) is str:
         return len(v)
     raise ModelError(f"len() of {show(v)}", exc="TypeError")
 
@@ -114,6 +115,8 @@ def too_big(what: str) -> ModelError:
 
 
 def _add(a: Any, b: Any) -> Any:
+    if type(a) is str or type(b) is str:
+        return strings.concat(a, b)
     v = a + b
     if type(v) is tuple and len(v) > MAX_SEQUENCE:
         raise too_big("tuple too long")
@@ -121,6 +124,8 @@ def _add(a: Any, b: Any) -> Any:
 
 
 def _mul(a: Any, b: Any) -> Any:
+    if type(a) is str or type(b) is str:
+        return strings.repeat(a, b)
     if int_like(a) and int_like(b):
         if a.bit_length() + b.bit_length() > MAX_INT_BITS:
             raise too_big("integer too large")
@@ -151,7 +156,7 @@ BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Sub: lambda a, b: a - b,
     ast.Mult: _mul,
     ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b,
+    ast.Mod: lambda a, b: strings.percent(None, a, b) if type(a) is str else a % b,
     ast.Pow: _pow,
     ast.LShift: _lshift,
     ast.RShift: lambda a, b: a >> b,
@@ -247,6 +252,9 @@ def _order(ctx: Ctx, a: Any, b: Any, op: str, depth: int = 0) -> bool:
     cmp = _ORDER[op]
     ta, tb = type(a), type(b)
     if ta is not Ref and ta is not tuple and tb is not Ref and tb is not tuple:
+        if (ta is str) is not (tb is str):
+            raise ModelError(f"'{op}' not supported between instances of '{strings.type_name(a)}' and "
+                             f"'{strings.type_name(b)}'", exc="TypeError")
         return cmp(a, b)
     if depth > MAX_COMPARE_DEPTH:
         raise ModelError("maximum recursion depth exceeded in comparison")
@@ -291,7 +299,10 @@ def comparison(op: type) -> Callable[[Ctx, Any, Any], bool]:
 
 
 def _contains(ctx: Ctx, b: Any, a: Any) -> bool:
-    """Python's ``a in b`` for a tuple or a list ``b``: some item is ``a`` or equals it."""
+    """Python's ``a in b`` for a tuple or a list ``b``: some item is ``a`` or equals it; a substring of a
+    string ``b``."""
+    if type(b) is str:
+        return strings.contains(b, a, ctx)
     items = as_tuple(ctx, b)
     if type(items) is not tuple:
         raise ModelError(f"'in' needs a tuple or a list, got {show(b)}", exc="TypeError")
@@ -332,6 +343,9 @@ def list_items(ctx: Ctx, r: Ref) -> tuple:
         ctx.reads.extend((r, k) for k in range(2, len(o)))
         _read_length(ctx, r, o)
     return tuple([unbox(x) for x in o[2:]])
+
+
+strings.read_list = list_items  # str(xs), ", ".join(xs): see ``strings.read_list``
 
 
 def element_index(ctx: Ctx, r: Ref, o: tuple, i: Any) -> int:
@@ -400,6 +414,8 @@ def as_tuple(ctx: Ctx, v: Any) -> Any:
 def item_at(ctx: Ctx, v: Any, i: int) -> Any:
     if type(v) is tuple:
         return unbox(v[i])
+    if type(v) is str:
+        return v[i]
     if ctx.track:
         ctx.reads.append((v, i + 2))
     return unbox(ctx.heap[v.i][i + 2])

@@ -19,7 +19,7 @@ from typing import Any
 
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import UNBOUND, Ref, box, unbox
-from movers.lang import codegen
+from movers.lang import codegen, strings
 from movers.lang.expressions import _model_methods
 from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
 from movers.lang.runtime_ops import (
@@ -91,7 +91,7 @@ class StatementCompiler(FunctionCore):
                     return
                 if f.id in DECLARATIONS:
                     raise self.mc.error(e, f"{f.id}(…) must be at the top level of the model")
-            elif isinstance(f, ast.Attribute) and f.attr in SYNC_METHODS:
+            elif isinstance(f, ast.Attribute) and f.attr in SYNC_METHODS and not _literal_join(f):
                 self.sync_method_stmt(s, e, f)
                 return
             elif (isinstance(f, ast.Attribute) and f.attr == "wait_for"
@@ -247,7 +247,7 @@ class StatementCompiler(FunctionCore):
                             and all(isinstance(x, ast.Constant) for x in v.format_spec.values)):
                         raise self.mc.error(v, "a computed format specification in an f-string")
                     spec = "".join(str(x.value) for x in v.format_spec.values) if v.format_spec else ""  # type: ignore[union-attr]
-                    parts.append(_formatted(self.expr(v.value, allow_calls), spec))
+                    parts.append(_formatted(self.expr(v.value, allow_calls), spec, v.conversion))
             return lambda ctx: "".join(p(ctx) for p in parts)
         if (isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mod) and isinstance(e.left, ast.Constant)
                 and isinstance(e.left.value, str)):
@@ -501,12 +501,23 @@ class StatementCompiler(FunctionCore):
         self.plain_stmt(s, lambda: (lambda ctx: None))
 
 
-def _formatted(value: Fn, spec: str) -> Callable[[Ctx], str]:
+def _literal_join(f: ast.Attribute) -> bool:
+    """``", ".join(…)``: a string's join (its value unused), not a thread's, whatever its arguments."""
+    return f.attr == "join" and isinstance(f.value, ast.Constant) and isinstance(f.value.value, str)
+
+
+def _formatted(value: Fn, spec: str, conversion: int = -1) -> Callable[[Ctx], str]:
     """One ``{expr}`` or ``{expr:spec}`` of an f-string message: the value as users see it (``show``), or
-    Python's ``format`` of it when a specification is given and applies."""
+    Python's ``format`` of it when a specification is given and applies; a string is its text, as in
+    Python, and ``{s!r}`` its repr."""
 
     def run(ctx: Ctx) -> str:
         v = value(ctx)
+        if type(v) is str and conversion != 114 and conversion != 97:
+            try:
+                return strings.format_value(ctx, v, -1, spec)
+            except ModelError:
+                return v
         if spec and type(v) in (int, bool):
             try:
                 return format(v, spec)
@@ -611,7 +622,7 @@ def _sequence_headers(loop: _Loop, seq: Fn) -> tuple[Make, Make]:
                 o = ctx.heap[v.i]
                 if not o[0].is_list:
                     raise ModelError(f"cannot iterate over a {o[0].name} object", exc="TypeError")
-            elif type(v) is not tuple:
+            elif type(v) is not tuple and type(v) is not str:
                 raise ModelError(f"cannot iterate over {show(v)}", exc="TypeError")
             n = length_of(ctx, v)
             if n == 0:

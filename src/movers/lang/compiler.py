@@ -54,6 +54,7 @@ from movers.lang.builtins import BuiltinCompiler
 from movers.lang.concurrency import ConcurrencyCompiler
 from movers.lang.errors import ModelSyntaxError, at
 from movers.lang.expressions import ExpressionCompiler
+from movers.lang.iteration import IterationCompiler
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.statements import StatementCompiler
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
@@ -482,7 +483,7 @@ class ModuleCompiler:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExpressionCompiler, BuiltinCompiler):
+class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExpressionCompiler, IterationCompiler, BuiltinCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 

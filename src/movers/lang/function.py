@@ -328,8 +328,12 @@ class FunctionCore:
             elif (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and n is not fn
                   and id(n) not in predicates):
                 raise self.mc.error(n, "unsupported construct: nested functions, classes and lambdas")
+        # A comprehension's variables are its own (Python 3): not the function's locals.
+        comprehension_targets = {id(t) for c in ast.walk(fn) if isinstance(c, ast.comprehension)
+                                 for t in ast.walk(c.target)}
         for n in ast.walk(fn):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names:
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names \
+                    and id(n) not in comprehension_targets:
                 self.local(n.id)
         body = [s for s in fn.body if not _is_docstring(s)]
         if self.mc.granularity == "access" and not self.is_invariant(fn):

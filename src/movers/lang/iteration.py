@@ -181,6 +181,8 @@ class IterationCompiler(FunctionCore):
         if isinstance(e, ast.GeneratorExp):
             return self.comprehension(e, e.elt, e.generators)
         seq = self._expr(e)
+        if getattr(e, "movers_tuple", False):  # a comprehension's items, gathered by the lowering
+            return (lambda ctx: items_of(ctx, seq(ctx))), self.value(e)
         self.facts.elements_read = True
         self.facts.uses.append(self.value(e))
         return (lambda ctx: items_of(ctx, seq(ctx))), self.value(e) | frozenset({("element", self.value(e))})

@@ -400,8 +400,10 @@ class _Cut:
             body = [loop]
             if decides and k > 0:
                 # the inner loop's break ends only it: the outer ones stop once the result is decided
-                done = _load(acc, e) if decides == "any" else ast.copy_location(ast.UnaryOp(ast.Not(), _load(acc, e)), e)
-                body.append(ast.copy_location(ast.If(test=done, body=[ast.copy_location(ast.Break(), e)], orelse=[]), e))
+                done = _load(acc, e) if decides == "any" else ast.copy_location(
+                    ast.UnaryOp(ast.Not(), _load(acc, e)), e)
+                stop = [ast.copy_location(ast.Break(), e)]
+                body.append(ast.copy_location(ast.If(test=done, body=stop, orelse=[]), e))
         self.pre.append(assign(start))
         for s in body:
             ast.fix_missing_locations(s)

@@ -29,7 +29,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError
 from movers.ir.program import Ref, box
-from movers.lang.function import NO_VALUE, AV, Fn, FunctionCore
+from movers.lang.function import AV, NO_VALUE, Fn, FunctionCore
 from movers.lang.runtime_ops import (
     MAX_SEQUENCE,
     _deep,
@@ -224,7 +224,7 @@ class IterationCompiler(FunctionCore):
             raise self.mc.error(e, "zip() keyword arguments are not supported")
         inners = [self.iterable(a) for a in e.args]
         fns = [f for f, _ in inners]
-        return (lambda ctx: tuple(zip(*(f(ctx) for f in fns)))), NO_VALUE.union(*(av for _, av in inners))
+        return (lambda ctx: tuple(zip(*(f(ctx) for f in fns), strict=False))), NO_VALUE.union(*(av for _, av in inners))
 
     def _items_reversed(self, e: ast.Call) -> tuple[Fn, AV]:
         if e.keywords or len(e.args) != 1:

@@ -27,8 +27,6 @@ from movers.lang.runtime_ops import (
     BINOPS,
     check_ref,
     element_index,
-    item_at,
-    length_of,
     range_int,
     writable_field,
 )

@@ -278,7 +278,7 @@ class Lowering:
                 return int(self.lists_grow)
             if isinstance(f, ast.Name) and f.id in ("min", "max") and len(node.args) == 1:
                 return int(not self.finals.elements)
-            if isinstance(f, ast.Name) and f.id in _CONSUMERS:
+            if isinstance(f, ast.Name) and f.id in _CONSUMERS[:6]:
                 # a builtin that reads every element of a list at once (in C, under the GIL)
                 return int(not self.finals.elements)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
@@ -638,6 +638,8 @@ def _free_cycles(nodes: list[dict[str, Any]], costly: list[bool]) -> list[list[i
 # -- helpers ----------------------------------------------------------------------------------------------------
 
 
+# The builtins that take an iterable: the first six read a list whole; the iterators read it lazily (in the
+# for header that advances them, or in the builtin that consumes them).
 _CONSUMERS = ("sum", "sorted", "list", "tuple", "any", "all", "enumerate", "zip", "reversed")
 
 

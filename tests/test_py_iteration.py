@@ -42,19 +42,22 @@ def python_value(expr: str) -> str:
     return out.stdout.strip()
 
 
-def model(body: str) -> str:
-    return ("from movers.lang import *\n" + PRELUDE + "\ndef main():\n" + textwrap.indent(textwrap.dedent(body), "    ")
-            + "\nThread(target=main).start()\n")
+def model(body: str, shared: bool = False) -> str:
+    """``body`` as a thread's code; with ``shared``, some function writes the lists' elements, so that reading
+    them is an access (the lowering cuts the comprehensions into loops, granularity.py)."""
+    writer = "def unused():\n    a[0] = 3\n    pairs[0] = (0, 0)\n" if shared else ""
+    return ("from movers.lang import *\n" + PRELUDE + writer + "\ndef main():\n"
+            + textwrap.indent(textwrap.dedent(body), "    ") + "\nThread(target=main).start()\n")
 
 
-@pytest.mark.parametrize("granularity", ["access", "statement"])
+@pytest.mark.parametrize(("granularity", "shared"), [("access", False), ("access", True), ("statement", True)])
 @pytest.mark.parametrize("expr", EXPRESSIONS)
-def test_values_agree_with_cpython(expr: str, granularity: str) -> None:
+def test_values_agree_with_cpython(expr: str, granularity: str, shared: bool) -> None:
     value = python_value(expr)
-    ok = movers.check(model(f"v = {expr}\nassert v == {value}, v\n"), granularity=granularity)
+    ok = movers.check(model(f"v = {expr}\nassert v == {value}, v\n", shared), granularity=granularity)
     assert ok.verdict == "ok", (ok.error, [v.message for v in ok.violations])
     # The bug twin: the same value asserted to differ (so the assertion above can fail).
-    bad = movers.check(model(f"v = {expr}\nassert v != {value}, v\n"), granularity=granularity)
+    bad = movers.check(model(f"v = {expr}\nassert v != {value}, v\n", shared), granularity=granularity)
     assert bad.verdict == "violation" and bad.violations[0].kind == "assertion", bad.error
 
 
@@ -87,8 +90,9 @@ def test_for_loops_agree_with_cpython() -> None:
     env: dict = {}
     exec(compile(PRELUDE + FOR_LOOPS, "<loops>", "exec"), env)  # the test's own reference run, not a model's
     value = env["s"]
-    assert movers.check(model(FOR_LOOPS + f"assert s == {value}, s\n")).verdict == "ok"
-    assert movers.check(model(FOR_LOOPS + f"assert s == {value} + 1, s\n")).verdict == "violation"
+    for shared in (False, True):
+        assert movers.check(model(FOR_LOOPS + f"assert s == {value}, s\n", shared)).verdict == "ok"
+        assert movers.check(model(FOR_LOOPS + f"assert s == {value} + 1, s\n", shared)).verdict == "violation"
 
 
 def test_comprehension_variable_does_not_leak() -> None:

@@ -249,3 +249,30 @@ def test_runtime_errors(expr: str, exc: str) -> None:
     assert r.verdict == "violation" and r.violations[0].kind == "runtime-error"
     p = subprocess.run([sys.executable, "-c", f"{expr}"], capture_output=True, text=True)
     assert exc in p.stderr
+
+
+CALLS = """\
+from movers.lang import *
+a = [1, 2]
+
+def f(x):
+    return x * 10
+
+def main():
+    b = [f(x) for x in a if f(x) > 10]
+    assert b == [{expected}], b
+    assert sum(f(x) for x in a) == 30 and any(f(x) == 20 for x in a)
+
+Thread(target=main).start()
+"""
+
+
+def test_model_calls_in_a_comprehension_at_access_granularity() -> None:
+    assert movers.check(CALLS.format(expected=20)).verdict == "ok"
+    assert movers.check(CALLS.format(expected=30)).verdict == "violation"
+
+
+def test_model_calls_in_a_comprehension_evaluated_in_one_go_are_refused() -> None:
+    r = movers.check(CALLS.format(expected=20), granularity="statement")
+    assert r.verdict == "error" and "<model>:8:10: calls of model functions are not supported in a comprehension" \
+        in r.error, r.error

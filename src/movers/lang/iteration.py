@@ -327,6 +327,12 @@ class IterationCompiler(FunctionCore):
     def comprehension(self, e: ast.expr, elt: ast.expr, generators: list[ast.comprehension]) -> tuple[Fn, AV]:
         """The items a comprehension makes, evaluated in one go: each ``for`` over its iterable (the first one's
         is evaluated first, in the enclosing scope), its variables in hidden slots of their own."""
+        for n in ast.walk(e):
+            if isinstance(n, ast.Call) and self._is_model_call(n):  # type: ignore[attr-defined]
+                # A call is a segment of its statement; in a loop evaluated in one go it cannot be.
+                raise self.mc.error(n, "calls of model functions are not supported in a comprehension here (under "
+                                    "--granularity statement, in the module's code or in a whole statement); "
+                                    "write a for loop")
         saved = dict(self.slot)
         saved_globals = set(self.global_names)
         loops: list[tuple[Fn, Callable[[Ctx, Any], None], list[Fn]]] = []

@@ -83,13 +83,20 @@ for x, y, z in zip(a, t, range(10)):
     s += x * y * z
 for v in [x * x for x in a]:
     s += v
+w = [2, 1]
+while sum(x for x in w) > 0:
+    for i, x in enumerate(w):
+        if x > 0:
+            w[i] = x - 1
+            s += 2 * s + i
+            break
 """
 
 
 def test_for_loops_agree_with_cpython() -> None:
-    env: dict = {}
-    exec(compile(PRELUDE + FOR_LOOPS, "<loops>", "exec"), env)  # the test's own reference run, not a model's
-    value = env["s"]
+    out = subprocess.run([sys.executable, "-c", PRELUDE + FOR_LOOPS + "print(s)"], capture_output=True, text=True,
+                         check=True)
+    value = int(out.stdout)
     for shared in (False, True):
         assert movers.check(model(FOR_LOOPS + f"assert s == {value}, s\n", shared)).verdict == "ok"
         assert movers.check(model(FOR_LOOPS + f"assert s == {value} + 1, s\n", shared)).verdict == "violation"
@@ -159,16 +166,22 @@ def test_builtin_over_a_list_is_one_access() -> None:
 def test_short_circuit_runs_the_comprehension_only_when_python_does() -> None:
     src = """\
     from movers.lang import *
-    a = [1, 2]
+    a = [1, 0]
     def writer():
         a[0] = 5
     def reader():
-        ok = len(a) == 3 and [x for x in a][5] == 0
+        ok = len(a) == 3 and [10 // x for x in a] == []
         assert not ok
+        v = [10 // x for x in a] if len(a) == 3 else 0
+        assert v == 0
     Thread(target=writer).start()
     Thread(target=reader).start()
     """
-    assert run(src).verdict == "ok"  # the index error would be a runtime error if the comprehension ran
+    for g in ("access", "statement"):
+        r = run(src, granularity=g)  # 10 // 0 would be a runtime error if the comprehension ran
+        assert r.verdict == "ok", [v.message for v in r.violations]
+    r = run(src.replace("len(a) == 3 and", "len(a) == 2 and"))
+    assert r.verdict == "violation" and "division" in r.violations[0].message, r.violations
 
 
 def test_any_stops_at_the_deciding_item() -> None:

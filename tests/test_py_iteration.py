@@ -18,7 +18,7 @@ PRELUDE = "a = [3, 1, 2]\nt = (5, 4)\npairs = [(1, 2), (3, 4)]\nflags = [True, 0
 # Expressions whose values movers must compute as CPython does.
 EXPRESSIONS = [
     "sum(a)", "sum(a, 10)", "sum(t, start=1)", "sum(range(5))", "sum(x * x for x in a)",
-    "sum(range(2, 11, 3))", "sum(flags)",
+    "sum(range(2, 11, 3))", "sum(flags)", "sum(pairs, ())", "sum([(1,), (True, None)], start=(0,))",
     "sorted(a)", "sorted(a, reverse=True)", "sorted(pairs, reverse=True)", "sorted(t)", "sorted(range(3))",
     "sorted(x - 2 for x in a)", "sorted([True, 0, 2, False])",
     "list(a)", "list(t)", "list(range(4))", "list(range(5, 0, -2))", "list(enumerate(a))",

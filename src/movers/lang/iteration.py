@@ -32,6 +32,7 @@ from movers.ir.program import Ref, box
 from movers.lang.function import AV, NO_VALUE, Fn, FunctionCore
 from movers.lang.runtime_ops import (
     MAX_SEQUENCE,
+    _add,
     _deep,
     _order,
     _type_name,
@@ -75,12 +76,19 @@ def range_items(lo: Any, hi: Any, step: Any) -> tuple:
 
 
 def sum_of(ctx: Ctx, items: tuple, start: Any) -> Any:
+    """Python's ``sum``: ``start + x0 + x1 …`` on ints and bools, or tuples (concatenated)."""
     total = start
     for x in items:
-        if type(x) not in (int, bool) or type(total) not in (int, bool):
+        tt, tx = type(total), type(x)
+        if (tt is int or tt is bool) and (tx is int or tx is bool):
+            total = total + x
+        elif tt is tuple and tx is tuple:
+            total = _add(total, x)
+        elif tt is Ref and tx is Ref:
+            raise ModelError("sum() of lists is not supported; concatenate them in a for loop")
+        else:
             raise ModelError(f"unsupported operand type(s) for +: '{_type_name(ctx, total)}' and "
                              f"'{_type_name(ctx, x)}'", exc="TypeError")
-        total = total + x
     return total
 
 

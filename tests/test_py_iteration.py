@@ -289,3 +289,15 @@ def test_model_calls_in_a_comprehension_evaluated_in_one_go_are_refused() -> Non
     r = movers.check(CALLS.format(expected=20), granularity="statement")
     assert r.verdict == "error" and "<model>:8:10: calls of model functions are not supported in a comprehension" \
         in r.error, r.error
+
+
+def test_module_level_comprehensions(tmp_path) -> None:
+    src = ("from movers.lang import *\na = [i * i for i in range(4)]\nb = sorted(a, reverse=True)\n"
+           "n = sum(x for x in a if x)\ni = 9\nc = [i for i in a]\nassert i == 9 and n == 14 and b == [9, 4, 1, 0]\n"
+           "def f():\n    assert a[3] == 9 and len(c) == 4\nThread(target=f).start()\n")
+    assert movers.check(src).verdict == "ok"
+    assert movers.check(src.replace("n == 14", "n == 15")).verdict == "violation"
+    leak = ("from movers.lang import *\na = [x for x in range(4)]\ndef f():\n    assert x == 3\n"
+            "Thread(target=f).start()\n")
+    r = movers.check(leak)
+    assert r.verdict == "error" and "name 'x' is not defined" in r.error

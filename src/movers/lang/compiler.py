@@ -225,10 +225,13 @@ class ModuleCompiler:
     def _declare_globals(self, init_body: list[ast.stmt]) -> None:
         """A slot for every name the initialisation assigns, in the order of first assignment."""
         for s in init_body:
+            # A comprehension's variables are its own (Python 3), not the module's.
+            own = {id(t) for c in ast.walk(s) if isinstance(c, ast.comprehension) for t in ast.walk(c.target)}
             for n in ast.walk(s):
                 if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Lambda)):
                     raise self.error(n, "unsupported construct: definitions must be at the top level of a model")
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_slot:
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_slot \
+                        and id(n) not in own:
                     if n.id in self.function_nodes or n.id in self.class_nodes:
                         raise self.error(n, f"'{n.id}' is a function or class and cannot be assigned")
                     self.global_slot[n.id] = len(self.globals)

@@ -418,14 +418,17 @@ class IterationCompiler(FunctionCore):
 
     # -- the for loop ---------------------------------------------------------------------------------------
 
-    def for_source(self, e: ast.expr) -> tuple[Fn, Accessor, AV]:
-        """``for … in e``: what its first header computes and keeps (the accessor's state), the accessor, and
-        the abstract value of an item. The one dispatch on the iterable's kind."""
+    def for_source(self, e: ast.expr) -> tuple[Fn, Accessor, AV, bool]:
+        """``for … in e``: what its first header computes and keeps (the accessor's state), the accessor, the
+        abstract value of an item, and whether creating the iterator reads shared memory (``reversed`` reads
+        the length): then the first header only creates it, and the next one fetches the first item, as
+        CPython's ``GET_ITER`` and ``FOR_ITER`` are two steps. The one dispatch on the iterable's kind."""
         if self._is_builtin_call(e, ("enumerate",)):
             assert isinstance(e, ast.Call)
             src, start = self._enumerate_args(e)
-            first, get, av = self.for_source(src)
-            return (lambda ctx: (first(ctx), enumerate_start(start(ctx)))), enumerate_accessor(get), av
+            first, get, av, creates = self.for_source(src)
+            return ((lambda ctx: (first(ctx), enumerate_start(start(ctx)))), enumerate_accessor(get), av,
+                    creates)
         if self._is_builtin_call(e, ("zip",)):
             assert isinstance(e, ast.Call)
             if e.keywords:
@@ -433,7 +436,7 @@ class IterationCompiler(FunctionCore):
             parts = [self.for_source(a) for a in e.args]
             firsts = [p[0] for p in parts]
             return ((lambda ctx: tuple(f(ctx) for f in firsts)), zip_accessor([p[1] for p in parts]),
-                    NO_VALUE.union(*(p[2] for p in parts)))
+                    NO_VALUE.union(*(p[2] for p in parts)), any(p[3] for p in parts))
         if self._is_builtin_call(e, ("reversed",)) and isinstance(e, ast.Call) and len(e.args) == 1 \
                 and not e.keywords and not self._is_builtin_call(e.args[0], ITERATORS) \
                 and not isinstance(e.args[0], ast.GeneratorExp):
@@ -444,13 +447,13 @@ class IterationCompiler(FunctionCore):
                 v = check_sequence(ctx, seq(ctx))
                 return (v, length_of(ctx, v))
 
-            return first, reversed_accessor, self._element_av(e.args[0])
+            return first, reversed_accessor, self._element_av(e.args[0]), True
         if self._is_builtin_call(e, ITERATORS) or isinstance(e, ast.GeneratorExp):
             items, av = self.iterable(e)  # a range or nested iterator as a value: local work
-            return items, sequence_accessor, av
+            return items, sequence_accessor, av, False
         seq = self.expr(e, allow_calls=False)  # type: ignore[attr-defined]
         self._reads_elements(e)
-        return (lambda ctx: check_sequence(ctx, seq(ctx))), sequence_accessor, self._element_av(e)
+        return (lambda ctx: check_sequence(ctx, seq(ctx))), sequence_accessor, self._element_av(e), False
 
     def _reads_elements(self, e: ast.expr) -> None:
         self.facts.elements_read = True

@@ -369,6 +369,7 @@ class StatementCompiler(FunctionCore):
         is_range = _is_call_to(it, "range") and "range" not in self.slot
         bounds: tuple[Fn, Fn, Fn | None] | None = None
         stp: int | None = None
+        creates = False
         with self.recording() as facts:
             if is_range:
                 assert isinstance(it, ast.Call)
@@ -376,7 +377,7 @@ class StatementCompiler(FunctionCore):
                 if bounds[2] is not None:
                     stp = self.hidden("s")
             else:
-                first, get, item = self.for_source(it)  # type: ignore[attr-defined]
+                first, get, item, creates = self.for_source(it)  # type: ignore[attr-defined]
             if is_range:
                 item = NO_VALUE
             with self.recording() as target_facts:
@@ -388,13 +389,14 @@ class StatementCompiler(FunctionCore):
         if bounds is not None:
             first_make, next_make = _range_headers(loop, bounds)
         else:
-            first_make, next_make = _sequence_headers(loop, first, get)
+            first_make, next_make = _sequence_headers(loop, first, get, nxt_head if creates else None)
         # Both headers get every fact: over-approximating the second (which only reads the hidden counters
         # and, for a list, the next element) costs reductions nothing worth a second record.
         info = facts.info()
         fast = (codegen.range_loop(self, s.target, it.args, cur, stop, body, end)  # type: ignore[attr-defined]
                 if bounds is not None and bounds[2] is None else None)
-        self.emit(first_make, True, s, kind="loop", source=src, succ=[body, end], **info,
+        first_succ = [nxt_head] if bounds is None and creates else [body, end]
+        self.emit(first_make, True, s, kind="loop", source=src, succ=first_succ, **info,
                   fast=fast[0] if fast else None)
         self.here(nxt_head)
         # The next header of a range loop reads only its hidden counters (and stores the loop variable).
@@ -561,12 +563,26 @@ def _range_headers(loop: _Loop, bounds: tuple[Fn, Fn, Fn | None]) -> tuple[Make,
     return first_make, next_make
 
 
-def _sequence_headers(loop: _Loop, first: Fn, get: Callable[[Ctx, Any, int], Any]) -> tuple[Make, Make]:
+def _sequence_headers(loop: _Loop, first: Fn, get: Callable[[Ctx, Any, int], Any],
+                      fetch: Label | None) -> tuple[Make, Make]:
     """The first and the next header of ``for x in it`` over anything but a ``range`` (``iteration.for_source``):
     the first computes the iterator's state and keeps it (boxed) in the bound's slot; both ask the accessor for
-    the item at the next position and store it and go to the body, or leave."""
+    the item at the next position and store it and go to the body, or leave. With ``fetch`` (the next header),
+    the first only creates the iterator and goes there."""
     cur, stop, store, body, end = loop.cur, loop.stop, loop.store, loop.body, loop.end
     clear = loop.clearing()
+
+    def create_make() -> Callable[[Ctx], None]:
+        assert fetch is not None
+        f = fetch.pc
+
+        def run(ctx: Ctx) -> None:
+            state = first(ctx)
+            ctx.loc[cur] = 0
+            ctx.loc[stop] = box(state)
+            ctx.pc = f
+
+        return run
 
     def first_make() -> Callable[[Ctx], None]:
         b, e = body.pc, end.pc
@@ -601,4 +617,4 @@ def _sequence_headers(loop: _Loop, first: Fn, get: Callable[[Ctx, Any, int], Any
 
         return run
 
-    return first_make, next_make
+    return (create_make if fetch is not None else first_make), next_make

@@ -22,7 +22,8 @@ EXPRESSIONS = [
     "sorted(a)", "sorted(a, reverse=True)", "sorted(pairs, reverse=True)", "sorted(t)", "sorted(range(3))",
     "sorted(x - 2 for x in a)", "sorted([True, 0, 2, False])",
     "list(a)", "list(t)", "list(range(4))", "list(range(5, 0, -2))", "list(enumerate(a))",
-    "list(enumerate(t, start=7))", "list(zip(a, t))", "list(zip(a, a, range(9)))", "list(reversed(a))",
+    "list(enumerate(t, start=7))", "list(zip(a, t))", "list(zip(a, a, range(9)))", "list(zip())", "list(zip(a))",
+    "list(reversed(a))",
     "list(reversed(range(3)))", "list()", "tuple()",
     "tuple(a)", "tuple(range(3))", "tuple(x for x in a if x != 1)",
     "any(a)", "all(a)", "any(x > 2 for x in a)", "all(x > 0 for x in a)", "any([])", "all(())",
@@ -81,6 +82,12 @@ for i, v in enumerate(range(3)):
     s += i * v
 for x, y, z in zip(a, t, range(10)):
     s += x * y * z
+for x in zip():
+    s += 1000
+for x in reversed([]):
+    s += 1000
+for x in enumerate(()):
+    s += 1000
 for v in [x * x for x in a]:
     s += v
 w = [2, 1]

@@ -152,6 +152,8 @@ def enumerate_accessor(inner: Accessor) -> Accessor:
 
 def zip_accessor(inners: list[Accessor]) -> Accessor:
     def get(ctx: Ctx, state: Any, i: int) -> Any:
+        if not inners:  # zip() is empty
+            return STOP
         out = []
         for f, s in zip(inners, state, strict=True):
             x = f(ctx, s, i)

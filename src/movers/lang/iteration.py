@@ -299,12 +299,20 @@ class IterationCompiler(FunctionCore):
         return items
 
     def b_any(self, e: ast.Call) -> Fn:
-        items, _, _ = self._one_iterable(e, "any")
+        items, av, _ = self._one_iterable(e, "any")
+        self._truth_use(av)
         return lambda ctx: any(truth_of(ctx, x) for x in items(ctx))
 
     def b_all(self, e: ast.Call) -> Fn:
-        items, _, _ = self._one_iterable(e, "all")
+        items, av, _ = self._one_iterable(e, "all")
+        self._truth_use(av)
         return lambda ctx: all(truth_of(ctx, x) for x in items(ctx))
+
+    def _truth_use(self, av: AV) -> None:
+        """The truth of an item that is a list reads its length (``truth_of``), an access once lists grow."""
+        if self.mc.lists_grow and av:
+            self.facts.elements_read = True
+            self.facts.uses.append(av)
 
     def _refuse_iterator(self, e: ast.Call) -> Fn:
         name = e.func.id  # type: ignore[attr-defined]

@@ -11,7 +11,9 @@
   order (``zip`` stops at the first exhausted one without advancing the later ones), ``reversed(a)`` reads the
   length when it is created and at each step checks ``0 <= index < len(a)`` (``listreviter``). Each is an
   *accessor*: from the state the first header keeps in the loop's hidden slot and the position ``i``, the
-  next item or ``STOP``; ``for_source`` is the one place to dispatch on the iterable, for new kinds to plug in.
+  next item or ``STOP``. ``for_source`` dispatches on the shape of the ``for``'s iterable; on the runtime
+  type of a value, ``iter_start``/``iter_next`` (a loop) and ``items_of`` (a builtin) do: a new kind of
+  iterable (strings, dicts, sets) adds its case there.
 - A comprehension is its own loop (its variables do not leak, as in Python 3). Evaluated as an expression it
   runs in the step of its statement (``--granularity statement``, the module's initialisation); under
   ``--granularity access`` the lowering (``granularity.py``) first turns it into a loop of statements, so that
@@ -57,7 +59,7 @@ def _not_iterable(ctx: Ctx, v: Any) -> ModelError:
 
 
 def items_of(ctx: Ctx, v: Any) -> tuple:
-    """The items of a list (each element read: one access) or a tuple."""
+    """The items of a list (each element read: one access) or a tuple, consumed at once (``sum(a)``…)."""
     if type(v) is tuple:
         return v
     if type(v) is Ref and ctx.heap[v.i][0].is_list:
@@ -116,14 +118,17 @@ def new_list(ctx: Ctx, cls: Any, items: Any) -> Ref:
 # -- accessors for the for loop ----------------------------------------------------------------------------------
 
 
-def sequence_accessor(ctx: Ctx, v: Any, i: int) -> Any:
-    """``listiter``/``tupleiter``: the length, then the element at ``i``."""
+def iter_next(ctx: Ctx, v: Any, i: int) -> Any:
+    """``FOR_ITER`` on the iterator ``iter_start`` made: the item at position ``i``, or ``STOP``. ``listiter``
+    and ``tupleiter``: the length, then the element at ``i``, so a loop sees what another thread appended."""
     if i < length_of(ctx, v):
         return item_at(ctx, v, i)
     return STOP
 
 
-def check_sequence(ctx: Ctx, v: Any) -> Any:
+def iter_start(ctx: Ctx, v: Any) -> Any:
+    """``GET_ITER``: the state of a fresh iterator over the value ``v`` (for ``iter_next``). With ``items_of``,
+    the place where the iterable's runtime type decides; a new kind of iterable adds its case to the three."""
     if type(v) is Ref:
         o = ctx.heap[v.i]
         if not o[0].is_list:
@@ -454,16 +459,16 @@ class IterationCompiler(FunctionCore):
             self._reads_elements(e.args[0])
 
             def first(ctx: Ctx) -> Any:
-                v = check_sequence(ctx, seq(ctx))
+                v = iter_start(ctx, seq(ctx))
                 return (v, length_of(ctx, v))
 
             return first, reversed_accessor, self._element_av(e.args[0]), True
         if self._is_builtin_call(e, ITERATORS) or isinstance(e, ast.GeneratorExp):
             items, av = self.iterable(e)  # a range or nested iterator as a value: local work
-            return items, sequence_accessor, av, False
+            return items, iter_next, av, False
         seq = self.expr(e, allow_calls=False)  # type: ignore[attr-defined]
         self._reads_elements(e)
-        return (lambda ctx: check_sequence(ctx, seq(ctx))), sequence_accessor, self._element_av(e), False
+        return (lambda ctx: iter_start(ctx, seq(ctx))), iter_next, self._element_av(e), False
 
     def _reads_elements(self, e: ast.expr) -> None:
         self.facts.elements_read = True

@@ -312,3 +312,10 @@ def test_module_level_comprehensions(tmp_path) -> None:
             "Thread(target=f).start()\n")
     r = movers.check(leak)
     assert r.verdict == "error" and "name 'x' is not defined" in r.error
+
+
+def test_for_over_what_is_not_iterable() -> None:
+    for it in ("5", "None", "enumerate(3)", "zip(a, 1)"):
+        r = movers.check(model(f"for x in {it}:\n    pass\n"))
+        assert r.verdict == "violation" and r.violations[0].kind == "runtime-error", (it, r.error)
+        assert "object is not iterable" in r.violations[0].message

@@ -319,3 +319,16 @@ def test_for_over_what_is_not_iterable() -> None:
         r = movers.check(model(f"for x in {it}:\n    pass\n"))
         assert r.verdict == "violation" and r.violations[0].kind == "runtime-error", (it, r.error)
         assert "object is not iterable" in r.violations[0].message
+
+
+@pytest.mark.parametrize("read", ["total = sum(x for x in a)", "total = [x for x in a]",
+                                  "total = sum(a)", "total = [i for i, _ in enumerate(a)]"])
+def test_races_on_the_elements_a_comprehension_reads(read: str) -> None:
+    from movers.reduce import supporting
+
+    racy = RACE.format(read="    " + read).replace("    assert total <= 2, total\n", "")
+    locked = RACE.format(read="    with lock:\n        " + read).replace("    assert total <= 2, total\n", "")
+    for r in ["none", *supporting(lambda c: c.races)]:
+        found = movers.check(racy, reduction=r, races=True)
+        assert found.verdict == "violation" and found.violations[0].kind == "race", (r, found.error)
+        assert movers.check(locked, reduction=r, races=True).verdict == "ok", r

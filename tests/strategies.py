@@ -535,7 +535,7 @@ def _list_value(draw: DrawFn) -> str:
 def _list_cond(draw: DrawFn) -> str:
     """A total condition (never a runtime error) over the lists' contents and identities."""
     a, b = _list_value(draw), _list_value(draw)
-    kind = draw(st.integers(0, 9))
+    kind = draw(st.integers(0, 11))
     if kind == 0:
         return f"{a} {draw(st.sampled_from(['<', '<=', '>', '>=']))} {b}"
     if kind == 1:
@@ -553,6 +553,13 @@ def _list_cond(draw: DrawFn) -> str:
         return f"{draw(st.sampled_from(LISTS))} is {b}"
     if kind == 7:
         return f"{a}[{draw(st.integers(0, 1))}] == {draw(st.sampled_from(['0', '1', 'True', 'False']))}"
+    if kind == 10:  # iteration builtins and generator expressions (each element a read of its own)
+        n = draw(st.integers(0, 2))
+        return draw(st.sampled_from([f"sum(x for x in {a}) == {n}", f"sorted({a}, reverse=True) == {b}",
+                                     f"any(x == 1 for x in {a})", f"all(x for x in {a})", f"sum({a}) == {n}"]))
+    if kind == 11:  # comprehensions, zip, enumerate
+        return draw(st.sampled_from([f"[x for x in {a} if x] == [y for y, z in zip({b}, {a}) if z]",
+                                     f"[i * x for i, x in enumerate({a})] == {b}"]))
     return f"{a} {draw(st.sampled_from(['==', '!=']))} {b}"
 
 

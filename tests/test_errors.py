@@ -35,7 +35,7 @@ def cli(tmp_path, src: str, *args: str) -> tuple[int, str, str]:
         ("x = __import__('os')\n", "1:5", "never executed"),
         ("def f():\n    try:\n        pass\n    except E:\n        pass\n", "4:12",
          "an except clause names an exception class"),
-        ("x = [i for i in range(3)]\n", "1:5", "unsupported construct: listcomp"),
+        ("x = {i: i for i in range(3)}\n", "1:5", "dict comprehensions are not supported yet"),
         ("x = 1.5\n", "1:5", "unsupported value"),
         ("x = 3 / 2\n", "1:5", "use //"),
         ("def f():\n    y = zz\n", "2:9", "name 'zz' is not defined"),

@@ -49,6 +49,9 @@ class BuiltinCompiler(FunctionCore):
         return [self._expr(a) for a in args]
 
     def b_len(self, e: ast.Call) -> Fn:
+        if len(e.args) == 1 and not e.keywords and _is_call_to(e.args[0], "range") and "range" not in self.slot:
+            items, _ = self.iterable(e.args[0])  # type: ignore[attr-defined]
+            return lambda ctx: len(items(ctx))
         (a,) = self._args(e, 1, 1, "len")
         self.length_use(e.args[0])
         return lambda ctx: length_of(ctx, a(ctx))
@@ -100,26 +103,22 @@ class BuiltinCompiler(FunctionCore):
     def _extremum(self, e: ast.Call, name: str, op: str, pick: Callable[[Any], Any]) -> Fn:
         """``min(a, b, …)``, or, as in Python, ``min(seq)`` of a list's or tuple's elements; lists among them
         compare by their contents (``runtime_ops.extremum``)."""
-        parts = self._args(e, 1, 8, name)
-        self.note(e, *(self.value(a) for a in e.args))
-        if len(parts) > 1:
+        if len(e.args) > 1 or e.keywords:
+            parts = self._args(e, 1, 8, name)
+            self.note(e, *(self.value(a) for a in e.args))
             every = NO_VALUE.union(*(self.value(a) for a in e.args))
             self.compares(every, every)
             return lambda ctx: extremum(ctx, [p(ctx) for p in parts], op, pick)
-        (seq,) = parts
-        self.facts.elements_read = True
-        self.facts.uses.append(self.value(e.args[0]))
-        element = frozenset({("element", self.value(e.args[0]))})
-        self.note(e, self.value(e.args[0]), element)
-        items = self.value(e.args[0]) | element  # a tuple's items, or a list's elements
-        self.compares(items, items)
+        if not e.args:
+            raise self.mc.error(e, f"{name} expected at least 1 argument, got 0")
+        seq, items_av = self.iterable(e.args[0])  # type: ignore[attr-defined]
+        self.note(e, items_av)
+        self.compares(items_av, items_av)
 
         def run(ctx: Ctx) -> Any:
-            items = as_tuple(ctx, seq(ctx))
-            if type(items) is not tuple:
-                raise ModelError(f"{name}() of {show(items)}: one argument must be a list or a tuple", exc="TypeError")
+            items = seq(ctx)
             if not items:
-                raise ModelError(f"{name}() of an empty sequence", exc="ValueError")
+                raise ModelError(f"{name}() arg is an empty sequence", exc="ValueError")
             return extremum(ctx, items, op, pick)
 
         return run
@@ -318,8 +317,6 @@ class BuiltinCompiler(FunctionCore):
 
         return run
 
-    def b_range(self, e: ast.Call) -> Fn:
-        raise self.mc.error(e, "range() is only supported in 'for … in range(…)' and choose(range(…))")
 
     def b_super(self, e: ast.Call) -> Fn:
         raise self.mc.error(e, "super() is only supported as super().method(…)")

@@ -79,6 +79,7 @@ from movers.lang.functions_model import (
 )
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.imports import resolve_imports
+from movers.lang.iteration import IterationCompiler
 from movers.lang.statements import StatementCompiler
 from movers.lang.strings import LIST_VALUED
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
@@ -365,13 +366,15 @@ class ModuleCompiler:
     def _declare_globals(self, init_body: list[ast.stmt]) -> None:
         """A slot for every name the initialisation assigns, in the order of first assignment."""
         for s in init_body:
+            # A comprehension's variables are its own (Python 3), not the module's.
+            own = {id(t) for c in ast.walk(s) if isinstance(c, ast.comprehension) for t in ast.walk(c.target)}
             for n in ast.walk(s):
                 if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
                     raise self.error(n, "unsupported construct: definitions must be at the top level of a model")
                 # ``except E as e`` assigns ``e`` too.
                 name = (n.id if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
                         else n.name if isinstance(n, ast.ExceptHandler) and n.name else None)
-                if name is not None and name not in self.global_slot:
+                if name is not None and name not in self.global_slot and id(n) not in own:
                     if name in self.function_nodes or name in self.class_nodes:
                         raise self.error(n, f"'{name}' is a function or class and cannot be assigned")
                     self.global_slot[name] = len(self.globals)
@@ -753,7 +756,8 @@ class ModuleCompiler:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler, ExpressionCompiler, BuiltinCompiler):
+class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler, ExpressionCompiler, IterationCompiler,
+                       BuiltinCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 

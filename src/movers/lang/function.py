@@ -357,8 +357,12 @@ class FunctionCore:
                                        "an object's field or a list the functions share")
             elif isinstance(n, (ast.AsyncFunctionDef, ast.ClassDef)):
                 raise self.mc.error(n, "unsupported construct: nested classes and async functions")
+        # A comprehension's variables are its own (Python 3): not the function's locals.
+        comprehension_targets = {id(t) for c in ast.walk(fn) if isinstance(c, ast.comprehension)
+                                 for t in ast.walk(c.target)}
         for n in mine:
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names:
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names \
+                    and id(n) not in comprehension_targets:
                 self.local(n.id)
             elif isinstance(n, ast.ExceptHandler) and n.name and n.name not in self.global_names:
                 self.local(n.name)

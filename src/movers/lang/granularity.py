@@ -322,6 +322,14 @@ class Lowering:
                 return int(self.lists_grow)
             if isinstance(f, ast.Name) and f.id in ("min", "max") and len(node.args) == 1:
                 return int(not self.finals.elements)
+            if isinstance(f, ast.Name) and f.id in _CONSUMERS[:6]:
+                # a builtin that reads every element of a list at once (in C, under the GIL)
+                return int(not self.finals.elements)
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            # its own loop: cut into statements (``_Cut._comprehension``) when it reads shared memory
+            inner = [n for part in [node.elt, *node.generators] for n in _evaluation_order(part) if n is not node]
+            reads = any(not _is_call_to(g.iter, "range") for g in node.generators) and not self.finals.elements
+            return 2 if reads or any(self.own_events(n) for n in inner) else 0
         return 0
 
 
@@ -368,6 +376,17 @@ class _Cut:
             return e
         if isinstance(e, (ast.BoolOp, ast.IfExp)) and self._later_events(e):
             return self._short_circuit(e)
+        if isinstance(e, ast.ListComp) or (isinstance(e, ast.GeneratorExp) and getattr(e, "movers_consumed", False)):
+            if low.own_events(e):
+                return self._comprehension(e)
+            return e
+        if isinstance(e, ast.Call) and _consumes(e):
+            for a in e.args[:1]:
+                if isinstance(a, ast.GeneratorExp):
+                    a.movers_consumed = True  # type: ignore[attr-defined]
+            if (isinstance(e.func, ast.Name) and e.func.id in ("any", "all") and len(e.args) == 1 and not e.keywords
+                    and isinstance(e.args[0], ast.GeneratorExp) and low.own_events(e.args[0])):
+                return self._comprehension(e.args[0], e.func.id)
         if isinstance(e, ast.Call):
             if isinstance(e.func, ast.Attribute):
                 e.func.value = self._walk(e.func.value, keep)
@@ -385,6 +404,69 @@ class _Cut:
         if e is keep or not low.own_events(e) or isinstance(e, ast.Lambda):
             return e
         return self.hoist(e, self._describe(e))
+
+    def _comprehension(self, e: ast.ListComp | ast.GeneratorExp, decides: str = "") -> ast.expr:
+        """A comprehension as CPython runs it, its own loop, as statements before the one that uses it: each
+        element it reads from a list is one access (a ``for`` header). The items gather in a hidden tuple
+        (local work); its variables are hidden temporaries, so they do not leak. With ``decides`` (``any``
+        or ``all``) the loop stops at the first item that decides, as those builtins do."""
+        acc = self._fresh()
+        names: dict[str, str] = {}
+        gens = e.generators
+        for g in gens:
+            g.iter = _Renamed(names).visit(g.iter)
+            for n in ast.walk(g.target):
+                if isinstance(n, ast.Name):
+                    names[n.id] = self._fresh()
+            g.target = _Renamed(names).visit(g.target)
+            g.ifs = [_Renamed(names).visit(c) for c in g.ifs]
+        elt = _Renamed(names).visit(e.elt)
+
+        def assign(v: ast.expr) -> ast.stmt:
+            a = ast.copy_location(ast.Assign(targets=[_store(acc, e)], value=v), e)
+            a.movers_text = self.stmt_text  # type: ignore[attr-defined]
+            return ast.fix_missing_locations(a)
+
+        def const(v: Any) -> ast.expr:
+            return ast.copy_location(ast.Constant(v), e)
+
+        if decides:
+            hit = elt if decides == "any" else ast.copy_location(ast.UnaryOp(ast.Not(), elt), e)
+            inner: list[ast.stmt] = [ast.copy_location(ast.If(test=hit, body=[assign(const(decides == "any")),
+                                                                              ast.copy_location(ast.Break(), e)],
+                                                         orelse=[]), e)]
+            start = const(decides != "any")
+        else:
+            item = ast.copy_location(ast.Tuple([elt], ast.Load()), e)
+            inner = [assign(ast.copy_location(ast.BinOp(_load(acc, e), ast.Add(), item), e))]
+            start = ast.copy_location(ast.Tuple([], ast.Load()), e)
+        body = inner
+        for k in range(len(gens) - 1, -1, -1):
+            g = gens[k]
+            for c in reversed(g.ifs):
+                body = [ast.copy_location(ast.If(test=c, body=body, orelse=[]), e)]
+            loop = ast.copy_location(ast.For(target=g.target, iter=g.iter, body=body, orelse=[]), e)
+            body = [loop]
+            if decides and k > 0:
+                # the inner loop's break ends only it: the outer ones stop once the result is decided
+                done = _load(acc, e) if decides == "any" else ast.copy_location(
+                    ast.UnaryOp(ast.Not(), _load(acc, e)), e)
+                stop = [ast.copy_location(ast.Break(), e)]
+                body.append(ast.copy_location(ast.If(test=done, body=stop, orelse=[]), e))
+        self.pre.append(assign(start))
+        for s in body:
+            ast.fix_missing_locations(s)
+            self.pre.extend(self.low.stmt(s))
+        if decides:
+            return _load(acc, e)
+        if isinstance(e, ast.GeneratorExp):
+            n = _load(acc, e)
+            n.movers_tuple = True  # type: ignore[attr-defined]
+            return n
+        n = _load(acc, e)
+        n.movers_tuple = True  # type: ignore[attr-defined]
+        return ast.fix_missing_locations(ast.copy_location(ast.Call(ast.copy_location(ast.Name("list", ast.Load()), e),
+                                                                    [n], []), e))
 
     def _later_events(self, e: ast.BoolOp | ast.IfExp) -> bool:
         later = e.values[1:] if isinstance(e, ast.BoolOp) else [e.body, e.orelse]
@@ -606,6 +688,28 @@ def _free_cycles(nodes: list[dict[str, Any]], costly: list[bool]) -> list[list[i
 
 
 # -- helpers ----------------------------------------------------------------------------------------------------
+
+
+# The builtins that take an iterable: the first six read a list whole; the iterators read it lazily (in the
+# for header that advances them, or in the builtin that consumes them).
+_CONSUMERS = ("sum", "sorted", "list", "tuple", "any", "all", "enumerate", "zip", "reversed")
+
+
+def _consumes(e: ast.Call) -> bool:
+    """A call of a builtin that takes an iterable, which may be a generator expression."""
+    return isinstance(e.func, ast.Name) and e.func.id in (*_CONSUMERS, "min", "max")
+
+
+class _Renamed(ast.NodeTransformer):
+    """A comprehension's variables renamed to hidden temporaries (they do not leak, as in Python 3)."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, n: ast.Name) -> ast.Name:
+        if n.id in self.names:
+            return ast.copy_location(ast.Name(self.names[n.id], n.ctx), n)
+        return n
 
 
 def _evaluation_order(e: ast.AST) -> list[ast.AST]:

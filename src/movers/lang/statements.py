@@ -22,12 +22,11 @@ from movers.ir.program import UNBOUND, Ref, box, unbox
 from movers.lang import codegen, strings
 from movers.lang.expressions import _model_methods
 from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
+from movers.lang.iteration import STOP
 from movers.lang.runtime_ops import (
     BINOPS,
     check_ref,
     element_index,
-    item_at,
-    length_of,
     range_int,
     writable_field,
 )
@@ -403,6 +402,7 @@ class StatementCompiler(FunctionCore):
         is_range = _is_call_to(it, "range") and "range" not in self.slot
         bounds: tuple[Fn, Fn, Fn | None] | None = None
         stp: int | None = None
+        creates = False
         with self.recording() as facts:
             if is_range:
                 assert isinstance(it, ast.Call)
@@ -410,10 +410,9 @@ class StatementCompiler(FunctionCore):
                 if bounds[2] is not None:
                     stp = self.hidden("s")
             else:
-                seq = self.expr(it, allow_calls=False)
-                self.facts.elements_read = True  # each header reads the next element of a list
-                self.facts.uses.append(self.value(it))
-            item = NO_VALUE if is_range else self.value(it) | frozenset({("element", self.value(it))})
+                first, get, item, creates = self.for_source(it)  # type: ignore[attr-defined]
+            if is_range:
+                item = NO_VALUE
             with self.recording() as target_facts:
                 store = self.store(s.target, item)
             facts.absorb(target_facts)
@@ -423,13 +422,14 @@ class StatementCompiler(FunctionCore):
         if bounds is not None:
             first_make, next_make = _range_headers(loop, bounds)
         else:
-            first_make, next_make = _sequence_headers(loop, seq)
+            first_make, next_make = _sequence_headers(loop, first, get, nxt_head if creates else None)
         # Both headers get every fact: over-approximating the second (which only reads the hidden counters
         # and, for a list, the next element) costs reductions nothing worth a second record.
         info = facts.info()
         fast = (codegen.range_loop(self, s.target, it.args, cur, stop, body, end)  # type: ignore[attr-defined]
                 if bounds is not None and bounds[2] is None else None)
-        self.emit(first_make, True, s, kind="loop", source=src, succ=[body, end], **info,
+        first_succ = [nxt_head] if bounds is None and creates else [body, end]
+        self.emit(first_make, True, s, kind="loop", source=src, succ=first_succ, **info,
                   fast=fast[0] if fast else None)
         self.here(nxt_head)
         # The next header of a range loop reads only its hidden counters (and stores the loop variable).
@@ -607,30 +607,39 @@ def _range_headers(loop: _Loop, bounds: tuple[Fn, Fn, Fn | None]) -> tuple[Make,
     return first_make, next_make
 
 
-def _sequence_headers(loop: _Loop, seq: Fn) -> tuple[Make, Make]:
-    """The first and the next header of ``for x in xs`` over a list or a tuple: the first evaluates ``xs``
-    and keeps it (boxed) in the bound's slot; both store the next element and go to the body, or leave."""
+def _sequence_headers(loop: _Loop, first: Fn, get: Callable[[Ctx, Any, int], Any],
+                      fetch: Label | None) -> tuple[Make, Make]:
+    """The first and the next header of ``for x in it`` over anything but a ``range`` (``iteration.for_source``):
+    the first computes the iterator's state and keeps it (boxed) in the bound's slot; both ask the accessor for
+    the item at the next position and store it and go to the body, or leave. With ``fetch`` (the next header),
+    the first only creates the iterator and goes there."""
     cur, stop, store, body, end = loop.cur, loop.stop, loop.store, loop.body, loop.end
     clear = loop.clearing()
+
+    def create_make() -> Callable[[Ctx], None]:
+        assert fetch is not None
+        f = fetch.pc
+
+        def run(ctx: Ctx) -> None:
+            state = first(ctx)
+            ctx.loc[cur] = 0
+            ctx.loc[stop] = box(state)
+            ctx.pc = f
+
+        return run
 
     def first_make() -> Callable[[Ctx], None]:
         b, e = body.pc, end.pc
 
         def run(ctx: Ctx) -> None:
-            v = seq(ctx)
-            if type(v) is Ref:
-                o = ctx.heap[v.i]
-                if not o[0].is_list:
-                    raise ModelError(f"cannot iterate over a {o[0].name} object", exc="TypeError")
-            elif type(v) is not tuple and type(v) is not str:
-                raise ModelError(f"cannot iterate over {show(v)}", exc="TypeError")
-            n = length_of(ctx, v)
-            if n == 0:
+            state = first(ctx)
+            x = get(ctx, state, 0)
+            if x is STOP:
                 ctx.pc = e
                 return
             ctx.loc[cur] = 1
-            ctx.loc[stop] = box(v)
-            store(ctx, item_at(ctx, v, 0))
+            ctx.loc[stop] = box(state)
+            store(ctx, x)
             ctx.pc = b
 
         return run
@@ -640,10 +649,11 @@ def _sequence_headers(loop: _Loop, seq: Fn) -> tuple[Make, Make]:
 
         def run(ctx: Ctx) -> None:
             loc = ctx.loc
-            i, v = loc[cur], loc[stop]
-            if i < length_of(ctx, v):
+            i = loc[cur]
+            x = get(ctx, loc[stop], i)
+            if x is not STOP:
                 loc[cur] = i + 1
-                store(ctx, item_at(ctx, v, i))
+                store(ctx, x)
                 ctx.pc = b
             else:
                 clear(ctx)
@@ -651,4 +661,4 @@ def _sequence_headers(loop: _Loop, seq: Fn) -> tuple[Make, Make]:
 
         return run
 
-    return first_make, next_make
+    return (create_make if fetch is not None else first_make), next_make

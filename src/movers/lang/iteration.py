@@ -62,6 +62,8 @@ def items_of(ctx: Ctx, v: Any) -> tuple:
     """The items of a list (each element read: one access) or a tuple, consumed at once (``sum(a)``…)."""
     if type(v) is tuple:
         return v
+    if type(v) is str:
+        return tuple(v)  # its characters
     if type(v) is Ref and ctx.heap[v.i][0].is_list:
         return list_items(ctx, v)
     raise _not_iterable(ctx, v)
@@ -133,7 +135,7 @@ def iter_start(ctx: Ctx, v: Any) -> Any:
         o = ctx.heap[v.i]
         if not o[0].is_list:
             raise _not_iterable(ctx, v)
-    elif type(v) is not tuple:
+    elif type(v) is not tuple and type(v) is not str:
         raise _not_iterable(ctx, v)
     return v
 

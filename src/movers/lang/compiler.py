@@ -57,6 +57,7 @@ from movers.lang.expressions import ExpressionCompiler
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.statements import StatementCompiler
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
+from movers.lang.timeouts import TimeoutCompiler
 
 # How the tokenizer breaks lines (str.splitlines also breaks at form feeds and others, shifting line numbers).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -192,9 +193,13 @@ class ModuleCompiler:
         declarations: list[ast.Call] = []
         for s in tree.body:
             if isinstance(s, ast.ImportFrom):
+                if s.module == "time" and not s.level and all(a.name == "sleep" and a.asname is None for a in s.names):
+                    continue  # sleep(x): lang/timeouts.py
                 if s.module != "movers.lang" or s.level:
                     raise self.error(s, f"import of '{s.module}' is not allowed: only 'from movers.lang import *'")
             elif isinstance(s, ast.Import):
+                if all(a.name == "time" and a.asname is None for a in s.names):
+                    continue  # time.sleep(x): lang/timeouts.py
                 raise self.error(s, "import is not allowed in a model: only 'from movers.lang import *'")
             elif isinstance(s, ast.FunctionDef):
                 self._new_name(s)
@@ -482,7 +487,7 @@ class ModuleCompiler:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExpressionCompiler, BuiltinCompiler):
+class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExpressionCompiler, BuiltinCompiler, TimeoutCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 

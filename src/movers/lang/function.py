@@ -332,6 +332,7 @@ class FunctionCore:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names:
                 self.local(n.id)
         body = [s for s in fn.body if not _is_docstring(s)]
+        body = self.hoist(body)  # type: ignore[attr-defined]  # lang/timeouts.py: acquire()/wait() as values
         if self.mc.granularity == "access" and not self.is_invariant(fn):
             body = self.lowering().block(body)
         if self.code.synchronized:

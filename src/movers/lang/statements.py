@@ -98,6 +98,8 @@ class StatementCompiler(FunctionCore):
         self.here(nxt)
 
     def stmt_Assign(self, s: ast.Assign) -> None:
+        if self.timed_assign(s):  # type: ignore[attr-defined]  # ok = lock.acquire(False): lang/timeouts.py
+            return
         nxt = self.label()
 
         def build() -> Callable[[Ctx], None]:

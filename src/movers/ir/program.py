@@ -350,6 +350,9 @@ class Program:
     locking: list[LockingDeclaration] = field(default_factory=list)
     # "access": a step makes at most one access to shared memory; "statement": one statement (lang/granularity.py).
     granularity: str = "access"
+    # Some thread asks whether another has ended (``t.is_alive()``): a thread's end is then a write of its
+    # Thread object's id, and a thread reaches its own Thread object (lang/timeouts.py, analysis/escape.py).
+    ends_observed: bool = False
 
     def codes(self) -> list[Code]:
         """Every function and method (not the module's initialisation)."""

@@ -92,7 +92,7 @@ class ModuleCompiler:
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
-        self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = False
+        self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = self.uses_is_alive = False
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
@@ -157,6 +157,7 @@ class ModuleCompiler:
             atomic_blocks=self.atomic_blocks,
             locking=self.locking,
             granularity=self.granularity,
+            ends_observed=self.uses_is_alive,
         )
         for _, code in self.invariants:
             self._check_pure(program, code)
@@ -185,6 +186,9 @@ class ModuleCompiler:
         called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
         self.uses_events = "Event" in called
         self.uses_barriers = "Barrier" in called
+        # Whether some thread asks whether another has ended: only then is a thread's end an access
+        # (lang/timeouts.py), so that models without is_alive() compile exactly as before.
+        self.uses_is_alive = any(isinstance(n.func, ast.Attribute) and n.func.attr == "is_alive" for n in calls)
 
     def _top_level(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.Call]]:
         """Sort the module's statements: functions and classes (recorded by name), declarations, and the

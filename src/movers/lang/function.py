@@ -55,6 +55,7 @@ class ModuleFacts(Protocol):
     list_globals: frozenset[str]
     uses_events: bool
     uses_barriers: bool
+    uses_is_alive: bool
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError: ...
 
@@ -280,7 +281,11 @@ class FunctionCore:
 
             return run
 
-        self.emit(make, False, None, source="", line=0, succ=[], fast=codegen.end_of_function())
+        if self.mc.uses_is_alive and not self.is_module:
+            self.emit(self.ending(make), False, None, source="", line=0, succ=[],  # type: ignore[attr-defined]
+                      kind="thread-end", fields_written=frozenset({"_tid"}))
+        else:
+            self.emit(make, False, None, source="", line=0, succ=[], fast=codegen.end_of_function())
         nodes: list[Node] = []
         fragments: list[codegen.Fragment | None] = []
         guards: list[codegen.GuardSource | None] = []

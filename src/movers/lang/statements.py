@@ -32,6 +32,7 @@ from movers.lang.runtime_ops import (
     writable_field,
 )
 from movers.lang.syntax import CHANGING_METHODS, DECLARATIONS, SYNC_METHODS, _is_call_to, _is_docstring
+from movers.lang.timeouts import thread_end
 
 
 def _constant_truth(e: ast.expr) -> bool | None:
@@ -257,16 +258,22 @@ class StatementCompiler(FunctionCore):
             raise self.mc.error(s, "'return' outside a function")
         with_exits = [e for e in self.exits if e.loop is None]
         if not with_exits:
+            ends = self.mc.uses_is_alive  # a thread's end is an access: lang/timeouts.py
+
             def build() -> Callable[[Ctx], None]:
                 v = self.expr(s.value) if s.value is not None else None
                 self.flow("store", ("return",), self.value(s.value))
+                if ends:
+                    self.facts.fields_written.add("_tid")
 
                 def finish(ctx: Ctx) -> None:
                     ctx.ret(v(ctx) if v is not None else None)
+                    if ends and ctx.code is None:
+                        thread_end(ctx)
 
                 return finish
 
-            self.simple(s, build, "return", succ=[])
+            self.simple(s, build, "thread-end" if ends else "return", succ=[])
             return
         # Leave the enclosing with-blocks first: each exit costs its step, then the value is delivered.
         ret_slot = self.hidden("ret")
@@ -297,7 +304,11 @@ class StatementCompiler(FunctionCore):
 
             return run
 
-        self.emit(make, False, s, source="", succ=[])
+        if self.mc.uses_is_alive:
+            self.emit(self.ending(make), False, s, source="", succ=[], kind="thread-end",  # type: ignore[attr-defined]
+                      fields_written=frozenset({"_tid"}))
+        else:
+            self.emit(make, False, s, source="", succ=[])
 
     def _loop_jump(self, s: ast.stmt, which: int) -> None:
         for i in range(len(self.exits) - 1, -1, -1):

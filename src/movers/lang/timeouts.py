@@ -42,12 +42,36 @@ from typing import Any
 
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
-from movers.ir.program import BARRIER, CONDITION, EVENT, LOCK, RLOCK, SEMAPHORE, Ref, box
+from movers.ir.program import BARRIER, CONDITION, EVENT, LOCK, RLOCK, SEMAPHORE, Ref, box, ref
 from movers.lang.function import Facts, Fn, FunctionCore
 from movers.lang.runtime_ops import _thread_id
 
 # Synchronisation methods whose value a model may use (``join`` gives None, and is ``str.join`` in values).
-VALUE_METHODS = frozenset({"acquire", "wait", "wait_for"})
+VALUE_METHODS = frozenset({"acquire", "wait", "wait_for", "is_alive"})
+
+
+def thread_end(ctx: Ctx) -> None:
+    """The running thread's last frame returned: in a model that calls ``is_alive()``, its end is a write of
+    its Thread object's id (what ``is_alive()`` reads), so that every reduction orders the two."""
+    if ctx.track:
+        tid = ctx.tid
+        for i, o in enumerate(ctx.heap):
+            if o[0].is_thread and o[2] == tid:
+                ctx.writes.append((ref(i), 2))
+                return
+
+
+def thread_alive(ctx: Ctx, r: Any) -> bool:
+    """``t.is_alive()``: started and not ended (CPython: False before ``start()``)."""
+    if type(r) is not Ref or not ctx.heap[r.i][0].is_thread:
+        raise ModelError(f"is_alive() on {show(r)}, which is not a Thread", exc="AttributeError")
+    if ctx.track:
+        ctx.reads.append((r, 2))
+    t = ctx.heap[r.i][2]
+    if t is None:
+        return False
+    threads = ctx.threads
+    return t >= len(threads) or threads[t] != ()
 
 
 class _NotConstant:
@@ -230,6 +254,8 @@ class TimeoutCompiler(FunctionCore):
             self.compile_wait_for(s, e, f, result)
         elif method == "join":
             self.compile_timed_join(s, e, f)
+        elif method == "is_alive":
+            self.compile_is_alive(s, e, f, result)
         else:
             raise self.mc.error(e, f"{method}() with arguments is not supported in models")
         return True
@@ -520,8 +546,42 @@ class TimeoutCompiler(FunctionCore):
         self.emit(make, True, s, kind="yield", **facts.info())
         self.here(nxt)
 
+    def compile_is_alive(self, s: ast.AST, e: ast.Call, f: ast.Attribute, result: int | None) -> None:
+        """``t.is_alive()``: a read of whether ``t`` has ended, whose end is a write (``thread_end``)."""
+        if e.args or e.keywords:
+            raise self.mc.error(e, "is_alive() takes no arguments")
+        recv, facts = self._receiver(f)
+        facts.fields_read.add("_tid")
+        nxt = self.label()
+
+        def make() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                alive = thread_alive(ctx, recv(ctx))
+                if result is not None:
+                    ctx.loc[result] = box(alive)
+                ctx.pc = nxt.pc
+
+            return run
+
+        self.emit(make, True, s, kind="is-alive", **facts.info())
+        self.here(nxt)
+
+    def ending(self, make: Callable[[], Callable[[Ctx], None]]) -> Callable[[], Callable[[Ctx], None]]:
+        """``make``'s node, which may end the thread, recording the end (``thread_end``)."""
+        def make_ending() -> Callable[[Ctx], None]:
+            run = make()
+
+            def ending_run(ctx: Ctx) -> None:
+                run(ctx)
+                if ctx.code is None:
+                    thread_end(ctx)
+
+            return ending_run
+
+        return make_ending
+
     def b_sleep(self, e: ast.Call) -> Fn:
         raise self.mc.error(e, "sleep() must be a statement of its own")
 
 
-__all__ = ["TimeoutCompiler", "VALUE_METHODS", "constant"]
+__all__ = ["TimeoutCompiler", "VALUE_METHODS", "constant", "thread_alive", "thread_end"]

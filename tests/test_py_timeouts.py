@@ -531,3 +531,26 @@ def test_a_try_acquire_is_a_lock_operation_that_never_blocks() -> None:
     program = compile_src(TRY_LOCK.replace("CHECK", "pass"))
     tries = [n for c in program.codes() for n in c.nodes if n.kind == "try_acquire"]
     assert len(tries) == 1 and tries[0].guard is None and tries[0].lock_name == "m" and tries[0].is_sync
+
+
+def test_no_race_is_reported_on_what_try_locks_and_is_alive_order() -> None:
+    # A try-acquire that succeeds protects like an acquire; is_alive() orders like join (CPython synchronises
+    # both): --races reports no race on them, and still reports one on unprotected data.
+    for src in (TRY_LOCK.replace("CHECK", "pass"), JOIN.replace("CHECK", "pass")):
+        r = movers.check(src, races=True)
+        assert r.verdict == "ok", message(r)
+    racy = model("""
+        m = Lock()
+        hits = 0
+
+        def worker():
+            global hits
+            if m.acquire(blocking=False):
+                m.release()
+            hits += 1              # outside the lock
+
+        Thread(target=worker).start()
+        Thread(target=worker).start()
+    """)
+    r = movers.check(racy, races=True)
+    assert r.verdict == "violation" and r.violations[0].kind == "race" and "hits" in message(r)

@@ -185,10 +185,11 @@ LOCK_CLASSES = (LOCK, RLOCK)
 # Node kinds that are synchronisation operations. An "indivisible" node is a `with indivisible():` block that
 # contains one; an "atomic-step" block contains only data accesses. "try_acquire" is ``acquire(blocking=False)``
 # or ``acquire(timeout=x)`` (never blocks, reads the lock's state: a non-mover); "yield" is ``sleep(x)`` or
-# ``join(timeout)``, a step boundary that changes nothing (lang/timeouts.py).
+# ``join(timeout)``, a step boundary that changes nothing; "is-alive" is ``t.is_alive()``, which observes another
+# thread's end as ``join`` does (lang/timeouts.py).
 SYNC_KINDS = frozenset(
     {"acquire", "release", "wait", "reacquire", "notify", "start", "join", "wait_until", "indivisible",
-     "try_acquire", "yield"}
+     "try_acquire", "yield", "is-alive"}
 )
 
 

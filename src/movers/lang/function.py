@@ -243,8 +243,8 @@ class FunctionCore:
         step_facts = info.pop("step_facts", info)
         # A statement that commit() marks starts a step whatever it does: the commit point is where the model
         # says (docs/atomicity.md), not in the step of the access before it.
-        if costly and not self.commit_next and not self.is_step(step_facts):
-            costly = False
+        if costly and not self.commit_next and (not self.is_step(step_facts) or getattr(node, "movers_glue", False)):
+            costly = False  # movers_glue: local bookkeeping of lang/timeouts.py's hoisting, at either granularity
         if costly and self.commit_next:
             info["commit"] = True
             self.commit_next = False

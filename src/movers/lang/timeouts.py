@@ -105,8 +105,21 @@ def _assign(name: str, value: ast.expr, at: ast.AST, text: str | None = None) ->
 
 
 def _clears(names: list[str], at: ast.AST) -> list[ast.stmt]:
-    """``$s = None``: a result the thread no longer needs must not tell states apart."""
-    return [_assign(n, ast.copy_location(ast.Constant(None), at), at, "") for n in names]
+    """``$s = None``: a result the thread no longer needs must not tell states apart. Glue at either
+    granularity (``movers_glue``): the hoisting adds no step of its own."""
+    out = [_assign(n, ast.copy_location(ast.Constant(None), at), at, "") for n in names]
+    for a in out:
+        a.movers_glue = True  # type: ignore[attr-defined]
+    return out
+
+
+def _mark_glue(test: ast.expr, temps: list[str]) -> None:
+    """A test that only reads a hoisted result (``if $s1:``, ``if not $s1:``) is part of the step that
+    computed it, at either granularity, as ``if m.acquire(False):`` is one statement."""
+    e = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    if isinstance(e, ast.Name) and e.id in temps:
+        test.movers_glue = True  # type: ignore[attr-defined]
+        e.movers_boolean = True  # type: ignore[attr-defined]  # its truth reads no list's length
 
 
 class TimeoutCompiler(FunctionCore):
@@ -142,6 +155,7 @@ class TimeoutCompiler(FunctionCore):
         if isinstance(s, ast.If):
             pre, temps = self._pull(s, "test")
             if pre:
+                _mark_glue(s.test, temps)
                 s.body = _clears(temps, s) + s.body
                 s.orelse = _clears(temps, s) + s.orelse
             return pre + [s]
@@ -154,6 +168,7 @@ class TimeoutCompiler(FunctionCore):
                 raise self.mc.error(test, "a 'while … else' whose condition calls acquire() or wait(): write the "
                                           "loop with 'while True:' and 'break'")
             # while test: body  ->  while True: $s = call; if test': (clear) else: (clear); break; body
+            _mark_glue(s.test, temps)
             leave = ast.copy_location(ast.Break(), s)
             check = ast.copy_location(ast.If(test=s.test, body=_clears(temps, s) or [ast.copy_location(ast.Pass(), s)],
                                              orelse=_clears(temps, s) + [leave]), s)
@@ -363,6 +378,9 @@ class TimeoutCompiler(FunctionCore):
         """``e.wait(timeout)``/``c.wait(timeout)`` (module docstring); without a timeout, ``wait()`` whose value
         is True."""
         timed, _ = self._timeout(e, "wait")
+        if result is not None and self.mc.uses_barriers:
+            raise self.mc.error(e, "the value of wait() in a model with a Barrier is not supported (a Barrier's "
+                                   "wait() gives an index): call wait() as a statement")
         recv, facts = self._receiver(f)
         name = self.mc.text(f.value)
         if not timed:

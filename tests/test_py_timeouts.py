@@ -554,3 +554,51 @@ def test_no_race_is_reported_on_what_try_locks_and_is_alive_order() -> None:
     """)
     r = movers.check(racy, races=True)
     assert r.verdict == "violation" and r.violations[0].kind == "race" and "hits" in message(r)
+
+
+def test_module_level_code_may_use_them_too() -> None:
+    src = model("""
+        import time
+
+        m = Lock()
+        x = 0
+        if m.acquire(blocking=False):   # free: taken
+            x = 1
+            m.release()
+        time.sleep(0.1)
+
+        def w():
+            assert x == 1
+
+        Thread(target=w).start()
+    """)
+    agree(src, "ok")
+    agree(src.replace("x = 0\n", "x = 0\nm.acquire()\n"), "violation", "assertion")  # held: not taken
+
+
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+def test_a_try_lock_is_one_statement_as_the_naive_explorer_counts(granularity: str) -> None:
+    # The hoisting of the acquire out of the `if` adds no step: the state counts are those of an explorer
+    # written independently of movers (tests/naive_explorer.py), at both granularities.
+    from naive_explorer import naive_explore
+
+    src = model("""
+        m = Lock()
+        x = 0
+        y = 0
+
+        def worker():
+            global x, y
+            if m.acquire(blocking=False):
+                x += 1
+                m.release()
+            else:
+                y += 1
+
+        Thread(target=worker).start()
+        Thread(target=worker).start()
+    """)
+    r = movers.check(src, reduction="none", granularity=granularity)
+    naive = naive_explore(src, granularity=granularity)
+    assert r.verdict == "ok" and not naive.kinds
+    assert r.stats.states == naive.states

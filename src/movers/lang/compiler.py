@@ -141,7 +141,7 @@ class ModuleCompiler:
         self._compile_functions()
         init = Code("<module>", [], [], line=1)
         fc = FunctionCompiler(self, init, None, None)
-        fc.compile_block(init_body)
+        fc.compile_block(fc.hoist(init_body))
         fc.finish()
         for d in declarations:
             self._declaration(d)

@@ -239,6 +239,9 @@ class TimeoutCompiler(FunctionCore):
     def timed_assign(self, s: ast.Assign) -> bool:
         """``x = lock.acquire(…)``, ``x = e.wait(…)``, ``x = c.wait_for(…)``: the operation's step stores its
         value in the local ``x`` (a hidden one when ``hoist`` moved it out of an expression)."""
+        if getattr(s, "movers_glue", False):
+            self._clear(s)  # ``$s1 = None`` after the hoisted result's use
+            return True
         if len(s.targets) != 1 or not self.value_call(s.value):
             return False
         t = s.targets[0]
@@ -248,6 +251,21 @@ class TimeoutCompiler(FunctionCore):
         assert isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)
         self.timed_call(s, e, e.func, self.slot[t.id])
         return True
+
+    def _clear(self, s: ast.Assign) -> None:
+        t = s.targets[0]
+        assert isinstance(t, ast.Name)
+        slot, nxt = self.slot[t.id], self.label()
+
+        def make() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                ctx.loc[slot] = None
+                ctx.pc = nxt.pc
+
+            return run
+
+        self.emit(make, False, s, source="")
+        self.here(nxt)
 
     def timed_call(self, s: ast.AST, e: ast.Call, f: ast.Attribute, result: int | None) -> bool:
         """Compile ``x.acquire/wait/wait_for/join(…)`` when it takes arguments or gives a value; False when it

@@ -203,8 +203,16 @@ class TimeoutCompiler(FunctionCore):
             return [], []
         pre: list[ast.stmt] = []
         temps: list[str] = []
+        self._read_before: ast.expr | None = None
         setattr(s, field, self._replace(e, pre, temps, None))
         return pre, temps
+
+    def _shared_read(self, e: ast.expr) -> bool:
+        """Whether ``e`` itself may read shared memory (a global, a field, an element)."""
+        if isinstance(e, ast.Name) and isinstance(e.ctx, ast.Load):
+            return e.id in self.mc.global_slot and (self.is_module or e.id in self.global_names
+                                                    or e.id not in self.slot)
+        return isinstance(e, (ast.Attribute, ast.Subscript)) and isinstance(e.ctx, ast.Load)
 
     def _replace(self, e: ast.expr, pre: list[ast.stmt], temps: list[str], guarded: str | None) -> ast.expr:
         if isinstance(e, ast.Lambda):
@@ -214,6 +222,10 @@ class TimeoutCompiler(FunctionCore):
             if guarded is not None:
                 raise self.mc.error(e, f"{e.func.attr}() {guarded}: it would run whether or not Python evaluates "
                                        "it; assign its result to a variable first")
+            if self._read_before is not None:
+                # Moved before the statement, the call would run before this read, which Python makes first.
+                raise self.mc.error(e, f"{e.func.attr}() after a read of {self.mc.text(self._read_before)} in the "
+                                       "same expression: assign its result to a variable first")
             name = self.code.locals[self.hidden("s")]
             pre.append(_assign(name, e, e, self.mc.text(e)))
             temps.append(name)
@@ -232,6 +244,8 @@ class TimeoutCompiler(FunctionCore):
                     g = "inside 'and'/'or'" if isinstance(e, ast.BoolOp) and k > 0 else inner
                     new.append(self._replace(x, pre, temps, g) if isinstance(x, ast.expr) else x)
                 setattr(e, field, new)
+        if self._read_before is None and self._shared_read(e):
+            self._read_before = e
         return e
 
     # -- statements -------------------------------------------------------------------------------------------

@@ -246,12 +246,15 @@ def test_rlock_and_semaphore_try_acquire(tmp_path: Path) -> None:
             assert s.acquire(blocking=False)
             assert not s.acquire(blocking=False)  # the value is 0
             assert not s.acquire(timeout=0.01)
+            assert not s.acquire(timeout=-1)      # a Semaphore's -1 has expired; a Lock's means no timeout
             s.release()
             assert s.acquire(timeout=0.01)
             assert b.acquire(False)
             b.release()
             assert c.acquire(False)               # a Condition's acquire is its lock's
             assert not c.acquire(False)
+            c.release()
+            assert c.acquire(timeout=-1)
             c.release()
     """)
     runnable = src + "\nmain()\n"

@@ -369,6 +369,9 @@ class TimeoutCompiler(FunctionCore):
             if result is not None:
                 ctx.loc[result] = box(v)
 
+        if forever and sem_timeout is not None and sem_timeout == -1:
+            self._mixed_acquire(s, recv, facts, f, nxt, check, store)
+            return
         if forever:
             def make() -> Callable[[Ctx], None]:
                 def run(ctx: Ctx) -> None:
@@ -396,6 +399,34 @@ class TimeoutCompiler(FunctionCore):
             return run
 
         self.emit(make_try, True, s, kind="try_acquire", lock_name=self.lock_name(f.value), **facts.info())
+        self.here(nxt)
+
+    def _mixed_acquire(self, s: ast.AST, recv: Fn, facts: Facts, f: ast.Attribute, nxt: Any,
+                       check: Callable[[Ctx, Any], None], store: Callable[[Ctx, bool], None]) -> None:
+        """``acquire(timeout=-1)``: no timeout for a Lock or an RLock, but a Semaphore's ``timeout=-1`` has
+        already expired (CPython's ``Semaphore.acquire`` gives up at once): decided by the receiver, in one
+        step blocked only for a lock."""
+        name = self.mc.text(f.value)
+
+        def is_semaphore(ctx: Ctx, r: Any) -> bool:
+            return type(r) is Ref and sync.lock_of(ctx, r)[1][0] is SEMAPHORE
+
+        def make() -> Callable[[Ctx], None]:
+            def run(ctx: Ctx) -> None:
+                r = recv(ctx)
+                check(ctx, r)
+                if is_semaphore(ctx, r):
+                    store(ctx, sync.try_acquire(ctx, r))
+                else:
+                    sync.acquire(ctx, r)
+                    store(ctx, True)
+                ctx.pc = nxt.pc
+
+            return run
+
+        self.emit(make, True, s, kind="try_acquire", lock_name=self.lock_name(f.value),
+                  guard_make=lambda: (lambda ctx: is_semaphore(ctx, recv(ctx)) or sync.can_acquire(ctx, recv(ctx))),
+                  blocked_make=lambda: (lambda ctx: sync.acquire_text(ctx, recv(ctx), name)), **facts.info())
         self.here(nxt)
 
     def _timeout(self, e: ast.Call, method: str) -> tuple[bool, Any]:

@@ -20,15 +20,24 @@ instants that matter are steps:
   there, no time passes. ``t.join(timeout)`` returns whether or not ``t`` has ended, which waiting longer
   could only change by scheduling the step later.
 
+- ``t.is_alive()``: one step (kind ``is-alive``, a non-mover) reading whether ``t`` ended. In a model that
+  calls it, a thread's end is a write of its Thread object's id (``thread_end``, on every node that may end
+  a thread), and a thread reaches its own Thread object (``analysis/escape.Locality``), so that no reduction
+  treats the end and the question as independent.
+
 So a thread waiting with a timeout is never blocked: a state where every other thread is blocked is no
 deadlock while it can still time out. An argument that means "no timeout" (``timeout=None``, ``-1`` for a
-lock's acquire, ``blocking=True`` alone) compiles to the blocking operation.
+Lock's or RLock's acquire, ``blocking=True`` alone) compiles to the blocking operation; CPython's Semaphore
+takes ``timeout=-1`` as already expired, so that one is decided by the receiver when the step runs.
 
-The synchronisation methods that give a value (``acquire``, ``wait``, ``wait_for``) may appear inside
-expressions (``if lock.acquire(blocking=False):``, ``while not ev.wait(0.1):``): ``hoist`` moves each into a
-statement of its own before the statement that uses its value (``$s1 = lock.acquire(False)``; ``if $s1:``),
-as the granularity lowering moves accesses; inside ``and``/``or`` and conditional expressions that would
-change whether it runs, so it is refused there.
+The synchronisation methods that give a value (``acquire``, ``wait``, ``wait_for``, ``is_alive``) may appear
+inside expressions (``if lock.acquire(blocking=False):``, ``while not ev.wait(0.1):``): ``hoist`` moves each
+into a statement of its own before the statement that uses its value (``$s1 = lock.acquire(False)``;
+``if $s1:``), as the granularity lowering moves accesses, and the bookkeeping it adds is glue at either
+granularity (``movers_glue``: ``if m.acquire(False):`` is one statement). Where that would change what
+Python does, it is refused: inside ``and``/``or``, conditional expressions and comprehensions (the call would
+run whether or not Python runs it), and after a read of shared memory in the same expression (the call
+would overtake it).
 
 Timeouts are the only place floats are values in a model: a timeout or a sleep length may be a float
 constant (``timeout=0.5``); elsewhere floats stay refused.

@@ -31,7 +31,9 @@ Supported: module-level ``name = value`` (ints, bools, None, tuples of them), ``
 fields, functions, and ``Thread(target=f, args=(...)).start()``; in functions: ``global``, ``pass``,
 assignments (a whole right-hand side may be ``choose(e1, e2, ...)``) and augmented assignments to names,
 array elements and fields of module-level objects, ``if``/``else``, ``while``, ``for v in range(n)`` (n a constant),
-``with lock:``, ``lock.acquire()``, ``lock.release()``, ``assert``, ``wait_until(c)``, ``assume(c)``.
+``with lock:``, ``lock.acquire()``, ``lock.release()``, ``if lock.acquire(blocking=False):`` (a try-lock: one
+step that takes the lock when it is free, else goes to the ``else`` branch), ``assert``, ``wait_until(c)``,
+``assume(c)``.
 Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str`` and ``repr``):
 strings, their methods, f-strings and slices included.
 
@@ -280,7 +282,7 @@ class _Function:
     def _next(ins: tuple) -> list[int]:
         """The instructions that may follow ``ins`` (-1: the end)."""
         op = ins[0]
-        if op == "cond":
+        if op in ("cond", "tryacq"):
             return [ins[2], ins[3]]
         if op == "for":
             return [ins[3], ins[4]]
@@ -422,6 +424,17 @@ class _Function:
             return ("o", t.value.id, t.attr)
         raise Unsupported(ast.unparse(t))
 
+    def _try_lock(self, e: ast.expr) -> str | None:
+        """The lock of ``L.acquire(blocking=False)`` / ``L.acquire(False)``, else None."""
+        if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "acquire"
+                and isinstance(e.func.value, ast.Name) and e.func.value.id in self.locks):
+            return None
+        args = [*e.args, *(k.value for k in e.keywords if k.arg == "blocking")]
+        if len(args) == 1 and len(e.args) + len(e.keywords) == 1 and isinstance(args[0], ast.Constant) \
+                and args[0].value is False:
+            return e.func.value.id
+        return None
+
     def _stmt(self, s: ast.stmt, cont: int) -> int:
         access = self.shared is not None
         if isinstance(s, ast.Pass | ast.Global):
@@ -440,6 +453,10 @@ class _Function:
             load = ast.parse(ast.unparse(s.target), mode="eval").body
             value = ast.fix_missing_locations(ast.copy_location(ast.BinOp(load, s.op, s.value), s))
             return self._new(("assign", *self._target(s.target), (_expr(value),), cont))
+        if isinstance(s, ast.If) and self._try_lock(s.test) is not None:
+            # if m.acquire(blocking=False): one step, taking the lock when it is free, else the other branch
+            then, orelse = self._block(s.body, cont), self._block(s.orelse, cont)
+            return self._new(("tryacq", self._try_lock(s.test), then, orelse))
         if isinstance(s, ast.If):
             then, orelse = self._block(s.body, cont), self._block(s.orelse, cont)
             pieces, test, drops, costly = self._test(s.test)
@@ -688,6 +705,13 @@ class NaiveModel:
                 return []  # blocked
             o2 = owners[:k] + (t,) + owners[k + 1 :]
             nxt = ins[2]
+        elif op == "tryacq":
+            k = self.locks.index(ins[1])
+            if owners[k] is None:
+                o2 = owners[:k] + (t,) + owners[k + 1 :]
+                nxt = ins[2]
+            else:
+                nxt = ins[3]
         elif op == "rel":
             k = self.locks.index(ins[1])
             if owners[k] != t:

@@ -37,7 +37,8 @@ Statements inside a thread function, 3-6 of them counting nested ones (3-4 with 
 - assignments to a global, an array element (``a[0]`` or ``a[e % 2]``) or a local ``tN``, of small
   expressions over constants, globals, readable locals and array elements, bounded with ``% K``;
 - augmented assignments (``x += 1``, ``a[1] -= 1``, ``t0 += 1``);
-- ``with mK:`` blocks and balanced ``mK.acquire()`` ... ``mK.release()`` pairs (never across blocks);
+- ``with mK:`` blocks and balanced ``mK.acquire()`` ... ``mK.release()`` pairs (never across blocks), and
+  try-locks ``if mK.acquire(blocking=False): ... mK.release()`` with or without an ``else``;
 - ``if``/``else`` and ``if`` on comparisons (sometimes ``and``/``or`` of two);
 - ``for jN in range(n)`` with n in {1, 2}, and bounded ``cN = 0`` / ``while cN < n: ... cN += 1`` loops
   (loops never nest, compound statements nest at most two deep);
@@ -176,7 +177,7 @@ def _cond(draw: DrawFn, m: _ModelShape, fn: _Fn | None) -> str:
 # -- statements --------------------------------------------------------------------------------------------
 
 _SIMPLE = ["assign_global", "assign_local", "assign_array", "augassign", "assert", "wait_until", "assume"]
-_COMPOUND = ["with", "acquire_release", "if", "if_else", "for", "while"]
+_COMPOUND = ["with", "acquire_release", "if", "if_else", "for", "while", "try_lock"]
 
 
 def _target(draw: DrawFn, m: _ModelShape, fn: _Fn, kind: str) -> str:
@@ -251,6 +252,23 @@ def _compound(draw: DrawFn, m: _ModelShape, fn: _Fn, kind: str, depth: int) -> l
         if kind == "with":
             return [f"with {lock}:", *_indent(body)]
         return [f"{lock}.acquire()", *body, f"{lock}.release()"]
+    if kind == "try_lock":  # if m.acquire(blocking=False): …; m.release() [else: …]: both branches are explored
+        lock = _lock_choice(draw, m, fn)
+        if lock is None:
+            return None
+        before = set(fn.readable)
+        fn.held.append(lock)
+        then = _block(draw, m, fn, depth + 1)
+        fn.held.pop()
+        after_then = fn.readable
+        lines = [f"if {lock}.acquire(blocking=False):", *_indent([*then, f"{lock}.release()"])]
+        fn.readable = set(before)
+        if draw(st.booleans()):
+            lines += ["else:", *_indent(_block(draw, m, fn, depth + 1))]
+            fn.readable = after_then & fn.readable
+        else:
+            fn.readable = before
+        return lines
     if kind in ("if", "if_else"):
         cond = _cond(draw, m, fn)
         before = set(fn.readable)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from movers.ir.program import Code, Ref
+from movers.ir.program import Code, Ref, ref
 from movers.semantics.state import State, reachable
 
 
@@ -51,7 +51,7 @@ class StepFacts(Protocol):
 class Locality:
     """Reachability facts of one state (section 5: reachability along object references)."""
 
-    __slots__ = ("state", "_shared", "_private")
+    __slots__ = ("state", "_shared", "_private", "_ends")
 
     _last: Locality | None = None
 
@@ -59,6 +59,10 @@ class Locality:
         self.state = state
         self._shared: set[int] | None = None
         self._private: dict[int, set[int]] = {}
+        # Where a thread's end is observed (``t.is_alive()``), the end writes the thread's own Thread object
+        # (lang/timeouts.py): a thread reaches it, as ``threading.current_thread()`` does in CPython.
+        program = getattr(ts, "program", None)
+        self._ends = bool(getattr(program, "ends_observed", False))
 
     @classmethod
     def of(cls, ts: Any, state: State) -> Locality:
@@ -83,6 +87,8 @@ class Locality:
             heap = self.state[1]
             p = set()
             work: list[Any] = [v for frame in self.state[2][t] for v in frame[2:]]
+            if self._ends:
+                work.extend(ref(i) for i, o in enumerate(heap) if o[0].is_thread and o[2] == t)
             while work:
                 v = work.pop()
                 ty = type(v)

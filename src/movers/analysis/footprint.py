@@ -60,7 +60,7 @@ class Footprint:
 
 
 EMPTY = Footprint()
-LOCK_KINDS = {"acquire", "release", "wait", "reacquire", "notify"}
+LOCK_KINDS = {"acquire", "release", "wait", "reacquire", "notify", "try_acquire"}
 
 
 def node_footprint(n: Node) -> Footprint:
@@ -68,7 +68,7 @@ def node_footprint(n: Node) -> Footprint:
     fr, fw = n.fields_read, n.fields_written
     if n.kind in LOCK_KINDS:
         # wait/reacquire involve a condition *and* its lock, which may be named differently: unknown.
-        name = n.lock_name if n.kind in ("acquire", "release", "notify") else None
+        name = n.lock_name if n.kind in ("acquire", "release", "notify", "try_acquire") else None
         locks = frozenset({name or "?"})
     elif n.kind == "indivisible":
         locks = frozenset({"?"})

@@ -11,7 +11,8 @@ to everything it accesses in the post-state, left mover if in the pre-state):
   (section 5; 5.2 re-entrant locks; 5.3 wait is a left mover then a right mover);
 - lock release, the release-and-wait half of ``wait``, leaving a monitor, semaphore release: left movers;
 - ``notify``/``notify_all``: both (they need the lock, and only its holder can touch the wait set, 5.3);
-- ``start``, ``join``, and ``indivisible`` blocks that synchronise: non-movers;
+- ``start``, ``join``, ``is_alive()``, a try-acquire (``acquire(blocking=False)``, ``acquire(timeout=x)``)
+  and ``indivisible`` blocks that synchronise: non-movers;
 - a data step (assignments, conditions, ``assert``, ``assume``, ``wait_until``, calls): both if the thread
   has exclusive access to every location it accesses (unshared data 5.1, lock-protected data, read-only
   data), a non-mover if it touches an unprotected location.
@@ -27,7 +28,9 @@ from movers.semantics.system import Outcome
 RIGHT, LEFT, BOTH, NON = "right", "left", "both", "non"
 RIGHT_KINDS = frozenset({"acquire", "reacquire"})
 LEFT_KINDS = frozenset({"release", "wait"})
-NON_KINDS = frozenset({"start", "join", "indivisible"})
+# A try-acquire (acquire without blocking, or with a timeout) gives up when the lock is held: its outcome reads
+# the lock's state, so it commutes with no operation on that lock. ``t.is_alive()`` reads whether a thread ended.
+NON_KINDS = frozenset({"start", "join", "indivisible", "try_acquire", "is-alive"})
 
 
 def classify_step(cls: Classification, inner: Any, state: tuple, t: int, node: Any, outs: list[Outcome]) -> str:

@@ -76,7 +76,8 @@ from movers.ir.program import Code, Node, Program
 # A site is the compiler's allocation-site key: (code name, line, column, class name).
 Site = tuple[str, int, int, str]
 # Node kinds never statically thread-local (see the module docstring, point 3).
-NEVER_LOCAL = frozenset({"start", "join", "indivisible", "atomic-step"})
+# "thread-end" and "is-alive" (lang/timeouts.py): a thread's end, which another thread's ``t.is_alive()`` observes.
+NEVER_LOCAL = frozenset({"start", "join", "indivisible", "atomic-step", "thread-end", "is-alive"})
 ELEMENTS = "[]"
 
 

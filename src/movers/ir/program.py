@@ -183,9 +183,13 @@ LOCK_CLASSES = (LOCK, RLOCK)
 
 
 # Node kinds that are synchronisation operations. An "indivisible" node is a `with indivisible():` block that
-# contains one; an "atomic-step" block contains only data accesses.
+# contains one; an "atomic-step" block contains only data accesses. "try_acquire" is ``acquire(blocking=False)``
+# or ``acquire(timeout=x)`` (never blocks, reads the lock's state: a non-mover); "yield" is ``sleep(x)`` or
+# ``join(timeout)``, a step boundary that changes nothing; "is-alive" is ``t.is_alive()``, which observes another
+# thread's end as ``join`` does (lang/timeouts.py).
 SYNC_KINDS = frozenset(
-    {"acquire", "release", "wait", "reacquire", "notify", "start", "join", "wait_until", "indivisible"}
+    {"acquire", "release", "wait", "reacquire", "notify", "start", "join", "wait_until", "indivisible",
+     "try_acquire", "yield", "is-alive"}
 )
 
 
@@ -374,6 +378,9 @@ class Program:
     # The slot of the hidden global ``$daemons`` (the ids of the daemon threads started, a tuple), for models
     # that start daemon threads: the deadlock check leaves them out (``TransitionSystem.deadlock``).
     daemon_slot: int | None = None
+    # Some thread asks whether another has ended (``t.is_alive()``): a thread's end is then a write of its
+    # Thread object's id, and a thread reaches its own Thread object (lang/timeouts.py, analysis/escape.py).
+    ends_observed: bool = False
 
     def codes(self) -> list[Code]:
         """Every function and method, and the module's code when it may run as the main thread."""

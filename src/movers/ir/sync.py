@@ -89,6 +89,25 @@ def acquire(ctx: Ctx, r: Any) -> None:
         ctx.acquired.append(r)
 
 
+def try_acquire(ctx: Ctx, r: Any) -> bool:
+    """``acquire(blocking=False)`` and ``acquire(timeout=x)``: take the lock if it is free now (True), else
+    give up (False). A timed acquire that waits and then gets the lock is this step scheduled later, and one
+    that times out is this step taken while the lock is held, so one step covers every outcome CPython can
+    give (docs/language.md section 6). Its outcome reads the lock's state as data: recorded, so that the
+    reductions stop treating lock operations as movers (``classify.lock_state_observed``)."""
+    if type(r) is not Ref:
+        raise ModelError(f"acquire: expected a lock or object, got {show(r)}")
+    lr, o = lock_of(ctx, r)
+    if ctx.track:
+        ctx.reads.append((lr, MON))
+    if o[0] is not LOCK and o[0] is not RLOCK and o[0] is not SEMAPHORE:
+        raise ModelError(f"acquire on {o[0].name} object, which is not a lock")
+    if not can_acquire(ctx, r):
+        return False
+    acquire(ctx, r)
+    return True
+
+
 def release(ctx: Ctx, r: Any) -> None:
     if type(r) is Ref:
         o = ctx.heap[r.i]
@@ -270,6 +289,27 @@ def reacquire(ctx: Ctx, r: Any, monitor: bool, count: int) -> None:
         ctx.acquired.append(lr)
 
 
+def can_reacquire_timed(ctx: Ctx, r: Any) -> bool:
+    """The guard of the second step of ``c.wait(timeout)``: notified or not (the timeout may fire at any
+    time), the thread goes on once the condition's lock is free."""
+    return ctx.heap[ctx.heap[r.i][2].i][2] is None
+
+
+def reacquire_timed(ctx: Ctx, r: Any, count: int) -> bool:
+    """The second step of ``c.wait(timeout)``: re-acquire the lock; True when notified, False when timed out.
+    A thread still in the wait set timed out and leaves it. A notified one may have timed out too, just
+    before the notify chose it (CPython's ``Condition.wait`` then returns False, the notify spent): a choice."""
+    o = ctx.heap[r.i]
+    t = ctx.tid
+    if t in o[3]:
+        ctx.put_object(r, (o[0], o[1], o[2], tuple(w for w in o[3] if w != t)))
+        woken = False
+    else:
+        woken = ctx.choose(2) == 0
+    reacquire(ctx, r, False, count)
+    return woken
+
+
 def notify(ctx: Ctx, r: Any, monitor: bool, everyone: bool) -> None:
     o = _obj(ctx, r, "notify")
     t = ctx.tid
@@ -383,5 +423,6 @@ def new_barrier(ctx: Ctx, parties: Any) -> Ref:
 __all__ = [
     "acquire", "can_acquire", "release", "owner", "can_enter", "enter", "exit_", "wait", "can_reacquire",
     "reacquire", "notify", "new_lock", "new_rlock", "new_semaphore", "new_condition", "new_object",
-    "event_is_set", "event_set", "barrier_arrive", "barrier_can_pass", "new_event", "new_barrier",
+    "event_is_set", "event_set", "try_acquire", "can_reacquire_timed", "reacquire_timed",
+    "barrier_arrive", "barrier_can_pass", "new_event", "new_barrier",
 ]

@@ -83,6 +83,7 @@ from movers.lang.iteration import IterationCompiler
 from movers.lang.statements import StatementCompiler
 from movers.lang.strings import LIST_VALUED
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
+from movers.lang.timeouts import TimeoutCompiler
 
 # How the tokenizer breaks lines (str.splitlines also breaks at form feeds and others, shifting line numbers).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -128,6 +129,7 @@ class ModuleCompiler:
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
         self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = self.uses_try = False
+        self.uses_is_alive = False
         self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
@@ -219,7 +221,7 @@ class ModuleCompiler:
         self._compile_functions()
         init = Code("<module>", [], [], line=1)
         fc = FunctionCompiler(self, init, None, None)
-        fc.compile_block(init_body)
+        fc.compile_block(fc.hoist(init_body))
         fc.finish()
         for d in declarations:
             self._declaration(d)
@@ -235,6 +237,7 @@ class ModuleCompiler:
             atomic_blocks=self.atomic_blocks,
             locking=self.locking,
             granularity=self.granularity,
+            ends_observed=self.uses_is_alive,
         )
         program.main_stops = main_stops(program)
         program.main_thread = bool(program.main_stops)
@@ -274,6 +277,9 @@ class ModuleCompiler:
         # Whether an exception can be caught: only then do `with` blocks get a handler that runs their exit on
         # the way out (an uncaught exception ends the search), so models without `try` compile as before.
         self.uses_try = any(isinstance(n, ast.Try) for n in ast.walk(tree))
+        # Whether some thread asks whether another has ended: only then is a thread's end an access
+        # (lang/timeouts.py), so that models without is_alive() compile exactly as before.
+        self.uses_is_alive = any(isinstance(n.func, ast.Attribute) and n.func.attr == "is_alive" for n in calls)
 
     def _top_level(self, tree: ast.Module) -> tuple[list[ast.stmt], list[ast.Call]]:
         """Sort the module's statements: functions and classes (recorded by name), declarations, and the
@@ -757,7 +763,7 @@ class ModuleCompiler:
 
 
 class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler, ExpressionCompiler, IterationCompiler,
-                       BuiltinCompiler):
+                       BuiltinCompiler, TimeoutCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 

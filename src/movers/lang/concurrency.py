@@ -478,20 +478,10 @@ class ConcurrencyCompiler(FunctionCore):
         ``pred`` is a lambda without parameters (its body is read in the caller's scope) or the name of a
         model function without parameters."""
         if len(e.args) != 1 or e.keywords:
-            raise self.mc.error(e, "wait_for(pred) takes one predicate (a timeout is not supported in models: a "
-                                   "model has no clock)")
+            self.timed_call(s, e, f, None)  # type: ignore[attr-defined]  # wait_for(pred, timeout): lang/timeouts.py
+            return
+        test = self.wait_for_predicate(e.args[0])
         p = e.args[0]
-        if isinstance(p, ast.Lambda):
-            a = p.args
-            if a.posonlyargs or a.args or a.vararg or a.kwonlyargs or a.kwarg:
-                raise self.mc.error(p, "wait_for(pred): the predicate takes no arguments")
-            test: ast.expr = p.body
-        elif isinstance(p, ast.Name) and p.id in self.mc.functions and p.id not in self.slot:
-            self.check_arity(p, self.mc.functions[p.id], 0)
-            test = ast.copy_location(ast.Call(func=p, args=[], keywords=[]), p)
-        else:
-            raise self.mc.error(p, "wait_for(pred): pred must be a lambda without parameters or the name of a "
-                                   "model function")
         head, wait, end = self.label(), self.label(), self.label()
         name = self.mc.text(f.value)
         self.here(head)
@@ -518,17 +508,29 @@ class ConcurrencyCompiler(FunctionCore):
         self.jump(head, s)
         self.here(end)
 
+    def wait_for_predicate(self, p: ast.expr) -> ast.expr:
+        """The test that ``wait_for``'s predicate ``p`` stands for (see ``wait_for_stmt``)."""
+        if isinstance(p, ast.Lambda):
+            a = p.args
+            if a.posonlyargs or a.args or a.vararg or a.kwonlyargs or a.kwarg:
+                raise self.mc.error(p, "wait_for(pred): the predicate takes no arguments")
+            test: ast.expr = p.body
+        elif isinstance(p, ast.Name) and p.id in self.mc.functions and p.id not in self.slot:
+            self.check_arity(p, self.mc.functions[p.id], 0)
+            test = ast.copy_location(ast.Call(func=p, args=[], keywords=[]), p)
+        else:
+            raise self.mc.error(p, "wait_for(pred): pred must be a lambda without parameters or the name of a "
+                                   "model function")
+        return test
+
     def sync_method_stmt(self, s: ast.Expr, e: ast.Call, f: ast.Attribute) -> None:
         """``x.acquire()`` and friends: a synchronisation step when ``x`` is a lock, condition or thread;
         a plain method call when ``x`` is a model object that defines the method."""
         method = f.attr
-        if method == "wait" and (e.args or e.keywords):
-            raise self.mc.error(e, "wait() with a timeout is not supported in models: a model has no clock (wait "
-                                   "without one, or use wait_until for a condition)")
-        if e.keywords or (e.args and method not in ("start", "join")) or (e.args and method == "start"):
+        if method in ("acquire", "wait", "join") and self.timed_call(s, e, f, None):  # type: ignore[attr-defined]
+            return  # with a timeout, or without blocking: lang/timeouts.py
+        if e.args or e.keywords:
             raise self.mc.error(e, f"{method}() with arguments is not supported in models")
-        if method == "join" and e.args:
-            raise self.mc.error(e, "join() with a timeout is not supported in models")
         with self.recording() as facts:
             recv = self.expr(f.value, allow_calls=False)
         # The receiver may be a model object whose class defines the method: then it is a plain call.

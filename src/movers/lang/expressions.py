@@ -1045,7 +1045,7 @@ _INT_COMPARISONS: dict[type, Callable[[int, int], bool]] = {
 # Methods of Python's threading objects and lists that movers does not have, with what to write instead.
 UNKNOWN_METHODS = {
     "locked": "m.locked() is not supported: read the owner instead (m.owner is not None)",
-    "is_alive": "t.is_alive() is not supported: join the thread (t.join()), or let it set a flag when it ends",
+    "is_alive": "t.is_alive() must be used as a value (alive = t.is_alive())",
 }
 
 

@@ -62,6 +62,7 @@ class ModuleFacts(Protocol):
     cells: dict[int, frozenset[str]]
     dataclasses: dict[str, Any]
     compared_fields: frozenset[str]
+    uses_is_alive: bool
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError: ...
 
@@ -258,8 +259,8 @@ class FunctionCore:
         step_facts = info.pop("step_facts", info)
         # A statement that commit() marks starts a step whatever it does: the commit point is where the model
         # says (docs/atomicity.md), not in the step of the access before it.
-        if costly and not self.commit_next and not self.is_step(step_facts):
-            costly = False
+        if costly and not self.commit_next and (not self.is_step(step_facts) or getattr(node, "movers_glue", False)):
+            costly = False  # movers_glue: local bookkeeping of lang/timeouts.py's hoisting, at either granularity
         if costly and self.commit_next:
             info["commit"] = True
             self.commit_next = False
@@ -296,7 +297,11 @@ class FunctionCore:
 
             return run
 
-        self.emit(make, False, None, source="", line=0, succ=[], fast=codegen.end_of_function())
+        if self.mc.uses_is_alive and not self.is_module:
+            self.emit(self.ending(make), False, None, source="", line=0, succ=[],  # type: ignore[attr-defined]
+                      kind="thread-end", fields_written=frozenset({"_tid"}))
+        else:
+            self.emit(make, False, None, source="", line=0, succ=[], fast=codegen.end_of_function())
         nodes: list[Node] = []
         fragments: list[codegen.Fragment | None] = []
         guards: list[codegen.GuardSource | None] = []
@@ -370,6 +375,7 @@ class FunctionCore:
                 self.local(n.name)
         body = [s for s in fn.body if not _is_docstring(s)]
         self.make_cells(fn)
+        body = self.hoist(body)  # type: ignore[attr-defined]  # lang/timeouts.py: acquire()/wait() as values
         if self.mc.granularity == "access" and not self.is_invariant(fn):
             body = self.lowering().block(body)
         if self.code.synchronized:

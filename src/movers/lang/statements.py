@@ -31,6 +31,7 @@ from movers.lang.runtime_ops import (
     writable_field,
 )
 from movers.lang.syntax import CHANGING_METHODS, DECLARATIONS, SYNC_METHODS, _is_call_to, _is_docstring
+from movers.lang.timeouts import thread_end
 
 
 def _constant_truth(e: ast.expr) -> bool | None:
@@ -115,6 +116,8 @@ class StatementCompiler(FunctionCore):
         self.here(nxt)
 
     def stmt_Assign(self, s: ast.Assign) -> None:
+        if self.timed_assign(s):  # type: ignore[attr-defined]  # ok = lock.acquire(False): lang/timeouts.py
+            return
         nxt = self.label()
 
         def build() -> Callable[[Ctx], None]:
@@ -276,16 +279,22 @@ class StatementCompiler(FunctionCore):
             raise self.mc.error(s, "'return' outside a function")
         with_exits = [e for e in self.exits if e.loop is None]
         if not with_exits:
+            ends = self.mc.uses_is_alive  # a thread's end is an access: lang/timeouts.py
+
             def build() -> Callable[[Ctx], None]:
                 v = self.expr(s.value) if s.value is not None else None
                 self.flow("store", ("return",), self.value(s.value))
+                if ends:
+                    self.facts.fields_written.add("_tid")
 
                 def finish(ctx: Ctx) -> None:
                     ctx.ret(v(ctx) if v is not None else None)
+                    if ends and ctx.code is None:
+                        thread_end(ctx)
 
                 return finish
 
-            self.simple(s, build, "return", succ=[])
+            self.simple(s, build, "thread-end" if ends else "return", succ=[])
             return
         # Leave the enclosing with-blocks first: each exit costs its step, then the value is delivered.
         ret_slot = self.hidden("ret")
@@ -320,7 +329,11 @@ class StatementCompiler(FunctionCore):
 
             return run
 
-        self.emit(make, False, s, source="", succ=[])
+        if self.mc.uses_is_alive:
+            self.emit(self.ending(make), False, s, source="", succ=[], kind="thread-end",  # type: ignore[attr-defined]
+                      fields_written=frozenset({"_tid"}))
+        else:
+            self.emit(make, False, s, source="", succ=[])
         for p in suspended:
             p.resume(len(self.pending))
 

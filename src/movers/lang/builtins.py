@@ -46,6 +46,34 @@ class BuiltinCompiler(FunctionCore):
             raise self.mc.error(e, f"{name}() takes {lo}{'' if lo == hi else f' to {hi}'} arguments")
         return [self._expr(a) for a in args]
 
+    def b_dict(self, e: ast.Call) -> Fn:
+        """``dict()``, ``dict(k=v, ...)`` with names as string keys, or ``dict(other)`` a copy of a dict."""
+        if len(e.args) > 1 or any(k.arg is None for k in e.keywords):
+            raise self.mc.error(e, "dict() takes at most one dict and keyword arguments")
+        src = self._expr(e.args[0]) if e.args else None
+        names = [k.arg for k in e.keywords]
+        vals = [self._expr(k.value) for k in e.keywords]
+        parts = [k.value for k in e.keywords]
+        if e.args:
+            self.facts.elements_read = True
+            self.facts.uses.append(self.value(e.args[0]))
+
+        def pairs(ctx: Ctx) -> list:
+            out: list = []
+            if src is not None:
+                from movers.lang.containers import dict_items, is_dict
+                r = src(ctx)
+                if type(r) is not Ref or not is_dict(ctx.heap[r.i]):
+                    raise ModelError("dict() of something that is not a dict is not supported")
+                out.extend(dict_items(ctx, r))
+            out.extend(zip(names, (v(ctx) for v in vals), strict=True))
+            return out
+
+        f = self.new_dict(e, parts, pairs)
+        if e.args:
+            self.flow("store", ("element", self.value(e)), frozenset({("element", self.value(e.args[0]))}))
+        return f
+
     def b_len(self, e: ast.Call) -> Fn:
         (a,) = self._args(e, 1, 1, "len")
         self.length_use(e.args[0])

@@ -56,7 +56,7 @@ from movers.lang.errors import ModelSyntaxError, at
 from movers.lang.expressions import ExpressionCompiler
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.statements import StatementCompiler
-from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
+from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_call_to, _is_docstring
 
 # How the tokenizer breaks lines (str.splitlines also breaks at form feeds and others, shifting line numbers).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -91,7 +91,7 @@ class ModuleCompiler:
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
-        self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = False
+        self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = self.has_dicts = False
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
@@ -179,6 +179,10 @@ class ModuleCompiler:
         self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "pop") for n in calls)
         # Whether the model has lists at all: only then may a comparison read elements (``compares``).
         self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
+        self.has_dicts = any(isinstance(n, ast.Dict) or _is_call_to(n, "dict") for n in ast.walk(tree))
+        if self.has_dicts:
+            # A dict's size changes with its contents: its length, like a growing list's, is an access.
+            self.lists_grow = self.has_lists = True
         # Whether a `.wait()` may meet an Event or a Barrier: only then does it get their branches (a guard,
         # a second blocking step), so that models without them compile exactly as before.
         called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}

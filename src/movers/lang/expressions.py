@@ -21,6 +21,7 @@ from typing import Any
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
+from movers.lang.containers import DICT_METHODS, dict_class, dict_get, dict_method, dict_new, dict_set, is_dict
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
 from movers.lang.granularity import is_boolean
 from movers.lang.runtime_ops import (
@@ -39,7 +40,14 @@ from movers.lang.runtime_ops import (
     truth_of,
     writable_field,
 )
-from movers.lang.syntax import BUILTIN_METHODS, DECLARATIONS, FORBIDDEN, SYNC_METHODS, _is_call_to
+from movers.lang.syntax import (
+    BUILTIN_METHODS,
+    DECLARATIONS,
+    DICT_CHANGING_METHODS,
+    FORBIDDEN,
+    SYNC_METHODS,
+    _is_call_to,
+)
 
 
 class ExpressionCompiler(FunctionCore):
@@ -172,6 +180,22 @@ class ExpressionCompiler(FunctionCore):
             return ctx.alloc((cls, None, *(p(ctx) for p in parts)))
 
         return run
+
+    def e_Dict(self, e: ast.Dict) -> Fn:
+        """``{k: v, ...}``: a new dict (``lang/containers.py``), its own allocation site."""
+        if any(k is None for k in e.keys):
+            raise self.mc.error(e, "unsupported construct: **mapping in a dict display; use d.update(other)")
+        keys = [self._expr(k) for k in e.keys if k is not None]
+        vals = [self._expr(v) for v in e.values]
+        return self.new_dict(e, [k for k in e.keys if k is not None] + list(e.values),
+                             lambda ctx: [(k(ctx), v(ctx)) for k, v in zip(keys, vals, strict=True)])
+
+    def new_dict(self, e: ast.AST, parts: list[ast.expr], pairs: Callable[[Ctx], list]) -> Fn:
+        cls = dict_class(getattr(e, "lineno", 0))
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "dict"))
+        self.flow("store", ("element", self.value(e)), NO_VALUE.union(*(self.value(x) for x in parts)))
+        return lambda ctx: dict_new(ctx, cls, pairs(ctx))
 
     def e_BinOp(self, e: ast.BinOp) -> Fn:
         if isinstance(e.op, ast.Mult) and isinstance(e.left, ast.List):
@@ -342,6 +366,8 @@ class ExpressionCompiler(FunctionCore):
             if type(v) is Ref:
                 o = ctx.heap[v.i]
                 if not o[0].is_list:
+                    if is_dict(o):
+                        return dict_get(ctx, v, i)
                     raise ModelError(f"a {o[0].name} object is not subscriptable")
                 idx = element_index(ctx, v, o, i)
                 if ctx.track:
@@ -444,7 +470,12 @@ class ExpressionCompiler(FunctionCore):
         method = f.attr
         user = method in _model_methods(self.mc.class_nodes)
         lo, hi = {"append": (1, 1), "pop": (0, 1)}.get(method, (0, 0))
-        what = "one argument" if lo == hi == 1 else "no arguments" if hi == 0 else "at most one argument"
+        if method not in ("append", "pop", "set", "clear", "is_set"):
+            lo, hi = DICT_METHODS[method]  # a dict's alone
+        elif method in DICT_METHODS:  # pop, clear: a list's, an Event's, or a dict's
+            lo, hi = min(lo, DICT_METHODS[method][0]), max(hi, DICT_METHODS[method][1])
+        what = ("one argument" if lo == hi == 1 else "no arguments" if hi == 0 else "at most one argument" if lo == 0
+                and hi == 1 else f"{lo} to {hi} arguments")
         if not user and (e.keywords or not lo <= len(e.args) <= hi):
             raise self.mc.error(e, f"{method}() takes {what}")
         recv = self._expr(f.value)
@@ -464,10 +495,14 @@ class ExpressionCompiler(FunctionCore):
         elif method == "is_set":
             self.facts.fields_read.add("$flag")
             op = lambda ctx, r, vals: sync.event_is_set(ctx, r)  # noqa: E731
-        else:
+        elif method in ("set", "clear"):
             self.facts.fields_written.add("$flag")
             flag = method == "set"
             op = lambda ctx, r, vals: sync.event_set(ctx, r, flag)  # noqa: E731
+        else:
+            op = _no_op(method)
+        if method in DICT_METHODS:
+            op = self.dict_dispatch(e, method, rv, op)
         if not user:
             return lambda ctx: op(ctx, recv(ctx), [a(ctx) for a in args])
         self.facts.callees.add("." + method)
@@ -487,6 +522,31 @@ class ExpressionCompiler(FunctionCore):
             user_setup(ctx, ret_pc)
 
         return self.site(setup, e)
+
+    def dict_dispatch(self, e: ast.Call, method: str, rv: AV, other: Callable[[Ctx, Any, list[Any]], Any]
+                      ) -> Callable[[Ctx, Any, list[Any]], Any]:
+        """Dict methods (``lang/containers.py``): the facts of ``d.method(...)`` added to those of the other
+        types the name may mean, and the run-time dispatch on the receiver's type."""
+        self.facts.elements_read = True
+        if method in DICT_CHANGING_METHODS:
+            self.facts.elements_written = True
+        if e.args:  # keys and default values may be stored into the dict, and returned
+            self.flow("store", ("element", rv), NO_VALUE.union(*(self.value(a) for a in e.args)))
+        # The result: a value or a key of the dict, a tuple of them, a default, or a copy of the dict.
+        copy_cls = dict_class(getattr(e, "lineno", 0))
+        site = NO_VALUE
+        if method == "copy":
+            self.facts.allocates = True
+            site = self.new_site(e, "dict")
+            self.flow("store", ("element", site), frozenset({("element", rv)}))
+        self.note(e, self.value(e), site, frozenset({("element", rv)}), *(self.value(a) for a in e.args[1:]))
+
+        def op(ctx: Ctx, r: Any, vals: list[Any]) -> Any:
+            if type(r) is Ref and is_dict(ctx.heap[r.i]):
+                return dict_method(ctx, r, method, vals, copy_cls)
+            return other(ctx, r, vals)
+
+        return op
 
     def check_arity(self, e: ast.AST, code: Code, n: int) -> None:
         if n != len(code.params):
@@ -623,6 +683,9 @@ class ExpressionCompiler(FunctionCore):
             self.facts.elements_written = True
             self.facts.uses.append(self.value(t.value))
             self.flow("store", ("element", self.value(t.value)), value)
+            if self.mc.has_dicts:  # `d[k] = v` looks k up (reads the dict) and may store k
+                self.facts.elements_read = True
+                self.flow("store", ("element", self.value(t.value)), self.value(t.slice))
 
             def store_item(ctx: Ctx, v: Any) -> None:
                 r = seq(ctx)
@@ -630,6 +693,9 @@ class ExpressionCompiler(FunctionCore):
                     raise ModelError(f"item assignment on {show(r)}")
                 o = ctx.heap[r.i]
                 if not o[0].is_list:
+                    if is_dict(o):
+                        dict_set(ctx, r, index(ctx), v)
+                        return
                     raise ModelError(f"item assignment on a {o[0].name} object")
                 ctx.set_field(r, element_index(ctx, r, o, index(ctx)), v)
 
@@ -662,6 +728,16 @@ UNKNOWN_METHODS = {
     "locked": "m.locked() is not supported: read the owner instead (m.owner is not None)",
     "is_alive": "t.is_alive() is not supported: join the thread (t.join()), or let it set a flag when it ends",
 }
+
+
+def _no_op(method: str) -> Callable[[Ctx, Any, list[Any]], Any]:
+    """A method only dicts have, called on something else."""
+    def op(ctx: Ctx, r: Any, vals: list[Any]) -> Any:
+        if type(r) is Ref:
+            raise ModelError(f"{ctx.heap[r.i][0].name} object has no method '{method}'", exc="AttributeError")
+        raise ModelError(f"method '{method}' called on {show(r)}", exc="AttributeError")
+
+    return op
 
 
 def _model_methods(class_nodes: dict[str, ast.ClassDef]) -> set[str]:

@@ -563,6 +563,35 @@ def _range_headers(loop: _Loop, bounds: tuple[Fn, Fn, Fn | None]) -> tuple[Make,
     return first_make, next_make
 
 
+# Iterating a dict (``for k in d``) is live, as in CPython: the loop keeps the dict and its size when the loop
+# began (a tuple in the bound's slot) and the NEGATED next index in the index's slot (a sequence's index is
+# never negative), and each step checks the size first: ``dictionary changed size during iteration``.
+
+
+def dict_first(ctx: Ctx, r: Ref, loop: _Loop, b: int, e: int) -> None:
+    n = length_of(ctx, r)
+    ctx.loc[loop.stop] = box((r, n))
+    _dict_step(ctx, loop, r, n, 0, b, e)
+
+
+def dict_next(ctx: Ctx, loop: _Loop, b: int, e: int) -> None:
+    r, n = unbox(ctx.loc[loop.stop])
+    _dict_step(ctx, loop, r, n, -ctx.loc[loop.cur] - 1, b, e)
+
+
+def _dict_step(ctx: Ctx, loop: _Loop, r: Ref, n: int, i: int, b: int, e: int) -> None:
+    if length_of(ctx, r) != n:  # reads every slot of the dict: depends on every change
+        raise ModelError("dictionary changed size during iteration", exc="RuntimeError")
+    if i >= n:
+        loop.clearing()(ctx)
+        ctx.pc = e
+        return
+    ctx.loc[loop.cur] = -(i + 2)
+    x = ctx.heap[r.i][2 + 2 * i]
+    loop.store(ctx, unbox(x))
+    ctx.pc = b
+
+
 def _sequence_headers(loop: _Loop, seq: Fn) -> tuple[Make, Make]:
     """The first and the next header of ``for x in xs`` over a list or a tuple: the first evaluates ``xs``
     and keeps it (boxed) in the bound's slot; both store the next element and go to the body, or leave."""
@@ -577,6 +606,9 @@ def _sequence_headers(loop: _Loop, seq: Fn) -> tuple[Make, Make]:
             if type(v) is Ref:
                 o = ctx.heap[v.i]
                 if not o[0].is_list:
+                    if o[0].builtin == "dict":
+                        dict_first(ctx, v, loop, b, e)
+                        return
                     raise ModelError(f"cannot iterate over a {o[0].name} object")
             elif type(v) is not tuple:
                 raise ModelError(f"cannot iterate over {show(v)}")
@@ -597,6 +629,9 @@ def _sequence_headers(loop: _Loop, seq: Fn) -> tuple[Make, Make]:
         def run(ctx: Ctx) -> None:
             loc = ctx.loc
             i, v = loc[cur], loc[stop]
+            if i < 0:
+                dict_next(ctx, loop, b, e)
+                return
             if i < length_of(ctx, v):
                 loc[cur] = i + 1
                 store(ctx, item_at(ctx, v, i))

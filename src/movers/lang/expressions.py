@@ -441,7 +441,7 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Call) and _is_call_to(f.value, "super"):
                 return self.super_call(e, f)
-            if f.attr in BUILTIN_METHODS:
+            if f.attr in BUILTIN_METHODS and (self.mc.has_dicts or f.attr in _NON_DICT_METHODS):
                 return self.builtin_method(e, f)
             if f.attr in SYNC_METHODS or (f.attr == "wait_for"
                                           and "wait_for" not in _model_methods(self.mc.class_nodes)):
@@ -472,7 +472,7 @@ class ExpressionCompiler(FunctionCore):
         lo, hi = {"append": (1, 1), "pop": (0, 1)}.get(method, (0, 0))
         if method not in ("append", "pop", "set", "clear", "is_set"):
             lo, hi = DICT_METHODS[method]  # a dict's alone
-        elif method in DICT_METHODS:  # pop, clear: a list's, an Event's, or a dict's
+        elif method in DICT_METHODS and self.mc.has_dicts:  # pop, clear: a list's, an Event's, or a dict's
             lo, hi = min(lo, DICT_METHODS[method][0]), max(hi, DICT_METHODS[method][1])
         what = ("one argument" if lo == hi == 1 else "no arguments" if hi == 0 else "at most one argument" if lo == 0
                 and hi == 1 else f"{lo} to {hi} arguments")
@@ -501,7 +501,7 @@ class ExpressionCompiler(FunctionCore):
             op = lambda ctx, r, vals: sync.event_set(ctx, r, flag)  # noqa: E731
         else:
             op = _no_op(method)
-        if method in DICT_METHODS:
+        if method in DICT_METHODS and self.mc.has_dicts:
             op = self.dict_dispatch(e, method, rv, op)
         if not user:
             return lambda ctx: op(ctx, recv(ctx), [a(ctx) for a in args])
@@ -728,6 +728,11 @@ UNKNOWN_METHODS = {
     "locked": "m.locked() is not supported: read the owner instead (m.owner is not None)",
     "is_alive": "t.is_alive() is not supported: join the thread (t.join()), or let it set a flag when it ends",
 }
+
+
+# The methods of Event and lists; the others of BUILTIN_METHODS are only dicts', compiled as such only in a
+# model that makes dicts (else no object could have them: a compile error, as for any unknown method).
+_NON_DICT_METHODS = frozenset({"set", "clear", "is_set", "append", "pop"})
 
 
 def _no_op(method: str) -> Callable[[Ctx, Any, list[Any]], Any]:

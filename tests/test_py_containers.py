@@ -1,0 +1,235 @@
+"""Dicts (``lang/containers.py``): values as CPython computes them, each operation one access, and the
+reductions agreeing with ``--reduction none`` on races through a shared dict."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import ROOT
+from differential import run_differential
+
+import movers
+from movers.ir.program import ClassInfo, box, ref
+from movers.lang.containers import dict_class
+from movers.reduce import REDUCTIONS
+from movers.semantics.state import canonical
+
+ALL = tuple(REDUCTIONS)
+
+
+def cpython(src: str) -> subprocess.CompletedProcess:
+    """Run a single-thread model under python3 (the shim ``movers.lang``)."""
+    return subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=60,
+                          env={"PYTHONPATH": str(ROOT / "src")})
+
+
+def check(src: str, **kw):
+    return movers.check(source=textwrap.dedent(src), **kw)
+
+
+SINGLE = """
+from movers.lang import *
+d = {1: 10, 2: 20}
+d[3] = 30
+d[True] = 11
+assert d[1] == 11 and len(d) == 3 and d
+assert d.get(5) is None and d.get(5, 7) == 7 and d.get(2) == 20
+assert d.setdefault(4, 40) == 40 and d.setdefault(4, 0) == 40
+assert d.pop(2) == 20 and d.pop(2, -1) == -1
+assert 2 not in d and 3 in d and True in d
+ks = ()
+for k in d:
+    ks = ks + (k,)
+assert ks == (1, 3, 4)
+t = 0
+for k, v in d.items():
+    t = t + k * v
+assert t == 11 + 90 + 160
+vs = 0
+for v in d.values():
+    vs = vs + v
+assert vs == 81
+e = d.copy()
+assert e == d and e is not d
+e[9] = (1, 2)
+assert e != d and e[9] == (1, 2)
+assert d == {3: 30, 1: 11, 4: 40}
+assert d != [1, 3, 4] and {} != []
+d.clear()
+assert not d and len(d) == 0 and d == {}
+f = dict()
+f.update(e)
+assert len(f) == 4 and f == e
+g = {(1, 2): 5, None: 6}
+assert g[(1, 2)] == 5 and g[None] == 6
+h = {1: 'first', True: 'second'}
+assert len(h) == 1
+for k in h:
+    assert k is not True
+"""
+
+
+def test_single_thread_values_are_cpythons() -> None:
+    src = SINGLE.replace("'first'", "1").replace("'second'", "2")  # strings may be values in another part
+    r = cpython(src)
+    assert r.returncode == 0, r.stderr
+    assert check(src).verdict == "ok"
+
+
+def test_the_values_are_checked() -> None:
+    # The twin of the test above: a wrong expectation is a violation, so the asserts above are evaluated.
+    src = "from movers.lang import *\nd = {1: 10}\nd[True] = 11\nassert d[1] == 10\n"
+    assert cpython(src).returncode != 0
+    assert check(src).verdict == "violation"
+
+
+@pytest.mark.parametrize("body, exc, message", [
+    ("d = {1: 2}\nx = d[3]\n", "KeyError", "KeyError: 3"),
+    ("d = {1: 2}\nd.pop(3)\n", "KeyError", "KeyError: 3"),
+    ("d = {}\nd[[1]] = 2\n", "TypeError", "unhashable type: 'list'"),
+    ("d = {}\nx = {1: 2}\nd[(1, x)] = 2\n", "TypeError", "unhashable type: 'dict'"),
+    ("d = {1: 2}\nfor k in d:\n    d[k + 1] = 0\n", "RuntimeError", "dictionary changed size during iteration"),
+])
+def test_runtime_errors_are_cpythons(body: str, exc: str, message: str) -> None:
+    src = "from movers.lang import *\n" + body
+    r = cpython(src)
+    assert exc in r.stderr and message.removeprefix("KeyError: ") in r.stderr, r.stderr
+    res = check(src)
+    assert res.verdict == "violation"
+    assert any(message in v.message for v in res.violations), [v.message for v in res.violations]
+
+
+def test_changing_a_value_while_iterating_is_fine() -> None:
+    src = "from movers.lang import *\nd = {1: 2, 3: 4}\nfor k in d:\n    d[k] = 0\nassert d == {1: 0, 3: 0}\n"
+    assert cpython(src).returncode == 0
+    assert check(src).verdict == "ok"
+
+
+def threads(body: str, check_: str) -> str:
+    return f"""from movers.lang import *
+{body}
+
+def main():
+    t1 = Thread(target=w, args=(1,))
+    t2 = Thread(target=w, args=(2,))
+    t1.start()
+    t2.start()
+    t1.join()
+    t2.join()
+{textwrap.indent(check_, "    ")}
+
+Thread(target=main).start()
+"""
+
+
+LOST_UPDATE = threads("""d = {0: 0}
+m = Lock()
+
+def w(i):
+    d[0] = d[0] + 1
+""", "assert d[0] == 2")
+
+LOCKED = LOST_UPDATE.replace("    d[0] = d[0] + 1", "    with m:\n        d[0] = d[0] + 1")
+
+CHECK_THEN_ACT = threads("""d = {}
+made = [0]
+m = Lock()
+
+def w(i):
+    if 5 not in d:
+        made[0] = made[0] + 1
+        d[5] = i
+""", "assert made[0] == 1, 'made twice'")
+
+CHECK_THEN_ACT_LOCKED = CHECK_THEN_ACT.replace(
+    "    if 5 not in d:\n        made[0] = made[0] + 1\n        d[5] = i",
+    "    with m:\n        if 5 not in d:\n            made[0] = made[0] + 1\n            d[5] = i")
+
+SETDEFAULT = CHECK_THEN_ACT.replace(
+    "    if 5 not in d:\n        made[0] = made[0] + 1\n        d[5] = i",
+    "    d.setdefault(5, i)").replace("assert made[0] == 1, 'made twice'", "assert d[5] == 1 or d[5] == 2")
+
+ITERATE = threads("""d = {1: 0, 2: 0}
+total = [0]
+
+def w(i):
+    if i == 1:
+        for k in d:
+            total[0] = total[0] + k
+    else:
+        d[3] = 0
+""", "assert total[0] == 3 or total[0] == 6")
+
+
+@pytest.mark.parametrize("src, verdict", [
+    (LOST_UPDATE, "violation"), (LOCKED, "ok"), (CHECK_THEN_ACT, "violation"), (CHECK_THEN_ACT_LOCKED, "ok"),
+    (SETDEFAULT, "ok"), (ITERATE, "violation"),
+], ids=["lost-update", "locked", "check-then-act", "check-then-act-locked", "setdefault", "iterate"])
+def test_reductions_agree_with_none(src: str, verdict: str) -> None:
+    results = run_differential(src, ALL)
+    assert results["none"].verdict == verdict
+
+
+def test_iteration_race_is_the_size_error() -> None:
+    r = movers.check(ITERATE, reduction="none")
+    assert any("dictionary changed size during iteration" in v.message for v in r.violations)
+
+
+def test_lost_update_is_found_at_access_granularity_only() -> None:
+    # d[0] = d[0] + 1 is two accesses (a read, a write), as in CPython; one step at statement granularity.
+    assert movers.check(LOST_UPDATE, granularity="statement").verdict == "ok"
+    assert movers.check(LOST_UPDATE).verdict == "violation"
+
+
+def test_a_dict_holding_objects_is_canonical() -> None:
+    # Two threads each store a new object into the dict: the heap's numbering depends on who allocated
+    # first, the states do not (the canonicalisation walks the dict's entries).
+    src = threads("""class C:
+    pass
+
+d = {}
+
+def w(i):
+    d[i] = C()
+""", "assert d[1] is not d[2]")
+    r = run_differential(src, ALL)
+    assert r["none"].verdict == "ok"
+
+
+def test_canonical_heap_walks_a_dicts_entries() -> None:
+    c = ClassInfo("C", ["v"])
+    c.finish()
+    dc = dict_class(1)
+    # The same dict {1: C(v=1), 2: C(v=2)} with its objects numbered in two orders.
+    s1 = ((ref(0),), ((dc, None, 1, box(ref(1)), 2, box(ref(2))), (c, None, 1), (c, None, 2)), ())
+    s2 = ((ref(0),), ((dc, None, 1, box(ref(2)), 2, box(ref(1))), (c, None, 2), (c, None, 1)), ())
+    assert s1 != s2
+    assert canonical(s1) == canonical(s2)
+    assert canonical(s2)[1][1] == (c, None, 1)  # the object of the first entry comes first
+
+
+def _random_model(rng: random.Random) -> str:
+    ops = ["d[{k}] = d.get({k}, 0) + 1", "d.pop({k}, 0)", "x = {k} in d", "d.setdefault({k}, {k})",
+           "x = len(d)", "d[{k}] = {k}"]
+    bodies = []
+    for _ in range(2):
+        lines = [rng.choice(ops).format(k=rng.randrange(3)) for _ in range(rng.randrange(1, 4))]
+        bodies.append("\n".join("        " + ln for ln in lines))
+    return threads(f"""d = {{0: 0}}
+
+def w(i):
+    x = 0
+    if i == 1:
+{bodies[0]}
+    else:
+{bodies[1]}
+""", f"assert d.get(0, 0) != {rng.randrange(4)} or len(d) != {rng.randrange(1, 4)}")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_dict_models_reductions_agree(seed: int) -> None:
+    run_differential(_random_model(random.Random(seed)), ALL, compare_kinds=False)

@@ -227,9 +227,9 @@ def w(i):
 {bodies[0]}
     else:
 {bodies[1]}
-""", f"assert d.get(0, 0) != {rng.randrange(4)} or len(d) != {rng.randrange(1, 4)}")
+""", f"assert d.get({rng.randrange(3)}, -1) != {rng.randrange(-1, 3)}")
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(10))
 def test_random_dict_models_reductions_agree(seed: int) -> None:
     run_differential(_random_model(random.Random(seed)), ALL, compare_kinds=False)

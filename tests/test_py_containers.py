@@ -264,3 +264,91 @@ def test_the_trace_shows_a_dict() -> None:
     v = movers.check(LOST_UPDATE).violations[0]
     assert v.values == {"d": "{0: 1}"}
     assert v.state["globals"]["d[0]"] == "1"
+
+
+# -- sets ---------------------------------------------------------------------------------------------------------
+
+SETS = """from movers.lang import *
+s = {3, 1, 2}
+s.add(0)
+s.add(True)
+assert len(s) == 4 and 1 in s and 5 not in s and s
+t = ()
+for x in s:
+    t = t + (x,)
+assert t == (0, 1, 2, 3)
+s.discard(7)
+s.remove(3)
+assert s == {2, 1, 0} and s != {1, 2} and s != [0, 1, 2]
+assert s.pop() == 0
+u = set()
+u.add(5)
+assert (s | u) == {1, 2, 5} and (s & {2, 9}) == {2} and (s - {1}) == {2}
+v = set((1, 2, 2))
+assert v == {1, 2} and s.copy() == s and not set()
+c = set({4: 1})
+assert c == {4} and {(1, 2), None} == {None, (1, 2)}
+assert 7 - 2 == 5 and (6 | 1) == 7 and (6 & 3) == 2
+s.clear()
+assert len(s) == 0
+"""
+
+
+def test_set_values_are_cpythons() -> None:
+    r = cpython(SETS)
+    assert r.returncode == 0, r.stderr
+    assert check(SETS).verdict == "ok"
+    wrong = SETS.replace("assert t == (0, 1, 2, 3)", "assert t == (0, 1, 3, 2)")
+    assert check(wrong).verdict == "violation"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("s = {1}\ns.remove(2)\n", "KeyError: 2"),
+    ("s = set()\nx = s.pop()\n", "pop from an empty set"),
+    ("s = {1}\nfor x in s:\n    s.add(x + 1)\n", "Set changed size during iteration"),
+    ("s = {1}\ns.add([1])\n", "unhashable type: 'list'"),
+])
+def test_set_errors_are_cpythons(body: str, message: str) -> None:
+    src = "from movers.lang import *\n" + body
+    assert message.removeprefix("KeyError: ") in cpython(src).stderr
+    res = check(src)
+    assert res.verdict == "violation" and any(message in v.message for v in res.violations)
+
+
+def _adders(container: str, add: str) -> str:
+    return threads(f"""s = {container}
+
+def w(i):
+    {add}
+""", "assert True")
+
+
+def test_sets_are_canonical_whatever_their_insertion_history() -> None:
+    # Two threads add 1 and 2 in either order: one final set, as two element writes to a list make one
+    # final list; stored in insertion order, the set would have two final states.
+    sets = movers.check(_adders("set()", "s.add(i)"), reduction="none")
+    lists = movers.check(_adders("[0, 0, 0]", "s[i] = 1"), reduction="none")
+    assert sets.verdict == lists.verdict == "ok"
+    assert sets.stats.states == lists.stats.states
+
+
+SET_RACE = threads("""s = set()
+made = [0]
+m = Lock()
+
+def w(i):
+    if 7 not in s:
+        made[0] = made[0] + 1
+        s.add(7)
+""", "assert made[0] == 1 and s == {7}")
+
+
+@pytest.mark.parametrize("src, verdict", [
+    (SET_RACE, "violation"),
+    (SET_RACE.replace("    if 7 not in s:\n        made[0] = made[0] + 1\n        s.add(7)",
+                      "    with m:\n        if 7 not in s:\n            made[0] = made[0] + 1\n"
+                      "            s.add(7)"), "ok"),
+    (_adders("{0}", "s.discard(0)\n    s.add(i)\n    x = s.pop()"), "ok"),
+], ids=["check-then-act", "locked", "add-pop"])
+def test_set_reductions_agree_with_none(src: str, verdict: str) -> None:
+    assert run_differential(src, ALL, compare_kinds=False)["none"].verdict == verdict

@@ -74,6 +74,20 @@ class BuiltinCompiler(FunctionCore):
             self.flow("store", ("element", self.value(e)), frozenset({("element", self.value(e.args[0]))}))
         return f
 
+    def b_set(self, e: ast.Call) -> Fn:
+        """``set()``, or ``set(xs)`` of a list, tuple, dict (its keys) or set."""
+        if len(e.args) > 1 or e.keywords:
+            raise self.mc.error(e, "set() takes at most one argument")
+        if not e.args:
+            return self.new_set(e, [], lambda ctx: ())
+        src = self._expr(e.args[0])
+        self.facts.elements_read = True
+        self.facts.uses.append(self.value(e.args[0]))
+        f = self.new_set(e, [], lambda ctx: _iterable_items(ctx, src(ctx)))
+        self.flow("store", ("element", self.value(e)), self.value(e.args[0]) | frozenset({("element",
+                                                                                         self.value(e.args[0]))}))
+        return f
+
     def b_len(self, e: ast.Call) -> Fn:
         (a,) = self._args(e, 1, 1, "len")
         self.length_use(e.args[0])
@@ -278,3 +292,10 @@ class BuiltinCompiler(FunctionCore):
 
     def b_assume(self, e: ast.Call) -> Fn:
         raise self.mc.error(e, "assume(…) must be a statement of its own")
+
+
+def _iterable_items(ctx: Ctx, v: Any) -> tuple:
+    items = as_tuple(ctx, v)
+    if type(items) is not tuple:
+        raise ModelError(f"'{show(v)}' is not iterable", exc="TypeError")
+    return items

@@ -179,7 +179,9 @@ class ModuleCompiler:
         self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "pop") for n in calls)
         # Whether the model has lists at all: only then may a comparison read elements (``compares``).
         self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
-        self.has_dicts = any(isinstance(n, ast.Dict) or _is_call_to(n, "dict") for n in ast.walk(tree))
+        # Whether the model makes dicts or sets (``lang/containers.py``): only then do their methods compile.
+        self.has_dicts = any(isinstance(n, (ast.Dict, ast.Set)) or _is_call_to(n, "dict") or _is_call_to(n, "set")
+                             for n in ast.walk(tree))
         if self.has_dicts:
             # A dict's size changes with its contents: its length, like a growing list's, is an access.
             self.lists_grow = self.has_lists = True

@@ -183,8 +183,9 @@ def dict_items(ctx: Ctx, r: Ref) -> tuple:
 
 
 def dict_len(ctx: Ctx, r: Ref, o: tuple) -> int:
+    """The length of a dict or a set (a set has one slot per element)."""
     _read_all(ctx, r, o)
-    return (len(o) - 2) // 2
+    return (len(o) - 2) // 2 if o[0].builtin == "dict" else len(o) - 2
 
 
 def dict_eq(ctx: Ctx, a: Ref, oa: tuple, b: Ref, ob: tuple) -> bool:
@@ -237,3 +238,181 @@ def dict_method(ctx: Ctx, r: Ref, method: str, vals: list[Any], copy_cls: ClassI
     for k, v in dict_items(ctx, other):
         dict_set(ctx, r, k, v)
     return None
+
+
+# -- sets ------------------------------------------------------------------------------------------------------
+#
+# A set is a heap object ``(cls, monitor, e1, e2, ...)``, its elements boxed and kept sorted by a total order
+# on values (``_order_key``: None, then bools, ints, strings, tuples, then references): two sets with the same
+# elements are one state, whatever order they were built in. Iteration follows that order. (CPython
+# iterates a set in hash order, which for small non-negative ints is ascending too, but in general differs.)
+# References cannot be ordered by their heap numbers (the canonical heap renumbers them), so they sort last,
+# among themselves in insertion order: a set of objects is then as canonical as its insertion history allows.
+
+
+def set_class(line: int) -> ClassInfo:
+    return ClassInfo("set", builtin="set", line=line)
+
+
+def is_set(o: tuple) -> bool:
+    return o[0].builtin == "set"
+
+
+def _order_key(v: Any) -> tuple:
+    t = type(v)
+    if v is None:
+        return (0, 0)
+    if t is bool:
+        return (1, int(v))
+    if t is int:
+        return (2, v)
+    if t is str:
+        return (3, v)
+    if t is tuple:
+        return (4, tuple(_order_key(x) for x in v))
+    return (5, 0)
+
+
+def _set_of(ctx: Ctx, r: Any, what: str) -> tuple:
+    if type(r) is not Ref:
+        raise ModelError(f"{what} on {show(r)}")
+    o = ctx.heap[r.i]
+    if not is_set(o):
+        raise ModelError(f"{what} on a {o[0].name} object")
+    return o
+
+
+def _set_find(ctx: Ctx, o: tuple, k: Any) -> int:
+    deep = type(k) is tuple or type(k) is Ref
+    for j in range(2, len(o)):
+        x = unbox(o[j])
+        if x is k or ((_eq(ctx, x, k)) if deep or type(x) is tuple or type(x) is Ref else x == k):
+            return j
+    return -1
+
+
+def _replace(ctx: Ctx, r: Ref, o: tuple) -> None:
+    heap = ctx.heap
+    if type(heap) is tuple:
+        heap = ctx.heap = list(heap)
+    heap[r.i] = o
+
+
+def set_new(ctx: Ctx, cls: ClassInfo, items: Any) -> Ref:
+    r = ctx.alloc((cls, None))
+    for x in items:
+        set_add(ctx, r, x)
+    return r
+
+
+def set_add(ctx: Ctx, r: Any, k: Any) -> None:
+    """``s.add(k)``: the element goes where the order puts it; the later ones move up (each written)."""
+    o = _set_of(ctx, r, "add()")
+    _check_key(ctx, k)
+    _read_all(ctx, r, o)
+    if _set_find(ctx, o, k) >= 0:
+        return
+    if len(o) - 2 >= MAX_SEQUENCE:
+        raise too_big("set too large")
+    key = _order_key(k)
+    j = 2
+    while j < len(o) and _order_key(unbox(o[j])) <= key:
+        j += 1
+    if ctx.track:
+        ctx.writes.extend((r, m) for m in range(j, len(o) + 1))
+    _replace(ctx, r, (*o[:j], None, *o[j:]))
+    ctx.dirty = ctx.reshaped = True  # elements moved
+    track, ctx.track = ctx.track, False  # the write is recorded above
+    try:
+        ctx.set_field(r, j, k)
+    finally:
+        ctx.track = track
+
+
+def set_remove(ctx: Ctx, r: Any, k: Any, missing_raises: bool) -> None:
+    """``s.remove(k)`` (KeyError when absent) and ``s.discard(k)``."""
+    o = _set_of(ctx, r, "remove()")
+    _check_key(ctx, k)
+    _read_all(ctx, r, o)
+    j = _set_find(ctx, o, k)
+    if j < 0:
+        if missing_raises:
+            raise ModelError(f"KeyError: {_key_text(k)}", exc="KeyError")
+        return
+    if ctx.track:
+        ctx.writes.extend((r, m) for m in range(j, len(o)))
+    _replace(ctx, r, o[:j] + o[j + 1:])
+    ctx.dirty = ctx.reshaped = True
+
+
+def set_pop(ctx: Ctx, r: Any) -> Any:
+    """``s.pop()``: removes and returns the first element in the set's order."""
+    o = _set_of(ctx, r, "pop()")
+    _read_all(ctx, r, o)
+    if len(o) == 2:
+        raise ModelError("KeyError: 'pop from an empty set'", exc="KeyError")
+    x = unbox(o[2])
+    set_remove(ctx, r, x, True)
+    return x
+
+
+def set_items(ctx: Ctx, r: Ref) -> tuple:
+    o = ctx.heap[r.i]
+    _read_all(ctx, r, o)
+    return tuple(unbox(x) for x in o[2:])
+
+
+def set_contains(ctx: Ctx, r: Ref, k: Any) -> bool:
+    o = ctx.heap[r.i]
+    _check_key(ctx, k)
+    _read_all(ctx, r, o)
+    return _set_find(ctx, o, k) >= 0
+
+
+def set_eq(ctx: Ctx, a: Ref, oa: tuple, b: Ref, ob: tuple) -> bool:
+    _read_all(ctx, a, oa)
+    _read_all(ctx, b, ob)
+    return len(oa) == len(ob) and all(_set_find(ctx, ob, unbox(x)) >= 0 for x in oa[2:])
+
+
+def set_binop(ctx: Ctx, cls: ClassInfo, a: Any, b: Any, op: str) -> Ref:
+    """``a | b``, ``a & b``, ``a - b`` on two sets: a new set."""
+    _set_of(ctx, a, f"'{op}'")
+    _set_of(ctx, b, f"'{op}'")
+    xs, ys = set_items(ctx, a), set_items(ctx, b)
+    ob = ctx.heap[b.i]
+    if op == "|":
+        items: Any = xs + ys
+    elif op == "&":
+        items = [x for x in xs if _set_find(ctx, ob, x) >= 0]
+    else:
+        items = [x for x in xs if _set_find(ctx, ob, x) < 0]
+    return set_new(ctx, cls, items)
+
+
+SET_METHODS: dict[str, tuple[int, int]] = {
+    "add": (1, 1), "discard": (1, 1), "remove": (1, 1), "pop": (0, 0), "clear": (0, 0), "copy": (0, 0),
+}
+SET_CHANGING = {"add", "discard", "remove", "pop", "clear"}
+
+
+def set_method(ctx: Ctx, r: Ref, method: str, vals: list[Any], copy_cls: ClassInfo) -> Any:
+    lo, hi = SET_METHODS[method]
+    if not lo <= len(vals) <= hi:
+        raise ModelError(f"set.{method}() takes {lo if lo == hi else f'{lo} to {hi}'} arguments, "
+                         f"{len(vals)} given", exc="TypeError")
+    if method == "add":
+        return set_add(ctx, r, vals[0])
+    if method in ("discard", "remove"):
+        return set_remove(ctx, r, vals[0], method == "remove")
+    if method == "pop":
+        return set_pop(ctx, r)
+    if method == "clear":
+        o = ctx.heap[r.i]
+        _read_all(ctx, r, o)
+        if ctx.track:
+            ctx.writes.extend((r, m) for m in range(2, len(o)))
+        _replace(ctx, r, o[:2])
+        ctx.dirty = ctx.reshaped = True
+        return None
+    return set_new(ctx, copy_cls, set_items(ctx, r))

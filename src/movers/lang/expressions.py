@@ -21,7 +21,20 @@ from typing import Any
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
-from movers.lang.containers import DICT_METHODS, dict_class, dict_get, dict_method, dict_new, dict_set, is_dict
+from movers.lang.containers import (
+    DICT_METHODS,
+    SET_METHODS,
+    dict_class,
+    dict_get,
+    dict_method,
+    dict_new,
+    dict_set,
+    is_dict,
+    set_binop,
+    set_class,
+    set_method,
+    set_new,
+)
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
 from movers.lang.granularity import is_boolean
 from movers.lang.runtime_ops import (
@@ -190,6 +203,20 @@ class ExpressionCompiler(FunctionCore):
         return self.new_dict(e, [k for k in e.keys if k is not None] + list(e.values),
                              lambda ctx: [(k(ctx), v(ctx)) for k, v in zip(keys, vals, strict=True)])
 
+    def e_Set(self, e: ast.Set) -> Fn:
+        """``{a, b, ...}``: a new set (``lang/containers.py``), its own allocation site."""
+        if any(isinstance(x, ast.Starred) for x in e.elts):
+            raise self.mc.error(e, "unsupported construct: starred expression")
+        parts = [self._expr(x) for x in e.elts]
+        return self.new_set(e, list(e.elts), lambda ctx: [p(ctx) for p in parts])
+
+    def new_set(self, e: ast.AST, parts: list[ast.expr], items: Callable[[Ctx], Any]) -> Fn:
+        cls = set_class(getattr(e, "lineno", 0))
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "set"))
+        self.flow("store", ("element", self.value(e)), NO_VALUE.union(*(self.value(x) for x in parts)))
+        return lambda ctx: set_new(ctx, cls, items(ctx))
+
     def new_dict(self, e: ast.AST, parts: list[ast.expr], pairs: Callable[[Ctx], list]) -> Fn:
         cls = dict_class(getattr(e, "lineno", 0))
         self.facts.allocates = True
@@ -220,6 +247,8 @@ class ExpressionCompiler(FunctionCore):
         if op is None:
             raise self.mc.error(e, "unsupported operator (values are ints: use // for division)")
         a, b = self._expr(e.left), self._expr(e.right)
+        if self.mc.has_dicts and isinstance(e.op, (ast.BitOr, ast.BitAnd, ast.Sub)):
+            return self.set_operator(e, a, b, op)
         self.note(e, self.value(e.left), self.value(e.right))  # tuple + tuple, tuple * n
         if isinstance(e.op, ast.Add):
             def add(ctx: Ctx) -> Any:
@@ -234,6 +263,27 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(e.op, ast.Mod):
             return lambda ctx: a(ctx) % b(ctx)
         return lambda ctx: op(a(ctx), b(ctx))
+
+    def set_operator(self, e: ast.BinOp, a: Fn, b: Fn, op: Callable[[Any, Any], Any]) -> Fn:
+        """``|``, ``&``, ``-``: on two sets a new set (reading both), else the ints' operator."""
+        symbol = {ast.BitOr: "|", ast.BitAnd: "&", ast.Sub: "-"}[type(e.op)]
+        cls = set_class(e.lineno)
+        site = self.new_site(e, "set")
+        self.facts.allocates = self.facts.elements_read = True
+        self.facts.uses.extend((self.value(e.left), self.value(e.right)))
+        self.note(e, self.value(e.left), self.value(e.right), site)
+        self.flow("store", ("element", site), frozenset({("element", self.value(e.left)),
+                                                         ("element", self.value(e.right))}))
+
+        def run(ctx: Ctx) -> Any:
+            x, y = a(ctx), b(ctx)
+            if type(x) is Ref and type(y) is Ref:
+                return set_binop(ctx, cls, x, y, symbol)
+            if type(x) is Ref or type(y) is Ref:
+                raise ModelError(f"unsupported operand type(s) for {symbol}", exc="TypeError")
+            return op(x, y)
+
+        return run
 
     def e_UnaryOp(self, e: ast.UnaryOp) -> Fn:
         if isinstance(e.op, ast.Not):
@@ -470,10 +520,11 @@ class ExpressionCompiler(FunctionCore):
         method = f.attr
         user = method in _model_methods(self.mc.class_nodes)
         lo, hi = {"append": (1, 1), "pop": (0, 1)}.get(method, (0, 0))
-        if method not in ("append", "pop", "set", "clear", "is_set"):
-            lo, hi = DICT_METHODS[method]  # a dict's alone
-        elif method in DICT_METHODS and self.mc.has_dicts:  # pop, clear: a list's, an Event's, or a dict's
-            lo, hi = min(lo, DICT_METHODS[method][0]), max(hi, DICT_METHODS[method][1])
+        ranges = [r[method] for r in (DICT_METHODS, SET_METHODS) if method in r] if self.mc.has_dicts else []
+        if method not in _NON_DICT_METHODS:
+            lo, hi = ranges[0]  # a dict's or a set's alone
+        for a, b in ranges:  # pop, clear: a list's, an Event's, a dict's or a set's
+            lo, hi = min(lo, a), max(hi, b)
         what = ("one argument" if lo == hi == 1 else "no arguments" if hi == 0 else "at most one argument" if lo == 0
                 and hi == 1 else f"{lo} to {hi} arguments")
         if not user and (e.keywords or not lo <= len(e.args) <= hi):
@@ -501,7 +552,7 @@ class ExpressionCompiler(FunctionCore):
             op = lambda ctx, r, vals: sync.event_set(ctx, r, flag)  # noqa: E731
         else:
             op = _no_op(method)
-        if method in DICT_METHODS and self.mc.has_dicts:
+        if ranges:
             op = self.dict_dispatch(e, method, rv, op)
         if not user:
             return lambda ctx: op(ctx, recv(ctx), [a(ctx) for a in args])
@@ -525,7 +576,7 @@ class ExpressionCompiler(FunctionCore):
 
     def dict_dispatch(self, e: ast.Call, method: str, rv: AV, other: Callable[[Ctx, Any, list[Any]], Any]
                       ) -> Callable[[Ctx, Any, list[Any]], Any]:
-        """Dict methods (``lang/containers.py``): the facts of ``d.method(...)`` added to those of the other
+        """Dict and set methods (``lang/containers.py``): the facts of ``d.method(...)`` added to those of the other
         types the name may mean, and the run-time dispatch on the receiver's type."""
         self.facts.elements_read = True
         if method in DICT_CHANGING_METHODS:
@@ -534,16 +585,23 @@ class ExpressionCompiler(FunctionCore):
             self.flow("store", ("element", rv), NO_VALUE.union(*(self.value(a) for a in e.args)))
         # The result: a value or a key of the dict, a tuple of them, a default, or a copy of the dict.
         copy_cls = dict_class(getattr(e, "lineno", 0))
+        copy_set = set_class(getattr(e, "lineno", 0))
         site = NO_VALUE
         if method == "copy":
             self.facts.allocates = True
-            site = self.new_site(e, "dict")
+            site = self.new_site(e, "container")
             self.flow("store", ("element", site), frozenset({("element", rv)}))
         self.note(e, self.value(e), site, frozenset({("element", rv)}), *(self.value(a) for a in e.args[1:]))
 
+        in_dict, in_set = method in DICT_METHODS, method in SET_METHODS
+
         def op(ctx: Ctx, r: Any, vals: list[Any]) -> Any:
-            if type(r) is Ref and is_dict(ctx.heap[r.i]):
-                return dict_method(ctx, r, method, vals, copy_cls)
+            if type(r) is Ref:
+                kind = ctx.heap[r.i][0].builtin
+                if kind == "dict" and in_dict:
+                    return dict_method(ctx, r, method, vals, copy_cls)
+                if kind == "set" and in_set:
+                    return set_method(ctx, r, method, vals, copy_set)
             return other(ctx, r, vals)
 
         return op

@@ -18,6 +18,9 @@ from typing import Any
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Bool, Ref, Unbound, unbox
 
+# The builtin names of the container classes of ``lang/containers.py``.
+CONTAINERS = frozenset({"dict", "set"})
+
 
 def check_ref(v: Any, what: str) -> Ref:
     if type(v) is not Ref:
@@ -71,7 +74,7 @@ def length_of(ctx: Ctx, v: Any) -> int:
     if type(v) is Ref:
         o = ctx.heap[v.i]
         if not o[0].is_list:
-            if o[0].builtin == "dict":
+            if o[0].builtin in CONTAINERS:
                 from movers.lang.containers import dict_len
                 return dict_len(ctx, v, o)
             raise ModelError(f"len() of a {o[0].name} object")
@@ -87,7 +90,7 @@ def truth_of(ctx: Ctx, v: Any) -> bool:
     if type(v) is Ref:
         o = ctx.heap[v.i]
         if not o[0].is_list:
-            if o[0].builtin == "dict":
+            if o[0].builtin in CONTAINERS:
                 from movers.lang.containers import dict_len
                 return dict_len(ctx, v, o) > 0
             return True
@@ -224,6 +227,9 @@ def _eq(ctx: Ctx, a: Any, b: Any, depth: int = 0) -> bool:
         if da[0].builtin == "dict" and db[0].builtin == "dict":
             from movers.lang.containers import dict_eq
             return dict_eq(ctx, a, da, b, db)
+        if da[0].builtin == "set" and db[0].builtin == "set":
+            from movers.lang.containers import set_eq
+            return set_eq(ctx, a, da, b, db)
         return False  # an object is equal to itself only
     if len(oa) != len(ob):
         return False
@@ -403,6 +409,9 @@ def as_tuple(ctx: Ctx, v: Any) -> Any:
         if o[0].builtin == "dict":  # iterating a dict, `k in d`: its keys
             from movers.lang.containers import dict_keys
             return dict_keys(ctx, v)
+        if o[0].builtin == "set":
+            from movers.lang.containers import set_items
+            return set_items(ctx, v)
     return v
 
 

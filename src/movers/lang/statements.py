@@ -563,7 +563,7 @@ def _range_headers(loop: _Loop, bounds: tuple[Fn, Fn, Fn | None]) -> tuple[Make,
     return first_make, next_make
 
 
-# Iterating a dict (``for k in d``) is live, as in CPython: the loop keeps the dict and its size when the loop
+# Iterating a dict (``for k in d``) or a set is live, as in CPython: the loop keeps the dict and its size when the loop
 # began (a tuple in the bound's slot) and the NEGATED next index in the index's slot (a sequence's index is
 # never negative), and each step checks the size first: ``dictionary changed size during iteration``.
 
@@ -580,14 +580,16 @@ def dict_next(ctx: Ctx, loop: _Loop, b: int, e: int) -> None:
 
 
 def _dict_step(ctx: Ctx, loop: _Loop, r: Ref, n: int, i: int, b: int, e: int) -> None:
+    o = ctx.heap[r.i]
     if length_of(ctx, r) != n:  # reads every slot of the dict: depends on every change
-        raise ModelError("dictionary changed size during iteration", exc="RuntimeError")
+        what = "dictionary" if o[0].builtin == "dict" else "Set"
+        raise ModelError(f"{what} changed size during iteration", exc="RuntimeError")
     if i >= n:
         loop.clearing()(ctx)
         ctx.pc = e
         return
     ctx.loc[loop.cur] = -(i + 2)
-    x = ctx.heap[r.i][2 + 2 * i]
+    x = o[2 + 2 * i] if o[0].builtin == "dict" else o[2 + i]
     loop.store(ctx, unbox(x))
     ctx.pc = b
 
@@ -606,7 +608,7 @@ def _sequence_headers(loop: _Loop, seq: Fn) -> tuple[Make, Make]:
             if type(v) is Ref:
                 o = ctx.heap[v.i]
                 if not o[0].is_list:
-                    if o[0].builtin == "dict":
+                    if o[0].builtin in ("dict", "set"):
                         dict_first(ctx, v, loop, b, e)
                         return
                     raise ModelError(f"cannot iterate over a {o[0].name} object")

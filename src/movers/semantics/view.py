@@ -30,6 +30,9 @@ def value_text(
                 return _list_text(obj)
             inner = inside | {v.i}
             return "[" + ", ".join(value_text(state, x, labels, inner) for x in obj[2:]) + "]"
+        if obj[0].builtin == "set":
+            items = ", ".join(value_text(state, x, labels, inside) for x in obj[2:])
+            return "{" + items + "}" if items else "set()"
         if obj[0].builtin == "dict":
             if v.i in inside:
                 return "{...}"
@@ -163,6 +166,9 @@ class _Walk:
                 return
             for k, v in enumerate(obj[2:]):
                 self.leaf(f"{path}[{k}]", v)
+            return
+        if cls.builtin == "set":
+            out[path] = value_text(state, r, self.labels)
             return
         if cls.builtin == "dict":
             if len(obj) == 2:

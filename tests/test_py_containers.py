@@ -352,3 +352,71 @@ def w(i):
 ], ids=["check-then-act", "locked", "add-pop"])
 def test_set_reductions_agree_with_none(src: str, verdict: str) -> None:
     assert run_differential(src, ALL, compare_kinds=False)["none"].verdict == verdict
+
+
+# -- list methods -------------------------------------------------------------------------------------------------
+
+LISTS = """from movers.lang import *
+a = [3, 1, 2]
+a.insert(0, 9)
+a.insert(-1, 7)
+a.insert(100, 5)
+assert a == [9, 3, 1, 7, 2, 5]
+a.remove(7)
+assert a.index(1) == 2 and a.count(3) == 1 and a.count(8) == 0
+a.extend([4, 4])
+a.extend((6,))
+assert a == [9, 3, 1, 2, 5, 4, 4, 6]
+a.sort()
+assert a == [1, 2, 3, 4, 4, 5, 6, 9]
+a.reverse()
+assert a == [9, 6, 5, 4, 4, 3, 2, 1]
+b = a.copy()
+assert b == a and b is not a
+a.clear()
+assert a == [] and len(b) == 8
+t = [(2, 1), (1, 5), (1, 2)]
+t.sort()
+assert t == [(1, 2), (1, 5), (2, 1)]
+"""
+
+
+def test_list_methods_values_are_cpythons() -> None:
+    assert cpython(LISTS).returncode == 0
+    assert check(LISTS).verdict == "ok"
+    assert check(LISTS.replace("assert a == [1, 2, 3, 4, 4, 5, 6, 9]", "assert a == [1]")).verdict == "violation"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("a = [1]\na.remove(2)\n", "list.remove(x): x not in list"),
+    ("a = [1]\nx = a.index(2)\n", "2 is not in list"),
+])
+def test_list_method_errors_are_cpythons(body: str, message: str) -> None:
+    src = "from movers.lang import *\n" + body
+    assert message in cpython(src).stderr
+    res = check(src)
+    assert res.verdict == "violation" and any(message in v.message for v in res.violations)
+
+
+QUEUE = threads("""q = [1, 2, 3]
+got = [0, 0, 0]
+m = Lock()
+
+def w(i):
+    if 2 in q:
+        q.remove(2)
+        got[i] = 1
+""", "assert got[1] + got[2] == 1")
+
+
+@pytest.mark.parametrize("src, verdict", [
+    (QUEUE, "violation"),
+    (QUEUE.replace("    if 2 in q:\n        q.remove(2)\n        got[i] = 1",
+                   "    with m:\n        if 2 in q:\n            q.remove(2)\n            got[i] = 1"), "ok"),
+    (threads("q = [5, 1]\n\ndef w(i):\n    q.insert(0, i)\n    q.sort()\n    q.reverse()\n",
+             "assert q == [5, 2, 1, 1]"), "violation"),  # a sort may run last
+    (threads("q = [5, 1]\n\ndef w(i):\n    q.insert(0, i)\n    x = q.index(i)\n    q.extend([x])\n",
+             "assert q.count(0) <= 1"), "violation"),
+], ids=["remove-race", "remove-locked", "insert-sort", "insert-index"])
+def test_list_method_reductions_agree_with_none(src: str, verdict: str) -> None:
+    assert run_differential(src, ALL, compare_kinds=False)["none"].verdict == verdict

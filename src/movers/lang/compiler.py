@@ -176,7 +176,8 @@ class ModuleCompiler:
         """What the whole module uses, which decides how some constructs compile everywhere in it."""
         # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-        self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "pop") for n in calls)
+        self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in (
+            "append", "pop", "insert", "remove", "extend", "clear") for n in calls)
         # Whether the model has lists at all: only then may a comparison read elements (``compares``).
         self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
         # Whether the model makes dicts or sets (``lang/containers.py``): only then do their methods compile.

@@ -416,3 +416,108 @@ def set_method(ctx: Ctx, r: Ref, method: str, vals: list[Any], copy_cls: ClassIn
         ctx.dirty = ctx.reshaped = True
         return None
     return set_new(ctx, copy_cls, set_items(ctx, r))
+
+
+# -- list methods ----------------------------------------------------------------------------------------------
+#
+# A list is ``(cls, monitor, *elements)`` (``runtime_ops``: ``append``, ``pop``, indexing). The methods below
+# read the length and every element they look at, and write every slot whose element changes (those after
+# an inserted or removed element move, and the slot past the end changes with the length), as
+# ``list_append``/``list_pop`` do.
+
+LIST_METHODS: dict[str, tuple[int, int]] = {
+    "insert": (2, 2), "remove": (1, 1), "extend": (1, 1), "index": (1, 1), "count": (1, 1), "sort": (0, 0),
+    "reverse": (0, 0), "clear": (0, 0), "copy": (0, 0),
+}
+LIST_CHANGING = {"insert", "remove", "extend", "sort", "reverse", "clear"}
+
+
+def _list_read_all(ctx: Ctx, r: Ref, o: tuple) -> None:
+    if ctx.track:
+        ctx.reads.extend((r, j) for j in range(2, len(o) + 1))
+
+
+def _list_write(ctx: Ctx, r: Ref, o: tuple, new: tuple, start: int) -> None:
+    """Replace list ``r``'s object ``o`` by ``new``, every slot from ``start`` on written."""
+    if ctx.track:
+        ctx.writes.extend((r, j) for j in range(start, max(len(o), len(new)) + 1))
+    _replace(ctx, r, new)
+    if any(type(x) is Ref or type(x) is tuple for x in o[start:]) or any(
+            type(x) is Ref or type(x) is tuple for x in new[start:]):
+        ctx.dirty = ctx.reshaped = True
+
+
+def _sorted(ctx: Ctx, items: list[Any]) -> list[Any]:
+    from functools import cmp_to_key
+
+    from movers.lang.runtime_ops import _order
+    try:
+        if all(type(x) is int or type(x) is bool or type(x) is str for x in items):
+            return sorted(items)
+    except TypeError:
+        pass
+    return sorted(items, key=cmp_to_key(lambda a, b: -1 if _order(ctx, a, b, "<") else
+                                        1 if _order(ctx, b, a, "<") else 0))
+
+
+def list_method(ctx: Ctx, r: Ref, method: str, vals: list[Any], copy_cls: ClassInfo) -> Any:
+    """``xs.method(*vals)`` for a list ``r`` (``append`` and ``pop`` are ``runtime_ops``')."""
+    from movers.lang.runtime_ops import as_tuple, list_append
+    lo, hi = LIST_METHODS[method]
+    if not lo <= len(vals) <= hi:
+        raise ModelError(f"list.{method}() takes {lo if lo == hi else f'{lo} to {hi}'} arguments, "
+                         f"{len(vals)} given", exc="TypeError")
+    o = ctx.heap[r.i]
+    _list_read_all(ctx, r, o)
+    items = [unbox(x) for x in o[2:]]
+    n = len(items)
+    if method in ("index", "remove", "count"):
+        x = vals[0]
+        hits = [k for k, y in enumerate(items) if y is x or _eq(ctx, y, x)]
+        if method == "count":
+            return len(hits)
+        if not hits:
+            if method == "index":
+                raise ModelError(f"{show(x)} is not in list", exc="ValueError")
+            raise ModelError("list.remove(x): x not in list", exc="ValueError")
+        if method == "index":
+            return hits[0]
+        k = hits[0] + 2
+        _list_write(ctx, r, o, o[:k] + o[k + 1:], k)
+        return None
+    if method == "insert":
+        i, x = vals
+        if type(i) is not int and type(i) is not bool:
+            raise ModelError(f"'{show(i)}' object cannot be interpreted as an integer", exc="TypeError")
+        k = max(0, min(n, i + n if i < 0 else i)) + 2
+        if n >= MAX_SEQUENCE:
+            raise too_big("list too long")
+        _list_write(ctx, r, o, (*o[:k], None, *o[k:]), k)
+        track, ctx.track = ctx.track, False  # recorded above
+        try:
+            ctx.set_field(r, k, x)
+        finally:
+            ctx.track = track
+        return None
+    if method == "extend":
+        more = as_tuple(ctx, vals[0])
+        if type(more) is not tuple:
+            raise ModelError(f"'{show(vals[0])}' object is not iterable", exc="TypeError")
+        for x in more:
+            list_append(ctx, r, x)
+        return None
+    if method in ("sort", "reverse"):
+        new = _sorted(ctx, items) if method == "sort" else items[::-1]
+        _list_write(ctx, r, o, o[:2], 2)  # every slot written
+        _replace(ctx, r, o[:2] + (None,) * n)
+        track, ctx.track = ctx.track, False
+        try:
+            for k, x in enumerate(new):
+                ctx.set_field(r, k + 2, x)
+        finally:
+            ctx.track = track
+        return None
+    if method == "clear":
+        _list_write(ctx, r, o, o[:2], 2)
+        return None
+    return ctx.alloc((copy_cls, None, *o[2:]))

@@ -23,6 +23,8 @@ from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
 from movers.lang.containers import (
     DICT_METHODS,
+    LIST_CHANGING,
+    LIST_METHODS,
     SET_METHODS,
     dict_class,
     dict_get,
@@ -30,6 +32,7 @@ from movers.lang.containers import (
     dict_new,
     dict_set,
     is_dict,
+    list_method,
     set_binop,
     set_class,
     set_method,
@@ -491,7 +494,7 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Call) and _is_call_to(f.value, "super"):
                 return self.super_call(e, f)
-            if f.attr in BUILTIN_METHODS and (self.mc.has_dicts or f.attr in _NON_DICT_METHODS):
+            if f.attr in BUILTIN_METHODS and f.attr in self.container_methods():
                 return self.builtin_method(e, f)
             if f.attr in SYNC_METHODS or (f.attr == "wait_for"
                                           and "wait_for" not in _model_methods(self.mc.class_nodes)):
@@ -520,7 +523,7 @@ class ExpressionCompiler(FunctionCore):
         method = f.attr
         user = method in _model_methods(self.mc.class_nodes)
         lo, hi = {"append": (1, 1), "pop": (0, 1)}.get(method, (0, 0))
-        ranges = [r[method] for r in (DICT_METHODS, SET_METHODS) if method in r] if self.mc.has_dicts else []
+        ranges = [r[method] for r in self.method_tables() if method in r]
         if method not in _NON_DICT_METHODS:
             lo, hi = ranges[0]  # a dict's or a set's alone
         for a, b in ranges:  # pop, clear: a list's, an Event's, a dict's or a set's
@@ -574,12 +577,20 @@ class ExpressionCompiler(FunctionCore):
 
         return self.site(setup, e)
 
+    def method_tables(self) -> list[dict[str, tuple[int, int]]]:
+        """The tables of container methods (``lang/containers.py``) objects of this model may have."""
+        return ([DICT_METHODS, SET_METHODS] if self.mc.has_dicts else []) + (
+            [LIST_METHODS] if self.mc.has_lists or self.mc.has_dicts else [])
+
+    def container_methods(self) -> set[str]:
+        return _NON_DICT_METHODS.union(*self.method_tables())
+
     def dict_dispatch(self, e: ast.Call, method: str, rv: AV, other: Callable[[Ctx, Any, list[Any]], Any]
                       ) -> Callable[[Ctx, Any, list[Any]], Any]:
         """Dict and set methods (``lang/containers.py``): the facts of ``d.method(...)`` added to those of the other
         types the name may mean, and the run-time dispatch on the receiver's type."""
         self.facts.elements_read = True
-        if method in DICT_CHANGING_METHODS:
+        if method in DICT_CHANGING_METHODS or method in LIST_CHANGING:
             self.facts.elements_written = True
         if e.args:  # keys and default values may be stored into the dict, and returned
             self.flow("store", ("element", rv), NO_VALUE.union(*(self.value(a) for a in e.args)))
@@ -593,7 +604,8 @@ class ExpressionCompiler(FunctionCore):
             self.flow("store", ("element", site), frozenset({("element", rv)}))
         self.note(e, self.value(e), site, frozenset({("element", rv)}), *(self.value(a) for a in e.args[1:]))
 
-        in_dict, in_set = method in DICT_METHODS, method in SET_METHODS
+        in_dict, in_set, in_list = method in DICT_METHODS, method in SET_METHODS, method in LIST_METHODS
+        copy_list = self.list_class(e)
 
         def op(ctx: Ctx, r: Any, vals: list[Any]) -> Any:
             if type(r) is Ref:
@@ -602,6 +614,8 @@ class ExpressionCompiler(FunctionCore):
                     return dict_method(ctx, r, method, vals, copy_cls)
                 if kind == "set" and in_set:
                     return set_method(ctx, r, method, vals, copy_set)
+                if kind == "list" and in_list:
+                    return list_method(ctx, r, method, vals, copy_list)
             return other(ctx, r, vals)
 
         return op

@@ -35,7 +35,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from movers.lang.syntax import BUILTIN_METHODS, CHANGING_METHODS, DICT_CHANGING_METHODS, SYNC_METHODS
+from movers.lang.syntax import (
+    BUILTIN_METHODS,
+    CHANGING_METHODS,
+    DICT_CHANGING_METHODS,
+    LIST_CHANGING_METHODS,
+    SYNC_METHODS,
+)
 
 GRANULARITIES = ("access", "statement")
 DEFAULT_GRANULARITY = "access"
@@ -86,7 +92,7 @@ def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool
             elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
                 elements = False
             elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                  and n.func.attr in ("append", "pop", *DICT_CHANGING_METHODS)):
+                  and n.func.attr in ("append", "pop", *DICT_CHANGING_METHODS, *LIST_CHANGING_METHODS)):
                 elements = False
     return Finals(frozenset(set(global_names) - written), frozenset(constructor_fields - fields_written), elements)
 

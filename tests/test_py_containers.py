@@ -420,3 +420,54 @@ def w(i):
 ], ids=["remove-race", "remove-locked", "insert-sort", "insert-index"])
 def test_list_method_reductions_agree_with_none(src: str, verdict: str) -> None:
     assert run_differential(src, ALL, compare_kinds=False)["none"].verdict == verdict
+
+
+# -- defaultdict --------------------------------------------------------------------------------------------------
+
+DEFAULTS = """from movers.lang import *
+c = defaultdict(int)
+c[3] = c[3] + 1
+c[3] += 1
+assert c[3] == 2 and c[4] == 0 and len(c) == 2 and 5 not in c
+g = defaultdict(list)
+g[1].append(7)
+g[1].append(8)
+assert g[1] == [7, 8] and g == {1: [7, 8]}
+s = defaultdict(set)
+s[0].add(2)
+assert s[0] == {2}
+e = c.copy()
+assert e[9] == 0 and c.get(9) is None and 9 not in c
+"""
+
+
+def test_defaultdict_values_are_cpythons() -> None:
+    assert cpython(DEFAULTS).returncode == 0
+    assert check(DEFAULTS).verdict == "ok"
+    assert check(DEFAULTS.replace("c[4] == 0", "c[4] == 1")).verdict == "violation"
+
+
+GROUPS = threads("""g = defaultdict(list)
+
+def w(i):
+    g[0].append(i)
+""", "assert len(g) == 1 and len(g[0]) == 2")
+
+
+def test_defaultdict_reads_that_insert_are_accesses() -> None:
+    # Only reads in the threads: each `g[0]` may insert, so it is an access, and the two inserts race on
+    # nothing CPython loses (d[k] is atomic): ok under every reduction.
+    assert run_differential(GROUPS, ALL)["none"].verdict == "ok"
+    racy = GROUPS.replace("g[0].append(i)", "x = g[i]").replace(
+        "assert len(g) == 1 and len(g[0]) == 2", "assert len(g) == 2 and g[1] == g[2] == []")
+    assert run_differential(racy, ALL)["none"].verdict == "ok"
+    wrong = racy.replace("len(g) == 2", "len(g) == 1")
+    assert run_differential(wrong, ALL)["none"].verdict == "violation"
+
+
+@pytest.mark.parametrize("make", ["{0: 0}", "defaultdict(int)"])
+def test_augmented_assignment_to_a_dict_entry_loses_updates(make: str) -> None:
+    src = LOST_UPDATE.replace("d = {0: 0}", f"d = {make}").replace("d[0] = d[0] + 1", "d[0] += 1")
+    assert run_differential(src, ALL)["none"].verdict == "violation"
+    locked = LOCKED.replace("d = {0: 0}", f"d = {make}").replace("d[0] = d[0] + 1", "d[0] += 1")
+    assert run_differential(locked, ALL)["none"].verdict == "ok"

@@ -74,6 +74,20 @@ class BuiltinCompiler(FunctionCore):
             self.flow("store", ("element", self.value(e)), frozenset({("element", self.value(e.args[0]))}))
         return f
 
+    def b_defaultdict(self, e: ast.Call) -> Fn:
+        """``defaultdict(int)``, ``defaultdict(list)``, ``defaultdict(set)``: ``d[k]`` of a missing key
+        inserts ``int()``, ``list()`` or ``set()`` (``lang/containers.py``)."""
+        if (e.keywords or len(e.args) != 1 or not isinstance(e.args[0], ast.Name)
+                or e.args[0].id not in ("int", "list", "set")):
+            raise self.mc.error(e, "defaultdict takes one factory, int, list or set; for another default "
+                                   "use d.setdefault(k, v) or d.get(k, v)")
+        from movers.lang.containers import dict_class
+        cls = dict_class(e.lineno, e.args[0].id)
+        f = self.new_dict(e, [], lambda ctx: [], cls)
+        if e.args[0].id != "int":
+            self.flow("store", ("element", self.value(e)), self.new_site(e.args[0], e.args[0].id))
+        return f
+
     def b_set(self, e: ast.Call) -> Fn:
         """``set()``, or ``set(xs)`` of a list, tuple, dict (its keys) or set."""
         if len(e.args) > 1 or e.keywords:
@@ -299,3 +313,4 @@ def _iterable_items(ctx: Ctx, v: Any) -> tuple:
     if type(items) is not tuple:
         raise ModelError(f"'{show(v)}' is not iterable", exc="TypeError")
     return items
+

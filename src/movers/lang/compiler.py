@@ -91,7 +91,8 @@ class ModuleCompiler:
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
-        self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = self.has_dicts = False
+        self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = False
+        self.has_dicts = self.has_defaultdict = False
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
@@ -137,6 +138,8 @@ class ModuleCompiler:
         bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
                    if isinstance(item, ast.FunctionDef)]
         self.finals = dataclasses.replace(finals(self.globals, bodies), plain=self.plain)
+        if self.has_defaultdict:  # `d[k]` on a defaultdict may insert: elements are never final
+            self.finals = dataclasses.replace(self.finals, elements=False)
         self._compile_functions()
         init = Code("<module>", [], [], line=1)
         fc = FunctionCompiler(self, init, None, None)
@@ -181,8 +184,10 @@ class ModuleCompiler:
         # Whether the model has lists at all: only then may a comparison read elements (``compares``).
         self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
         # Whether the model makes dicts or sets (``lang/containers.py``): only then do their methods compile.
-        self.has_dicts = any(isinstance(n, (ast.Dict, ast.Set)) or _is_call_to(n, "dict") or _is_call_to(n, "set")
-                             for n in ast.walk(tree))
+        self.has_defaultdict = any(_is_call_to(n, "defaultdict") for n in calls)
+        self.has_dicts = self.has_defaultdict or any(
+            isinstance(n, (ast.Dict, ast.Set)) or _is_call_to(n, "dict") or _is_call_to(n, "set")
+            for n in ast.walk(tree))
         if self.has_dicts:
             # A dict's size changes with its contents: its length, like a growing list's, is an access.
             self.lists_grow = self.has_lists = True

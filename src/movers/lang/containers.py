@@ -24,9 +24,22 @@ from movers.ir.program import ClassInfo, Ref, unbox
 from movers.lang.runtime_ops import MAX_SEQUENCE, _eq, too_big
 
 
-def dict_class(line: int) -> ClassInfo:
-    """The dict class of one allocation site."""
-    return ClassInfo("dict", builtin="dict", line=line)
+def dict_class(line: int, factory: str = "") -> ClassInfo:
+    """The dict class of one allocation site; ``factory``: a defaultdict's (``int``, ``list``, ``set``)."""
+    cls = ClassInfo("dict" if not factory else "defaultdict", builtin="dict", line=line)
+    cls.factory = factory  # type: ignore[attr-defined]
+    if factory:
+        cls.made = (ClassInfo("list", builtin="list", is_list=True, line=line, grows=True)  # type: ignore[attr-defined]
+                    if factory == "list" else set_class(line))
+    return cls
+
+
+def _default(ctx: Ctx, cls: ClassInfo) -> Any:
+    """A defaultdict's default value: ``int()``, ``list()`` or ``set()``."""
+    f = cls.factory  # type: ignore[attr-defined]
+    if f == "int":
+        return 0
+    return ctx.alloc((cls.made, None))  # type: ignore[attr-defined]
 
 
 def is_dict(o: tuple) -> bool:
@@ -92,6 +105,10 @@ def dict_get(ctx: Ctx, r: Any, k: Any, default: Any = None, missing_raises: bool
     j = _find(ctx, o, k)
     if j < 0:
         if missing_raises:
+            if o[0].factory:  # type: ignore[attr-defined]
+                v = _default(ctx, o[0])
+                dict_set(ctx, r, k, v)
+                return v
             raise ModelError(f"KeyError: {_key_text(k)}", exc="KeyError")
         return default
     return unbox(o[j + 1])
@@ -231,6 +248,8 @@ def dict_method(ctx: Ctx, r: Ref, method: str, vals: list[Any], copy_cls: ClassI
     if method == "clear":
         return dict_clear(ctx, r)
     if method == "copy":
+        if ctx.heap[r.i][0].factory:  # type: ignore[attr-defined]
+            copy_cls = ctx.heap[r.i][0]  # a defaultdict's copy is one, with the same factory
         return dict_new(ctx, copy_cls, list(dict_items(ctx, r)))
     other = vals[0]
     if type(other) is not Ref or not is_dict(ctx.heap[other.i]):

@@ -220,8 +220,9 @@ class ExpressionCompiler(FunctionCore):
         self.flow("store", ("element", self.value(e)), NO_VALUE.union(*(self.value(x) for x in parts)))
         return lambda ctx: set_new(ctx, cls, items(ctx))
 
-    def new_dict(self, e: ast.AST, parts: list[ast.expr], pairs: Callable[[Ctx], list]) -> Fn:
-        cls = dict_class(getattr(e, "lineno", 0))
+    def new_dict(self, e: ast.AST, parts: list[ast.expr], pairs: Callable[[Ctx], list],
+                 cls: ClassInfo | None = None) -> Fn:
+        cls = cls or dict_class(getattr(e, "lineno", 0))
         self.facts.allocates = True
         self.note(e, self.new_site(e, "dict"))
         self.flow("store", ("element", self.value(e)), NO_VALUE.union(*(self.value(x) for x in parts)))
@@ -408,6 +409,9 @@ class ExpressionCompiler(FunctionCore):
         self.facts.elements_read = True
         sv = self.value(e.value)
         self.facts.uses.append(sv)
+        if self.mc.has_defaultdict:  # d[k] may insert k and a new default value
+            self.facts.elements_written = self.facts.allocates = True
+            self.flow("store", ("element", sv), self.value(e.slice))
         if self.names_a_list(e.value):
             self.note(e, frozenset({("element", sv)}))  # a list's element, never the list itself
         else:

@@ -471,3 +471,20 @@ def test_augmented_assignment_to_a_dict_entry_loses_updates(make: str) -> None:
     assert run_differential(src, ALL)["none"].verdict == "violation"
     locked = LOCKED.replace("d = {0: 0}", f"d = {make}").replace("d[0] = d[0] + 1", "d[0] += 1")
     assert run_differential(locked, ALL)["none"].verdict == "ok"
+
+
+COMPARE = threads("""d = {0: 0}
+e = {0: 0}
+r = [0]
+
+def w(i):
+    if i == 1:
+        d[0] = 1
+    else:
+        r[0] = d == e
+""", "assert r[0]")
+
+
+def test_comparing_dicts_reads_their_entries() -> None:
+    assert run_differential(COMPARE, ALL)["none"].verdict == "violation"
+    assert run_differential(COMPARE.replace("assert r[0]", "assert True"), ALL)["none"].verdict == "ok"

@@ -517,6 +517,11 @@ def _list_globals(tree: ast.Module, globals_: dict[str, int]) -> frozenset[str]:
     return frozenset(ok)
 
 
+# Allocation sites whose objects ``==`` compares by their contents: lists, and dicts and sets
+# (``lang/containers.py``; "container" is the site of a ``copy()`` that may be either).
+_COMPARED_BY_CONTENTS = frozenset({"list", "dict", "set", "container"})
+
+
 def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:
     """Turn the comparisons that may compare two lists (``Node.compared``) into what they read: every
     element of those lists and of the lists inside them (``runtime_ops._eq`` compares contents), for the
@@ -530,7 +535,7 @@ def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:
     plain: set[tuple[Any, Any]] = set()
 
     def lists(code: Code, av: frozenset[Any]) -> bool:
-        return any(site[3] == "list" for site in sites(code, av))
+        return any(site[3] in _COMPARED_BY_CONTENTS for site in sites(code, av))
 
     for code in codes:
         for n in code.nodes:

@@ -488,3 +488,47 @@ def w(i):
 def test_comparing_dicts_reads_their_entries() -> None:
     assert run_differential(COMPARE, ALL)["none"].verdict == "violation"
     assert run_differential(COMPARE.replace("assert r[0]", "assert True"), ALL)["none"].verdict == "ok"
+
+
+# -- slices, list(), + and * on lists ------------------------------------------------------------------------------
+
+SLICES = """from movers.lang import *
+a = [1, 2, 3, 4, 5]
+assert a[1:3] == [2, 3] and a[::-1] == [5, 4, 3, 2, 1] and a[:-2] == [1, 2, 3] and a[::2] == [1, 3, 5]
+b = a[:]
+b[0] = 9
+assert a[0] == 1 and b is not a
+t = (1, 2, 3)
+assert t[1:] == (2, 3)
+assert list(t) == [1, 2, 3] and list({4: 0, 5: 1}) == [4, 5] and list({3, 1}) == [1, 3] and list() == []
+c = a + [6]
+assert c == [1, 2, 3, 4, 5, 6] and len(a) == 5
+assert [0, True] * 2 == [0, True, 0, True] and 2 * [1] == [1, 1]
+x = [(1, True)] + [None]
+assert x == [(1, True), None]
+assert 3 + 4 == 7 and 3 * 4 == 12 and (1,) + (2,) == (1, 2)
+"""
+
+
+def test_slices_and_list_arithmetic_are_cpythons() -> None:
+    assert cpython(SLICES).returncode == 0
+    assert check(SLICES).verdict == "ok"
+    assert check(SLICES.replace("a[::2] == [1, 3, 5]", "a[::2] == [1, 3]")).verdict == "violation"
+
+
+SNAPSHOT = threads("""q = [1, 2]
+seen = [0]
+
+def w(i):
+    if i == 1:
+        q.append(3)
+    else:
+        s = q[:] + [0]
+        seen[0] = len(s)
+""", "assert seen[0] == 4")
+
+
+def test_a_slice_races_with_an_append() -> None:
+    assert run_differential(SNAPSHOT, ALL)["none"].verdict == "violation"
+    both = SNAPSHOT.replace("assert seen[0] == 4", "assert seen[0] == 3 or seen[0] == 4")
+    assert run_differential(both, ALL)["none"].verdict == "ok"

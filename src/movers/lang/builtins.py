@@ -88,6 +88,29 @@ class BuiltinCompiler(FunctionCore):
             self.flow("store", ("element", self.value(e)), self.new_site(e.args[0], e.args[0].id))
         return f
 
+    def b_list(self, e: ast.Call) -> Fn:
+        """``list()``, or ``list(xs)`` of a list, tuple, dict (its keys) or set: a new list."""
+        if len(e.args) > 1 or e.keywords:
+            raise self.mc.error(e, "list() takes at most one argument")
+        from movers.ir.program import box
+        cls = self.list_class(e)
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "list"))
+        if not e.args:
+            return lambda ctx: ctx.alloc((cls, None))
+        src = self._expr(e.args[0])
+        av = self.value(e.args[0])
+        self.facts.elements_read = True
+        self.facts.uses.append(av)
+        self.flow("store", ("element", self.value(e)), av | frozenset({("element", av)}))
+
+        def run(ctx: Ctx) -> Ref:
+            items = _iterable_items(ctx, src(ctx))
+            return ctx.alloc((cls, None, *(box(v) if type(v) is bool or type(v) is tuple or type(v) is Ref
+                                           else v for v in items)))
+
+        return run
+
     def b_set(self, e: ast.Call) -> Fn:
         """``set()``, or ``set(xs)`` of a list, tuple, dict (its keys) or set."""
         if len(e.args) > 1 or e.keywords:

@@ -92,7 +92,7 @@ class ModuleCompiler:
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
         self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = False
-        self.has_dicts = self.has_defaultdict = False
+        self.has_dicts = self.has_defaultdict = self.container_arith = False
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
@@ -188,6 +188,13 @@ class ModuleCompiler:
         self.has_dicts = self.has_defaultdict or any(
             isinstance(n, (ast.Dict, ast.Set)) or _is_call_to(n, "dict") or _is_call_to(n, "set")
             for n in ast.walk(tree))
+        # Whether `+`, `*`, `|`, `&`, `-` may meet lists or sets (``lang/containers.py``): then they compile to
+        # the containers' operators, and each one with two operands that are not constants is an access.
+        self.container_arith = self.has_dicts or any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Mult)) and any(
+                _list_valued(x) and not (isinstance(n.op, ast.Mult) and x is n.left
+                                                  and isinstance(x, ast.List) and len(x.elts) == 1)
+                for x in (n.left, n.right)) for n in ast.walk(tree))
         if self.has_dicts:
             # A dict's size changes with its contents: its length, like a growing list's, is an access.
             self.lists_grow = self.has_lists = True
@@ -497,6 +504,12 @@ class ModuleCompiler:
 class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExpressionCompiler, BuiltinCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
+
+
+def _list_valued(e: ast.expr) -> bool:
+    """An expression that is a list whatever it holds: a display, a slice, ``list(…)``."""
+    return (isinstance(e, ast.List) or (isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice))
+            or _is_call_to(e, "list"))
 
 
 def _list_globals(tree: ast.Module, globals_: dict[str, int]) -> frozenset[str]:

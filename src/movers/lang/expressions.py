@@ -48,6 +48,7 @@ from movers.lang.runtime_ops import (
     comparison,
     element_index,
     int_like,
+    length_of,
     list_append,
     list_items,
     list_pop,
@@ -229,9 +230,7 @@ class ExpressionCompiler(FunctionCore):
         return lambda ctx: dict_new(ctx, cls, pairs(ctx))
 
     def e_BinOp(self, e: ast.BinOp) -> Fn:
-        if isinstance(e.op, ast.Mult) and isinstance(e.left, ast.List):
-            if len(e.left.elts) != 1:
-                raise self.mc.error(e, "only [value] * n creates an array")
+        if isinstance(e.op, ast.Mult) and isinstance(e.left, ast.List) and len(e.left.elts) == 1:
             item, count = self._expr(e.left.elts[0]), self._expr(e.right)
             cls = self.list_class(e)
             self.facts.allocates = True
@@ -253,6 +252,8 @@ class ExpressionCompiler(FunctionCore):
         a, b = self._expr(e.left), self._expr(e.right)
         if self.mc.has_dicts and isinstance(e.op, (ast.BitOr, ast.BitAnd, ast.Sub)):
             return self.set_operator(e, a, b, op)
+        if self.mc.container_arith and isinstance(e.op, (ast.Add, ast.Mult)):
+            return self.list_operator(e, a, b, op)
         self.note(e, self.value(e.left), self.value(e.right))  # tuple + tuple, tuple * n
         if isinstance(e.op, ast.Add):
             def add(ctx: Ctx) -> Any:
@@ -286,6 +287,71 @@ class ExpressionCompiler(FunctionCore):
             if type(x) is Ref or type(y) is Ref:
                 raise ModelError(f"unsupported operand type(s) for {symbol}", exc="TypeError")
             return op(x, y)
+
+        return run
+
+    def slice_read(self, e: ast.Subscript, s: ast.Slice) -> Fn:
+        """``a[i:j:k]``: of a list a new list (reading every element and the length), of a tuple a tuple."""
+        seq = self._expr(e.value)
+        bounds = [self._expr(b) if b is not None else (lambda ctx: None) for b in (s.lower, s.upper, s.step)]
+        sv = self.value(e.value)
+        cls = self.list_class(e)
+        site = self.new_site(e, "list")
+        self.facts.elements_read = self.facts.allocates = True
+        self.facts.uses.append(sv)
+        self.note(e, sv, site)
+        self.flow("store", ("element", site), frozenset({("element", sv)}) | sv)
+
+        def run(ctx: Ctx) -> Any:
+            v = seq(ctx)
+            lo, hi, st = (b(ctx) for b in bounds)
+            for x in (lo, hi, st):
+                if x is not None and not int_like(x):
+                    raise ModelError("slice indices must be integers or None", exc="TypeError")
+            if st == 0:
+                raise ModelError("slice step cannot be zero", exc="ValueError")
+            if type(v) is tuple:
+                return v[lo:hi:st]
+            if type(v) is not Ref or not ctx.heap[v.i][0].is_list:
+                raise ModelError(f"cannot slice {show(v)}", exc="TypeError")
+            o = ctx.heap[v.i]
+            if ctx.track:
+                ctx.reads.extend((v, k) for k in range(2, len(o)))
+            element_index(ctx, v, o, 0) if len(o) > 2 else length_of(ctx, v)  # the length: an access
+            return ctx.alloc((cls, None, *o[2:][lo:hi:st]))
+
+        return run
+
+    def list_operator(self, e: ast.BinOp, a: Fn, b: Fn, op: Callable[[Any, Any], Any]) -> Fn:
+        """``a + b`` and ``a * n`` where a list may be an operand: a new list (CPython's), else ``op``."""
+        cls = self.list_class(e)
+        site = self.new_site(e, "list")
+        lv, rv = self.value(e.left), self.value(e.right)
+        self.facts.elements_read = self.facts.allocates = True
+        self.facts.uses.extend((lv, rv))
+        self.note(e, lv, rv, site)
+        self.flow("store", ("element", site), frozenset({("element", lv), ("element", rv)}))
+        add = isinstance(e.op, ast.Add)
+
+        def run(ctx: Ctx) -> Any:
+            x, y = a(ctx), b(ctx)
+            if type(x) is not Ref and type(y) is not Ref:
+                return op(x, y)
+            xs = list_items(ctx, x) if type(x) is Ref and ctx.heap[x.i][0].is_list else None
+            ys = list_items(ctx, y) if type(y) is Ref and ctx.heap[y.i][0].is_list else None
+            if add and xs is not None and ys is not None:
+                items = xs + ys
+            elif not add and xs is not None and int_like(y):
+                items = xs * y if len(xs) * y <= MAX_SEQUENCE else too_big_list()
+            elif not add and ys is not None and int_like(x):
+                items = ys * x if len(ys) * x <= MAX_SEQUENCE else too_big_list()
+            else:
+                sym = "+" if add else "*"
+                raise ModelError(f"unsupported operand type(s) for {sym}", exc="TypeError")
+            if len(items) > MAX_SEQUENCE:
+                too_big_list()
+            return ctx.alloc((cls, None, *(box(v) if type(v) is bool or type(v) is tuple or type(v) is Ref
+                                             else v for v in items)))
 
         return run
 
@@ -404,7 +470,7 @@ class ExpressionCompiler(FunctionCore):
 
     def e_Subscript(self, e: ast.Subscript) -> Fn:
         if isinstance(e.slice, ast.Slice):
-            raise self.mc.error(e, "unsupported construct: slices")
+            return self.slice_read(e, e.slice)
         seq, index = self._expr(e.value), self._expr(e.slice)
         self.facts.elements_read = True
         sv = self.value(e.value)
@@ -809,6 +875,10 @@ UNKNOWN_METHODS = {
 # The methods of Event and lists; the others of BUILTIN_METHODS are only dicts', compiled as such only in a
 # model that makes dicts (else no object could have them: a compile error, as for any unknown method).
 _NON_DICT_METHODS = frozenset({"set", "clear", "is_set", "append", "pop"})
+
+
+def too_big_list() -> Any:
+    raise too_big("list too long")
 
 
 def _no_op(method: str) -> Callable[[Ctx, Any, list[Any]], Any]:

@@ -362,7 +362,8 @@ class FunctionCore:
                 return f.id in self.mc.funcs or f.id in self.mc.classes
             return isinstance(f, ast.Attribute) and f.attr in methods
 
-        return Lowering(self.mc.finals, is_global, temp, self.mc.text, model_call, self.mc.lists_grow)
+        return Lowering(self.mc.finals, is_global, temp, self.mc.text, model_call, self.mc.lists_grow,
+                        self.mc.container_arith)
 
     # -- simple statements: one step, calls lowered into segments ---------------------------------------------
 

@@ -124,13 +124,15 @@ class Lowering:
     the function is a module global; ``temp()`` gives a fresh hidden local; ``text(node)`` its source."""
 
     def __init__(self, finals: Finals, is_global: Callable[[str], bool], temp: Callable[[], str],
-                 text: Callable[[ast.AST], str], model_calls: Callable[[ast.Call], bool], lists_grow: bool) -> None:
+                 text: Callable[[ast.AST], str], model_calls: Callable[[ast.Call], bool], lists_grow: bool,
+                 container_arith: bool = False) -> None:
         self.finals = finals
         self.is_global = is_global
         self.temp = temp
         self.text = text
         self.model_call = model_calls
         self.lists_grow = lists_grow
+        self.container_arith = container_arith
 
     # -- statements -------------------------------------------------------------------------------------------
 
@@ -266,6 +268,10 @@ class Lowering:
 
     def own_events(self, node: ast.AST) -> int:
         """The accesses (or model calls) ``node`` makes itself, its operands apart."""
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, _CONTAINER_OPERATORS) and self.container_arith
+                and not self.finals.elements and not isinstance(node.left, ast.Constant)
+                and not isinstance(node.right, ast.Constant)):
+            return 1  # `a + b` of lists, `s | t` of sets read their elements (lang/containers.py)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             return int(self.is_global(node.id) and node.id not in self.finals.globals)
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
@@ -282,6 +288,8 @@ class Lowering:
                 return 1
             if isinstance(f, ast.Name) and f.id == "len":
                 return int(self.lists_grow)
+            if isinstance(f, ast.Name) and f.id in ("list", "set", "dict") and node.args:
+                return int(not self.finals.elements)  # a copy reads every element of its argument
             if isinstance(f, ast.Name) and f.id in ("min", "max") and len(node.args) == 1:
                 return int(not self.finals.elements)
         return 0
@@ -665,6 +673,10 @@ def is_boolean(e: ast.AST) -> bool:
     if isinstance(e, ast.IfExp):
         return is_boolean(e.body) and is_boolean(e.orelse)
     return bool(getattr(e, "movers_boolean", False))
+
+
+# Operators that may read a list's or a set's elements (``a + b``, ``a * n``, ``s | t``, ``s & t``, ``s - t``).
+_CONTAINER_OPERATORS = (ast.Add, ast.Mult, ast.BitOr, ast.BitAnd, ast.Sub)
 
 
 def _is_call_to(e: ast.AST, name: str) -> bool:

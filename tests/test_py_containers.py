@@ -532,3 +532,37 @@ def test_a_slice_races_with_an_append() -> None:
     assert run_differential(SNAPSHOT, ALL)["none"].verdict == "violation"
     both = SNAPSHOT.replace("assert seen[0] == 4", "assert seen[0] == 3 or seen[0] == 4")
     assert run_differential(both, ALL)["none"].verdict == "ok"
+
+
+CLASS_METHODS = """
+from movers.lang import *
+
+class Bag:
+    def __init__(self):
+        self.n = 0
+
+    def add(self, x):
+        self.n = self.n + x
+        return self.n
+
+    def get(self, k):
+        return k * 2
+
+b = Bag()
+s = {1}
+d = {1: 5}
+b.add(3)
+s.add(2)
+x = b.add(4)
+y = b.get(3)
+z = d.get(1)
+w = d.get(3)
+assert x == 7 and s == {1, 2} and y == 6 and z == 5 and w is None
+"""
+
+
+def test_a_model_class_may_define_container_method_names() -> None:
+    # The receiver's class decides at run time: Bag.add and Bag.get, the set's add, the dict's get.
+    assert cpython(CLASS_METHODS).returncode == 0
+    assert check(CLASS_METHODS).verdict == "ok"
+    assert check(CLASS_METHODS.replace("y == 6", "y == 3")).verdict == "violation"

@@ -566,3 +566,36 @@ def test_a_model_class_may_define_container_method_names() -> None:
     assert cpython(CLASS_METHODS).returncode == 0
     assert check(CLASS_METHODS).verdict == "ok"
     assert check(CLASS_METHODS.replace("y == 6", "y == 3")).verdict == "violation"
+
+
+IN_A_THREAD = """
+from movers.lang import *
+a = [3, 1]
+b = [2]
+r = [0, 0, 0]
+
+def w():
+    c = list(a) + b
+    c.sort()
+    d = c[::-1]
+    e = list(d)
+    r[0] = e[0] + c.index(2) + c.count(1)
+    e.reverse()
+    f = e.copy()
+    r[1] = f[0]
+
+def main():
+    t = Thread(target=w)
+    t.start()
+    t.join()
+    assert r[0] == 5 and r[1] == 1
+
+Thread(target=main).start()
+"""
+
+
+def test_list_methods_and_arithmetic_in_a_thread() -> None:
+    # In a thread (compiled code, not module initialisation), with no list that grows.
+    assert cpython(IN_A_THREAD).returncode == 0
+    assert check(IN_A_THREAD).verdict == "ok"
+    assert check(IN_A_THREAD.replace("r[1] == 1", "r[1] == 3")).verdict == "violation"

@@ -111,6 +111,10 @@ def key_name(program: Program, key: Any) -> str:
         return f"the monitor of {cls.name} objects"
     if cls.is_list:
         return f"list (line {cls.line})[{idx - 2}]"
+    if cls.builtin == "dict":
+        return f"dict (line {cls.line}) entry {(idx - 2) // 2}"
+    if cls.builtin == "set":
+        return f"set (line {cls.line}) element {idx - 2}"
     return f"{cls.name}.{cls.fields[idx - 2]}"
 
 

@@ -48,6 +48,85 @@ class BuiltinCompiler(FunctionCore):
             raise self.mc.error(e, f"{name}() takes {lo}{'' if lo == hi else f' to {hi}'} arguments")
         return [self._expr(a) for a in args]
 
+    def b_dict(self, e: ast.Call) -> Fn:
+        """``dict()``, ``dict(k=v, ...)`` with names as string keys, or ``dict(other)`` a copy of a dict."""
+        if len(e.args) > 1 or any(k.arg is None for k in e.keywords):
+            raise self.mc.error(e, "dict() takes at most one dict and keyword arguments")
+        src = self._expr(e.args[0]) if e.args else None
+        names = [k.arg for k in e.keywords]
+        vals = [self._expr(k.value) for k in e.keywords]
+        parts = [k.value for k in e.keywords]
+        if e.args:
+            self.facts.elements_read = True
+            self.facts.uses.append(self.value(e.args[0]))
+
+        def pairs(ctx: Ctx) -> list:
+            out: list = []
+            if src is not None:
+                from movers.lang.containers import dict_items, is_dict
+                r = src(ctx)
+                if type(r) is not Ref or not is_dict(ctx.heap[r.i]):
+                    raise ModelError("dict() of something that is not a dict is not supported")
+                out.extend(dict_items(ctx, r))
+            out.extend(zip(names, (v(ctx) for v in vals), strict=True))
+            return out
+
+        f = self.new_dict(e, parts, pairs)
+        if e.args:
+            self.flow("store", ("element", self.value(e)), frozenset({("element", self.value(e.args[0]))}))
+        return f
+
+    def b_defaultdict(self, e: ast.Call) -> Fn:
+        """``defaultdict(int)``, ``defaultdict(list)``, ``defaultdict(set)``: ``d[k]`` of a missing key
+        inserts ``int()``, ``list()`` or ``set()`` (``lang/containers.py``)."""
+        if (e.keywords or len(e.args) != 1 or not isinstance(e.args[0], ast.Name)
+                or e.args[0].id not in ("int", "list", "set")):
+            raise self.mc.error(e, "defaultdict takes one factory, int, list or set; for another default "
+                                   "use d.setdefault(k, v) or d.get(k, v)")
+        from movers.lang.containers import dict_class
+        cls = dict_class(e.lineno, e.args[0].id)
+        f = self.new_dict(e, [], lambda ctx: [], cls)
+        if e.args[0].id != "int":
+            self.flow("store", ("element", self.value(e)), self.new_site(e.args[0], e.args[0].id))
+        return f
+
+    def b_list(self, e: ast.Call) -> Fn:
+        """``list()``, or ``list(xs)`` of a list, tuple, dict (its keys) or set: a new list."""
+        if len(e.args) > 1 or e.keywords:
+            raise self.mc.error(e, "list() takes at most one argument")
+        from movers.ir.program import box
+        cls = self.list_class(e)
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "list"))
+        if not e.args:
+            return lambda ctx: ctx.alloc((cls, None))
+        src = self._expr(e.args[0])
+        av = self.value(e.args[0])
+        self.facts.elements_read = True
+        self.facts.uses.append(av)
+        self.flow("store", ("element", self.value(e)), av | frozenset({("element", av)}))
+
+        def run(ctx: Ctx) -> Ref:
+            items = _iterable_items(ctx, src(ctx))
+            return ctx.alloc((cls, None, *(box(v) if type(v) is bool or type(v) is tuple or type(v) is Ref
+                                           else v for v in items)))
+
+        return run
+
+    def b_set(self, e: ast.Call) -> Fn:
+        """``set()``, or ``set(xs)`` of a list, tuple, dict (its keys) or set."""
+        if len(e.args) > 1 or e.keywords:
+            raise self.mc.error(e, "set() takes at most one argument")
+        if not e.args:
+            return self.new_set(e, [], lambda ctx: ())
+        src = self._expr(e.args[0])
+        self.facts.elements_read = True
+        self.facts.uses.append(self.value(e.args[0]))
+        f = self.new_set(e, [], lambda ctx: _iterable_items(ctx, src(ctx)))
+        self.flow("store", ("element", self.value(e)), self.value(e.args[0]) | frozenset({("element",
+                                                                                         self.value(e.args[0]))}))
+        return f
+
     def b_len(self, e: ast.Call) -> Fn:
         if len(e.args) == 1 and not e.keywords and _is_call_to(e.args[0], "range") and "range" not in self.slot:
             items, _ = self.iterable(e.args[0])  # type: ignore[attr-defined]
@@ -335,3 +414,9 @@ _BUILTIN_TYPES: dict[str, Callable[[Ctx, Any], bool]] = {
     "tuple": lambda ctx, v: type(v) is tuple,
     "list": lambda ctx, v: type(v) is Ref and ctx.heap[v.i][0].is_list,
 }
+def _iterable_items(ctx: Ctx, v: Any) -> tuple:
+    items = as_tuple(ctx, v)
+    if type(items) is not tuple:
+        raise ModelError(f"'{show(v)}' is not iterable", exc="TypeError")
+    return items
+

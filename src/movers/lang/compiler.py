@@ -82,7 +82,7 @@ from movers.lang.imports import resolve_imports
 from movers.lang.iteration import IterationCompiler
 from movers.lang.statements import StatementCompiler
 from movers.lang.strings import LIST_VALUED
-from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_docstring
+from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_call_to, _is_docstring
 from movers.lang.timeouts import TimeoutCompiler
 
 # How the tokenizer breaks lines (str.splitlines also breaks at form feeds and others, shifting line numbers).
@@ -130,6 +130,7 @@ class ModuleCompiler:
         self.locking: list[LockingDeclaration] = []
         self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = self.uses_try = False
         self.uses_is_alive = False
+        self.has_dicts = self.has_defaultdict = self.container_arith = False
         self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
@@ -218,6 +219,8 @@ class ModuleCompiler:
                                    decorator_list=[])
             bodies.append((main, False))  # type: ignore[arg-type]
         self.finals = dataclasses.replace(finals(self.globals, bodies), plain=self.plain)
+        if self.has_defaultdict:  # `d[k]` on a defaultdict may insert: elements are never final
+            self.finals = dataclasses.replace(self.finals, elements=False)
         self._compile_functions()
         init = Code("<module>", [], [], line=1)
         fc = FunctionCompiler(self, init, None, None)
@@ -262,10 +265,26 @@ class ModuleCompiler:
         """What the whole module uses, which decides how some constructs compile everywhere in it."""
         # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-        self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "pop") for n in calls)
+        self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in (
+            "append", "pop", "insert", "remove", "extend", "clear") for n in calls)
         # Whether the model has lists at all: only then may a comparison read elements (``compares``).
         self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree)) or any(
             isinstance(n.func, ast.Attribute) and n.func.attr in LIST_VALUED for n in calls)  # "a b".split()
+        # Whether the model makes dicts or sets (``lang/containers.py``): only then do their methods compile.
+        self.has_defaultdict = any(_is_call_to(n, "defaultdict") for n in calls)
+        self.has_dicts = self.has_defaultdict or any(
+            isinstance(n, (ast.Dict, ast.Set)) or _is_call_to(n, "dict") or _is_call_to(n, "set")
+            for n in ast.walk(tree))
+        # Whether `+`, `*`, `|`, `&`, `-` may meet lists or sets (``lang/containers.py``): then they compile to
+        # the containers' operators, and each one with two operands that are not constants is an access.
+        self.container_arith = self.has_dicts or any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Mult)) and any(
+                _list_valued(x) and not (isinstance(n.op, ast.Mult) and x is n.left
+                                                  and isinstance(x, ast.List) and len(x.elts) == 1)
+                for x in (n.left, n.right)) for n in ast.walk(tree))
+        if self.has_dicts:
+            # A dict's size changes with its contents: its length, like a growing list's, is an access.
+            self.lists_grow = self.has_lists = True
         # Whether a `.wait()` may meet an Event or a Barrier: only then does it get their branches (a guard,
         # a second blocking step), so that models without them compile exactly as before.
         called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
@@ -768,6 +787,12 @@ class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 
 
+def _list_valued(e: ast.expr) -> bool:
+    """An expression that is a list whatever it holds: a display, a slice, ``list(…)``."""
+    return (isinstance(e, ast.List) or (isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice))
+            or _is_call_to(e, "list"))
+
+
 def _list_globals(tree: ast.Module, globals_: dict[str, int]) -> frozenset[str]:
     """The globals that only ever hold lists: every store of the name, anywhere in the module (locals of the
     same name included), assigns a list display (``[…]``, ``[…] * n``)."""
@@ -843,6 +868,9 @@ def _reached(init: Code, stops: frozenset[int]) -> frozenset[int]:
                 seen.add(s)
                 work.append(s)
     return frozenset(id(init.nodes[pc]) for pc in seen)
+# Allocation sites whose objects ``==`` compares by their contents: lists, and dicts and sets
+# (``lang/containers.py``; "container" is the site of a ``copy()`` that may be either).
+_COMPARED_BY_CONTENTS = frozenset({"list", "dict", "set", "container"})
 
 
 def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:
@@ -858,7 +886,7 @@ def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:
     plain: set[tuple[Any, Any]] = set()
 
     def lists(code: Code, av: frozenset[Any]) -> bool:
-        return any(site[3] == "list" for site in sites(code, av))
+        return any(site[3] in _COMPARED_BY_CONTENTS for site in sites(code, av))
 
     for code in codes:
         for n in code.nodes:

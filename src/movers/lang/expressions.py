@@ -23,6 +23,23 @@ from movers.ir.exceptions import ARGS, BUILTIN_EXCEPTIONS, is_exception_class, n
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import FIELDS, MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
 from movers.lang import strings
+from movers.lang.containers import (
+    DICT_METHODS,
+    LIST_CHANGING,
+    LIST_METHODS,
+    SET_METHODS,
+    dict_class,
+    dict_get,
+    dict_method,
+    dict_new,
+    dict_set,
+    is_dict,
+    list_method,
+    set_binop,
+    set_class,
+    set_method,
+    set_new,
+)
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
 from movers.lang.functions_model import Source, bind, bind_static, function_of, parameters, signature_of
 from movers.lang.granularity import is_boolean
@@ -34,6 +51,7 @@ from movers.lang.runtime_ops import (
     comparison,
     element_index,
     int_like,
+    length_of,
     list_append,
     list_items,
     list_pop,
@@ -42,7 +60,14 @@ from movers.lang.runtime_ops import (
     truth_of,
     writable_field,
 )
-from movers.lang.syntax import BUILTIN_METHODS, DECLARATIONS, FORBIDDEN, SYNC_METHODS, _is_call_to
+from movers.lang.syntax import (
+    BUILTIN_METHODS,
+    DECLARATIONS,
+    DICT_CHANGING_METHODS,
+    FORBIDDEN,
+    SYNC_METHODS,
+    _is_call_to,
+)
 
 
 class ExpressionCompiler(FunctionCore):
@@ -376,10 +401,39 @@ class ExpressionCompiler(FunctionCore):
 
         return run
 
+    def e_Dict(self, e: ast.Dict) -> Fn:
+        """``{k: v, ...}``: a new dict (``lang/containers.py``), its own allocation site."""
+        if any(k is None for k in e.keys):
+            raise self.mc.error(e, "unsupported construct: **mapping in a dict display; use d.update(other)")
+        keys = [self._expr(k) for k in e.keys if k is not None]
+        vals = [self._expr(v) for v in e.values]
+        return self.new_dict(e, [k for k in e.keys if k is not None] + list(e.values),
+                             lambda ctx: [(k(ctx), v(ctx)) for k, v in zip(keys, vals, strict=True)])
+
+    def e_Set(self, e: ast.Set) -> Fn:
+        """``{a, b, ...}``: a new set (``lang/containers.py``), its own allocation site."""
+        if any(isinstance(x, ast.Starred) for x in e.elts):
+            raise self.mc.error(e, "unsupported construct: starred expression")
+        parts = [self._expr(x) for x in e.elts]
+        return self.new_set(e, list(e.elts), lambda ctx: [p(ctx) for p in parts])
+
+    def new_set(self, e: ast.AST, parts: list[ast.expr], items: Callable[[Ctx], Any]) -> Fn:
+        cls = set_class(getattr(e, "lineno", 0))
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "set"))
+        self.flow("store", ("element", self.value(e)), NO_VALUE.union(*(self.value(x) for x in parts)))
+        return lambda ctx: set_new(ctx, cls, items(ctx))
+
+    def new_dict(self, e: ast.AST, parts: list[ast.expr], pairs: Callable[[Ctx], list],
+                 cls: ClassInfo | None = None) -> Fn:
+        cls = cls or dict_class(getattr(e, "lineno", 0))
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "dict"))
+        self.flow("store", ("element", self.value(e)), NO_VALUE.union(*(self.value(x) for x in parts)))
+        return lambda ctx: dict_new(ctx, cls, pairs(ctx))
+
     def e_BinOp(self, e: ast.BinOp) -> Fn:
-        if isinstance(e.op, ast.Mult) and isinstance(e.left, ast.List):
-            if len(e.left.elts) != 1:
-                raise self.mc.error(e, "only [value] * n creates an array")
+        if isinstance(e.op, ast.Mult) and isinstance(e.left, ast.List) and len(e.left.elts) == 1:
             item, count = self._expr(e.left.elts[0]), self._expr(e.right)
             cls = self.list_class(e)
             self.facts.allocates = True
@@ -399,6 +453,10 @@ class ExpressionCompiler(FunctionCore):
         if op is None:
             raise self.mc.error(e, "unsupported operator (values are ints: use // for division)")
         a, b = self._expr(e.left), self._expr(e.right)
+        if self.mc.has_dicts and isinstance(e.op, (ast.BitOr, ast.BitAnd, ast.Sub)):
+            return self.set_operator(e, a, b, op)
+        if self.mc.container_arith and isinstance(e.op, (ast.Add, ast.Mult)):
+            return self.list_operator(e, a, b, op)
         self.note(e, self.value(e.left), self.value(e.right))  # tuple + tuple, tuple * n
         if isinstance(e.op, ast.Add):
             def add(ctx: Ctx) -> Any:
@@ -430,6 +488,92 @@ class ExpressionCompiler(FunctionCore):
 
             return mul
         return lambda ctx: op(a(ctx), b(ctx))
+
+    def set_operator(self, e: ast.BinOp, a: Fn, b: Fn, op: Callable[[Any, Any], Any]) -> Fn:
+        """``|``, ``&``, ``-``: on two sets a new set (reading both), else the ints' operator."""
+        symbol = {ast.BitOr: "|", ast.BitAnd: "&", ast.Sub: "-"}[type(e.op)]
+        cls = set_class(e.lineno)
+        site = self.new_site(e, "set")
+        self.facts.allocates = self.facts.elements_read = True
+        self.facts.uses.extend((self.value(e.left), self.value(e.right)))
+        self.note(e, self.value(e.left), self.value(e.right), site)
+        self.flow("store", ("element", site), frozenset({("element", self.value(e.left)),
+                                                         ("element", self.value(e.right))}))
+
+        def run(ctx: Ctx) -> Any:
+            x, y = a(ctx), b(ctx)
+            if type(x) is Ref and type(y) is Ref:
+                return set_binop(ctx, cls, x, y, symbol)
+            if type(x) is Ref or type(y) is Ref:
+                raise ModelError(f"unsupported operand type(s) for {symbol}", exc="TypeError")
+            return op(x, y)
+
+        return run
+
+    def slice_read(self, e: ast.Subscript, s: ast.Slice) -> Fn:
+        """``a[i:j:k]``: of a list a new list (reading every element and the length), of a tuple a tuple."""
+        seq = self._expr(e.value)
+        bounds = [self._expr(b) if b is not None else (lambda ctx: None) for b in (s.lower, s.upper, s.step)]
+        sv = self.value(e.value)
+        cls = self.list_class(e)
+        site = self.new_site(e, "list")
+        self.facts.elements_read = self.facts.allocates = True
+        self.facts.uses.append(sv)
+        self.note(e, sv, site)
+        self.flow("store", ("element", site), frozenset({("element", sv)}) | sv)
+
+        def run(ctx: Ctx) -> Any:
+            v = seq(ctx)
+            lo, hi, st = (b(ctx) for b in bounds)
+            for x in (lo, hi, st):
+                if x is not None and not int_like(x):
+                    raise ModelError("slice indices must be integers or None", exc="TypeError")
+            if st == 0:
+                raise ModelError("slice step cannot be zero", exc="ValueError")
+            if type(v) is tuple or type(v) is str:
+                return strings.sliced(v, lo, hi, st, ctx)
+            if type(v) is not Ref or not ctx.heap[v.i][0].is_list:
+                raise ModelError(f"cannot slice {show(v)}", exc="TypeError")
+            o = ctx.heap[v.i]
+            if ctx.track:
+                ctx.reads.extend((v, k) for k in range(2, len(o)))
+            element_index(ctx, v, o, 0) if len(o) > 2 else length_of(ctx, v)  # the length: an access
+            return ctx.alloc((cls, None, *o[2:][lo:hi:st]))
+
+        return run
+
+    def list_operator(self, e: ast.BinOp, a: Fn, b: Fn, op: Callable[[Any, Any], Any]) -> Fn:
+        """``a + b`` and ``a * n`` where a list may be an operand: a new list (CPython's), else ``op``."""
+        cls = self.list_class(e)
+        site = self.new_site(e, "list")
+        lv, rv = self.value(e.left), self.value(e.right)
+        self.facts.elements_read = self.facts.allocates = True
+        self.facts.uses.extend((lv, rv))
+        self.note(e, lv, rv, site)
+        self.flow("store", ("element", site), frozenset({("element", lv), ("element", rv)}))
+        add = isinstance(e.op, ast.Add)
+
+        def run(ctx: Ctx) -> Any:
+            x, y = a(ctx), b(ctx)
+            if type(x) is not Ref and type(y) is not Ref:
+                return op(x, y)
+            xs = list_items(ctx, x) if type(x) is Ref and ctx.heap[x.i][0].is_list else None
+            ys = list_items(ctx, y) if type(y) is Ref and ctx.heap[y.i][0].is_list else None
+            if add and xs is not None and ys is not None:
+                items = xs + ys
+            elif not add and xs is not None and int_like(y):
+                items = xs * y if len(xs) * y <= MAX_SEQUENCE else too_big_list()
+            elif not add and ys is not None and int_like(x):
+                items = ys * x if len(ys) * x <= MAX_SEQUENCE else too_big_list()
+            else:
+                sym = "+" if add else "*"
+                raise ModelError(f"unsupported operand type(s) for {sym}", exc="TypeError")
+            if len(items) > MAX_SEQUENCE:
+                too_big_list()
+            return ctx.alloc((cls, None, *(box(v) if type(v) is bool or type(v) is tuple or type(v) is Ref
+                                             else v for v in items)))
+
+        return run
 
     def e_UnaryOp(self, e: ast.UnaryOp) -> Fn:
         if isinstance(e.op, ast.Not):
@@ -554,11 +698,14 @@ class ExpressionCompiler(FunctionCore):
 
     def e_Subscript(self, e: ast.Subscript) -> Fn:
         if isinstance(e.slice, ast.Slice):
-            return self.slice_of(e, e.slice)
+            return self.slice_read(e, e.slice)
         seq, index = self._expr(e.value), self._expr(e.slice)
         self.facts.elements_read = True
         sv = self.value(e.value)
         self.facts.uses.append(sv)
+        if self.mc.has_defaultdict:  # d[k] may insert k and a new default value
+            self.facts.elements_written = self.facts.allocates = True
+            self.flow("store", ("element", sv), self.value(e.slice))
         if self.names_a_list(e.value):
             self.note(e, frozenset({("element", sv)}))  # a list's element, never the list itself
         else:
@@ -570,6 +717,8 @@ class ExpressionCompiler(FunctionCore):
             if type(v) is Ref:
                 o = ctx.heap[v.i]
                 if not o[0].is_list:
+                    if is_dict(o):
+                        return dict_get(ctx, v, i)
                     raise ModelError(f"a {o[0].name} object is not subscriptable", exc="TypeError")
                 idx = element_index(ctx, v, o, i)
                 if ctx.track:
@@ -583,22 +732,6 @@ class ExpressionCompiler(FunctionCore):
             if type(v) is str:
                 return strings.char_at(v, i, ctx)
             raise ModelError(f"{show(v)} is not subscriptable", exc="TypeError")
-
-        return run
-
-    def slice_of(self, e: ast.Subscript, s: ast.Slice) -> Fn:
-        """``v[lo:hi:step]`` of a string or a tuple (``strings.sliced``)."""
-        seq = self._expr(e.value)
-        bounds = [self._expr(b) if b is not None else None for b in (s.lower, s.upper, s.step)]
-        sv = self.value(e.value)
-        self.note(e, sv)  # a tuple's items
-        lo, hi, st = ((lambda ctx: None) if b is None else b for b in bounds)
-
-        def run(ctx: Ctx) -> Any:
-            v = seq(ctx)
-            if type(v) is Ref:
-                raise ModelError(f"slicing a {ctx.heap[v.i][0].name} is not supported: slice a string or a tuple")
-            return strings.sliced(v, lo(ctx), hi(ctx), st(ctx), ctx)
 
         return run
 
@@ -665,7 +798,7 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Call) and _is_call_to(f.value, "super"):
                 return self.super_call(e, f)
-            if f.attr in BUILTIN_METHODS or (f.attr in strings.STR_METHODS and (
+            if (f.attr in BUILTIN_METHODS and f.attr in self.container_methods()) or (f.attr in strings.STR_METHODS and (
                     f.attr != "join" or (len(e.args) == 1 and not e.keywords))):
                 return self.builtin_method(e, f)
             if f.attr in SYNC_METHODS or (f.attr == "wait_for"
@@ -697,11 +830,17 @@ class ExpressionCompiler(FunctionCore):
         name, the receiver's class decides at run time, as in Python (a hoisted call, which for a built-in
         object delivers its value at once)."""
         method = f.attr
-        if method in strings.STR_METHODS and method not in BUILTIN_METHODS:
+        if method in strings.STR_METHODS and method not in self.container_methods():
             return self.str_method(e, f)
         user = method in _model_methods(self.mc.class_nodes)
         lo, hi = {"append": (1, 1), "pop": (0, 1)}.get(method, (0, 0))
-        what = "one argument" if lo == hi == 1 else "no arguments" if hi == 0 else "at most one argument"
+        ranges = [r[method] for r in self.method_tables() if method in r]
+        if method not in _NON_DICT_METHODS:
+            lo, hi = ranges[0]  # a dict's or a set's alone
+        for a, b in ranges:  # pop, clear: a list's, an Event's, a dict's or a set's
+            lo, hi = min(lo, a), max(hi, b)
+        what = ("one argument" if lo == hi == 1 else "no arguments" if hi == 0 else "at most one argument" if lo == 0
+                and hi == 1 else f"{lo} to {hi} arguments")
         shared = method in strings.STR_METHODS  # a name lists and strings share: the run time checks arity
         if not user and not shared and (e.keywords or not lo <= len(e.args) <= hi):
             raise self.mc.error(e, f"{method}() takes {what}")
@@ -722,10 +861,14 @@ class ExpressionCompiler(FunctionCore):
         elif method == "is_set":
             self.facts.fields_read.add("$flag")
             op = lambda ctx, r, vals: sync.event_is_set(ctx, r)  # noqa: E731
-        else:
+        elif method in ("set", "clear"):
             self.facts.fields_written.add("$flag")
             flag = method == "set"
             op = lambda ctx, r, vals: sync.event_set(ctx, r, flag)  # noqa: E731
+        else:
+            op = _no_op(method)
+        if ranges:
+            op = self.dict_dispatch(e, method, rv, op)
         if shared:
             op = _or_str_method(op, method)
         if not user:
@@ -747,6 +890,49 @@ class ExpressionCompiler(FunctionCore):
             user_setup(ctx, ret_pc)
 
         return self.site(setup, e)
+
+    def method_tables(self) -> list[dict[str, tuple[int, int]]]:
+        """The tables of container methods (``lang/containers.py``) objects of this model may have."""
+        return ([DICT_METHODS, SET_METHODS] if self.mc.has_dicts else []) + (
+            [LIST_METHODS] if self.mc.has_lists or self.mc.has_dicts else [])
+
+    def container_methods(self) -> set[str]:
+        return _NON_DICT_METHODS.union(*self.method_tables())
+
+    def dict_dispatch(self, e: ast.Call, method: str, rv: AV, other: Callable[[Ctx, Any, list[Any]], Any]
+                      ) -> Callable[[Ctx, Any, list[Any]], Any]:
+        """Dict and set methods (``lang/containers.py``): the facts of ``d.method(...)`` added to those of the other
+        types the name may mean, and the run-time dispatch on the receiver's type."""
+        self.facts.elements_read = True
+        if method in DICT_CHANGING_METHODS or method in LIST_CHANGING:
+            self.facts.elements_written = True
+        if e.args:  # keys and default values may be stored into the dict, and returned
+            self.flow("store", ("element", rv), NO_VALUE.union(*(self.value(a) for a in e.args)))
+        # The result: a value or a key of the dict, a tuple of them, a default, or a copy of the dict.
+        copy_cls = dict_class(getattr(e, "lineno", 0))
+        copy_set = set_class(getattr(e, "lineno", 0))
+        site = NO_VALUE
+        if method == "copy":
+            self.facts.allocates = True
+            site = self.new_site(e, "container")
+            self.flow("store", ("element", site), frozenset({("element", rv)}))
+        self.note(e, self.value(e), site, frozenset({("element", rv)}), *(self.value(a) for a in e.args[1:]))
+
+        in_dict, in_set, in_list = method in DICT_METHODS, method in SET_METHODS, method in LIST_METHODS
+        copy_list = self.list_class(e)
+
+        def op(ctx: Ctx, r: Any, vals: list[Any]) -> Any:
+            if type(r) is Ref:
+                kind = ctx.heap[r.i][0].builtin
+                if kind == "dict" and in_dict:
+                    return dict_method(ctx, r, method, vals, copy_cls)
+                if kind == "set" and in_set:
+                    return set_method(ctx, r, method, vals, copy_set)
+                if kind == "list" and in_list:
+                    return list_method(ctx, r, method, vals, copy_list)
+            return other(ctx, r, vals)
+
+        return op
 
     def check_arity(self, e: ast.AST, code: Code, n: int) -> None:
         if n != len(code.params):
@@ -968,6 +1154,9 @@ class ExpressionCompiler(FunctionCore):
             self.facts.elements_written = True
             self.facts.uses.append(self.value(t.value))
             self.flow("store", ("element", self.value(t.value)), value)
+            if self.mc.has_dicts:  # `d[k] = v` looks k up (reads the dict) and may store k
+                self.facts.elements_read = True
+                self.flow("store", ("element", self.value(t.value)), self.value(t.slice))
 
             def store_item(ctx: Ctx, v: Any) -> None:
                 r = seq(ctx)
@@ -975,6 +1164,9 @@ class ExpressionCompiler(FunctionCore):
                     raise ModelError(f"item assignment on {show(r)}", exc="TypeError")
                 o = ctx.heap[r.i]
                 if not o[0].is_list:
+                    if is_dict(o):
+                        dict_set(ctx, r, index(ctx), v)
+                        return
                     raise ModelError(f"item assignment on a {o[0].name} object", exc="TypeError")
                 ctx.set_field(r, element_index(ctx, r, o, index(ctx)), v)
 
@@ -1052,6 +1244,8 @@ UNKNOWN_METHODS = {
 def _model_fields(classes: dict[str, ClassInfo]) -> set[str]:
     """The names of the fields the model's classes have."""
     return {f for c in classes.values() for f in c.fields}
+
+
 def _or_str_method(op: Callable[[Ctx, Any, list[Any]], Any], method: str) -> Callable[[Ctx, Any, list[Any]], Any]:
     """``op`` for a method that strings have too (``count``, ``index``): a string receiver takes ``str``'s."""
     def run(ctx: Ctx, r: Any, vals: list[Any]) -> Any:
@@ -1065,6 +1259,23 @@ def _or_str_method(op: Callable[[Ctx, Any, list[Any]], Any], method: str) -> Cal
 def _no_method(ctx: Ctx, v: Any, method: str) -> ModelError:
     """The AttributeError of calling a string's method on another value."""
     return ModelError(f"'{strings.type_name(v, ctx)}' object has no attribute '{method}'", exc="AttributeError")
+# The methods of Event and lists; the others of BUILTIN_METHODS are only dicts', compiled as such only in a
+# model that makes dicts (else no object could have them: a compile error, as for any unknown method).
+_NON_DICT_METHODS = frozenset({"set", "clear", "is_set", "append", "pop"})
+
+
+def too_big_list() -> Any:
+    raise too_big("list too long")
+
+
+def _no_op(method: str) -> Callable[[Ctx, Any, list[Any]], Any]:
+    """A method only dicts have, called on something else."""
+    def op(ctx: Ctx, r: Any, vals: list[Any]) -> Any:
+        if type(r) is Ref:
+            raise ModelError(f"{ctx.heap[r.i][0].name} object has no method '{method}'", exc="AttributeError")
+        raise ModelError(f"method '{method}' called on {show(r)}", exc="AttributeError")
+
+    return op
 
 
 def _model_methods(class_nodes: dict[str, ast.ClassDef]) -> set[str]:

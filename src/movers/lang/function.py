@@ -340,7 +340,7 @@ class FunctionCore:
         self.code.entry = 0
         # The module's initialisation runs once, on the closures: it needs no fast path. Nor do models whose
         # lists grow: the generated code does not record reads of a list's length (runtime_ops._read_length).
-        if not self.is_module and not self.mc.lists_grow:
+        if not self.is_module and not self.mc.lists_grow and not self.mc.container_arith:
             codegen.attach(self.code, fragments, guards, self.fast_names)
 
     def compile_function(self) -> None:
@@ -445,7 +445,8 @@ class FunctionCore:
                 return True  # a function value held in a field
             return isinstance(f, ast.Attribute) and f.attr in methods
 
-        return Lowering(self.mc.finals, is_global, temp, self.mc.text, model_call, self.mc.lists_grow)
+        return Lowering(self.mc.finals, is_global, temp, self.mc.text, model_call, self.mc.lists_grow,
+                        self.mc.container_arith)
 
     # -- simple statements: one step, calls lowered into segments ---------------------------------------------
 

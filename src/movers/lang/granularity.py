@@ -36,7 +36,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from movers.lang.strings import READ_LISTS, STR_METHODS
-from movers.lang.syntax import BUILTIN_METHODS, CHANGING_METHODS, SYNC_METHODS
+from movers.lang.syntax import (
+    BUILTIN_METHODS,
+    CHANGING_METHODS,
+    DICT_CHANGING_METHODS,
+    LIST_CHANGING_METHODS,
+    SYNC_METHODS,
+)
 
 GRANULARITIES = ("access", "statement")
 DEFAULT_GRANULARITY = "access"
@@ -87,7 +93,7 @@ def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool
             elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
                 elements = False
             elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                  and n.func.attr in ("append", "pop")):
+                  and n.func.attr in ("append", "pop", *DICT_CHANGING_METHODS, *LIST_CHANGING_METHODS)):
                 elements = False
     return Finals(frozenset(set(global_names) - written), frozenset(constructor_fields - fields_written), elements)
 
@@ -121,13 +127,15 @@ class Lowering:
     the function is a module global; ``temp()`` gives a fresh hidden local; ``text(node)`` its source."""
 
     def __init__(self, finals: Finals, is_global: Callable[[str], bool], temp: Callable[[], str],
-                 text: Callable[[ast.AST], str], model_calls: Callable[[ast.Call], bool], lists_grow: bool) -> None:
+                 text: Callable[[ast.AST], str], model_calls: Callable[[ast.Call], bool], lists_grow: bool,
+                 container_arith: bool = False) -> None:
         self.finals = finals
         self.is_global = is_global
         self.temp = temp
         self.text = text
         self.model_call = model_calls
         self.lists_grow = lists_grow
+        self.container_arith = container_arith
 
     # -- statements -------------------------------------------------------------------------------------------
 
@@ -293,6 +301,10 @@ class Lowering:
 
     def own_events(self, node: ast.AST) -> int:
         """The accesses (or model calls) ``node`` makes itself, its operands apart."""
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, _CONTAINER_OPERATORS) and self.container_arith
+                and not self.finals.elements and not isinstance(node.left, ast.Constant)
+                and not isinstance(node.right, ast.Constant)):
+            return 1  # `a + b` of lists, `s | t` of sets read their elements (lang/containers.py)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             return int(self.is_global(node.id) and node.id not in self.finals.globals)
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
@@ -320,6 +332,8 @@ class Lowering:
                 return int(not self.finals.elements)  # str(xs) reads a list's elements
             if isinstance(f, ast.Name) and f.id == "len":
                 return int(self.lists_grow)
+            if isinstance(f, ast.Name) and f.id in ("list", "set", "dict") and node.args:
+                return int(not self.finals.elements)  # a copy reads every element of its argument
             if isinstance(f, ast.Name) and f.id in ("min", "max") and len(node.args) == 1:
                 return int(not self.finals.elements)
             if isinstance(f, ast.Name) and f.id in _CONSUMERS[:6]:
@@ -818,6 +832,10 @@ def is_boolean(e: ast.AST) -> bool:
     if isinstance(e, ast.IfExp):
         return is_boolean(e.body) and is_boolean(e.orelse)
     return bool(getattr(e, "movers_boolean", False))
+
+
+# Operators that may read a list's or a set's elements (``a + b``, ``a * n``, ``s | t``, ``s & t``, ``s - t``).
+_CONTAINER_OPERATORS = (ast.Add, ast.Mult, ast.BitOr, ast.BitAnd, ast.Sub)
 
 
 def _is_call_to(e: ast.AST, name: str) -> bool:

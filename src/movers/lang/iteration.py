@@ -30,7 +30,8 @@ from collections.abc import Callable
 from typing import Any
 
 from movers.ir.machine import Ctx, ModelError
-from movers.ir.program import Ref, box
+from movers.ir.program import ClassInfo, Ref, box, unbox
+from movers.lang.containers import dict_keys, set_items
 from movers.lang.function import AV, NO_VALUE, Fn, FunctionCore
 from movers.lang.runtime_ops import (
     MAX_SEQUENCE,
@@ -64,8 +65,14 @@ def items_of(ctx: Ctx, v: Any) -> tuple:
         return v
     if type(v) is str:
         return tuple(v)  # its characters
-    if type(v) is Ref and ctx.heap[v.i][0].is_list:
-        return list_items(ctx, v)
+    if type(v) is Ref:
+        o = ctx.heap[v.i]
+        if o[0].is_list:
+            return list_items(ctx, v)
+        if o[0].builtin == "dict":
+            return dict_keys(ctx, v)
+        if o[0].builtin == "set":
+            return set_items(ctx, v)
     raise _not_iterable(ctx, v)
 
 
@@ -122,10 +129,24 @@ def new_list(ctx: Ctx, cls: Any, items: Any) -> Ref:
 
 def iter_next(ctx: Ctx, v: Any, i: int) -> Any:
     """``FOR_ITER`` on the iterator ``iter_start`` made: the item at position ``i``, or ``STOP``. ``listiter``
-    and ``tupleiter``: the length, then the element at ``i``, so a loop sees what another thread appended."""
+    and ``tupleiter``: the length, then the element at ``i``, so a loop sees what another thread appended. A
+    dict's or a set's iterator (``(class, dict, size)``: a class is never a value of the model, so no tuple
+    being iterated looks like one) checks first that the size has not changed, as CPython's does."""
+    if type(v) is tuple and v and type(v[0]) is ClassInfo:
+        return _container_next(ctx, v[1], v[2], i)
     if i < length_of(ctx, v):
         return item_at(ctx, v, i)
     return STOP
+
+
+def _container_next(ctx: Ctx, r: Ref, n: int, i: int) -> Any:
+    o = ctx.heap[r.i]
+    if length_of(ctx, r) != n:  # reads every slot of the dict: depends on every change
+        what = "dictionary" if o[0].builtin == "dict" else "Set"
+        raise ModelError(f"{what} changed size during iteration", exc="RuntimeError")
+    if i >= n:
+        return STOP
+    return unbox(o[2 + 2 * i] if o[0].builtin == "dict" else o[2 + i])
 
 
 def iter_start(ctx: Ctx, v: Any) -> Any:
@@ -133,6 +154,8 @@ def iter_start(ctx: Ctx, v: Any) -> Any:
     the place where the iterable's runtime type decides; a new kind of iterable adds its case to the three."""
     if type(v) is Ref:
         o = ctx.heap[v.i]
+        if o[0].builtin in ("dict", "set"):
+            return (o[0], v, length_of(ctx, v))
         if not o[0].is_list:
             raise _not_iterable(ctx, v)
     elif type(v) is not tuple and type(v) is not str:

@@ -59,6 +59,7 @@ import sys
 import threading
 import time
 import weakref
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from functools import wraps
@@ -74,6 +75,7 @@ __all__ = [
     "Semaphore",
     "BoundedSemaphore",
     "Thread",
+    "defaultdict",
     "assume",
     "atomic",
     "choose",

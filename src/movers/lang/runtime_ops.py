@@ -20,6 +20,9 @@ from movers.ir.program import THREAD, Bool, Func, Ref, Unbound, unbox
 from movers.lang import strings
 from movers.lang.functions_model import bind, function_of, signature_of
 
+# The builtin names of the container classes of ``lang/containers.py``.
+CONTAINERS = frozenset({"dict", "set"})
+
 
 def check_ref(v: Any, what: str) -> Ref:
     if type(v) is not Ref:
@@ -73,6 +76,9 @@ def length_of(ctx: Ctx, v: Any) -> int:
     if type(v) is Ref:
         o = ctx.heap[v.i]
         if not o[0].is_list:
+            if o[0].builtin in CONTAINERS:
+                from movers.lang.containers import dict_len
+                return dict_len(ctx, v, o)
             raise ModelError(f"len() of a {o[0].name} object", exc="TypeError")
         _read_length(ctx, v, o)
         return len(o) - 2
@@ -86,6 +92,9 @@ def truth_of(ctx: Ctx, v: Any) -> bool:
     if type(v) is Ref:
         o = ctx.heap[v.i]
         if not o[0].is_list:
+            if o[0].builtin in CONTAINERS:
+                from movers.lang.containers import dict_len
+                return dict_len(ctx, v, o) > 0
             return True
         _read_length(ctx, v, o)
         return len(o) > 2
@@ -223,6 +232,13 @@ def _eq(ctx: Ctx, a: Any, b: Any, depth: int = 0) -> bool:
     oa = _elements(ctx, a)
     ob = _elements(ctx, b) if oa is not None else None
     if oa is None or ob is None:
+        da, db = ctx.heap[a.i], ctx.heap[b.i]
+        if da[0].builtin == "dict" and db[0].builtin == "dict":
+            from movers.lang.containers import dict_eq
+            return dict_eq(ctx, a, da, b, db)
+        if da[0].builtin == "set" and db[0].builtin == "set":
+            from movers.lang.containers import set_eq
+            return set_eq(ctx, a, da, b, db)
         return False  # an object is equal to itself only
     if len(oa) != len(ob):
         return False
@@ -408,6 +424,12 @@ def as_tuple(ctx: Ctx, v: Any) -> Any:
         o = ctx.heap[v.i]
         if o[0].is_list:
             return list_items(ctx, v)
+        if o[0].builtin == "dict":  # iterating a dict, `k in d`: its keys
+            from movers.lang.containers import dict_keys
+            return dict_keys(ctx, v)
+        if o[0].builtin == "set":
+            from movers.lang.containers import set_items
+            return set_items(ctx, v)
     return v
 
 

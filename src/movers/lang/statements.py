@@ -20,6 +20,7 @@ from typing import Any
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import UNBOUND, Ref, box, unbox
 from movers.lang import codegen, strings
+from movers.lang.containers import dict_get, dict_set
 from movers.lang.expressions import _model_methods
 from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
 from movers.lang.iteration import STOP
@@ -193,6 +194,8 @@ class StatementCompiler(FunctionCore):
                 self.facts.elements_read = self.facts.elements_written = True
                 self.facts.uses.append(self.value(t.value))
                 self.flow("store", ("element", self.value(t.value)), self.value(s.value))
+                if self.mc.has_dicts:  # a dict's key may be stored
+                    self.flow("store", ("element", self.value(t.value)), self.value(t.slice))
 
                 def finish(ctx: Ctx) -> None:
                     r = seq(ctx)
@@ -200,6 +203,10 @@ class StatementCompiler(FunctionCore):
                     if type(r) is not Ref:
                         raise ModelError(f"item assignment on {show(r)}", exc="TypeError")
                     o = ctx.heap[r.i]
+                    if o[0].builtin == "dict":  # d[k] += v: one lookup, one store (lang/containers.py)
+                        dict_set(ctx, r, i, op(dict_get(ctx, r, i), value(ctx)))
+                        ctx.pc = nxt.pc
+                        return
                     idx = element_index(ctx, r, o, i)
                     if ctx.track:
                         ctx.reads.append((r, idx))

@@ -13,6 +13,15 @@ SYNC_METHODS = {"acquire", "release", "wait", "notify", "notify_all", "notifyAll
 # Methods of Event and lists, compiled in expressions (``ExpressionCompiler.builtin_method``); those that change
 # their object.
 BUILTIN_METHODS = {"set", "clear", "is_set", "append", "pop"}
+# Dict methods (``lang/containers.py``), dispatched on the receiver's type at run time.
+DICT_METHOD_NAMES = {"get", "setdefault", "pop", "keys", "values", "items", "clear", "update", "copy"}
+DICT_CHANGING_METHODS = {"setdefault", "pop", "clear", "update", "add", "discard", "remove"}
+# Set methods (``lang/containers.py``): ``pop``, ``clear`` and ``copy`` are shared with the above.
+SET_METHOD_NAMES = {"add", "discard", "remove", "pop", "clear", "copy"}
+# List methods besides append and pop (``lang/containers.py``).
+LIST_METHOD_NAMES = {"insert", "remove", "extend", "index", "count", "sort", "reverse", "clear", "copy"}
+LIST_CHANGING_METHODS = {"insert", "remove", "extend", "sort", "reverse", "clear"}
+BUILTIN_METHODS |= DICT_METHOD_NAMES | SET_METHOD_NAMES | LIST_METHOD_NAMES
 CHANGING_METHODS = {"set", "clear", "append", "pop"}
 DECLARATIONS = {"exclusive", "guarded_by", "thread_local", "self_locking", "lock_protected"}
 LOCKING_DECLARATIONS = {"self_locking", "lock_protected"}

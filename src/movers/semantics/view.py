@@ -30,6 +30,16 @@ def value_text(
                 return _list_text(obj)
             inner = inside | {v.i}
             return "[" + ", ".join(value_text(state, x, labels, inner) for x in obj[2:]) + "]"
+        if obj[0].builtin == "set":
+            items = ", ".join(value_text(state, x, labels, inside) for x in obj[2:])
+            return "{" + items + "}" if items else "set()"
+        if obj[0].builtin == "dict":
+            if v.i in inside:
+                return "{...}"
+            inner = inside | {v.i}
+            return "{" + ", ".join(f"{value_text(state, obj[j], labels, inner)}: "
+                                   f"{value_text(state, obj[j + 1], labels, inner)}"
+                                   for j in range(2, len(obj), 2)) + "}"
         label = labels.get(v.i) if labels else None
         return f"<{label or obj[0].name}>"
     if type(v) is tuple:
@@ -156,6 +166,15 @@ class _Walk:
                 return
             for k, v in enumerate(obj[2:]):
                 self.leaf(f"{path}[{k}]", v)
+            return
+        if cls.builtin == "set":
+            out[path] = value_text(state, r, self.labels)
+            return
+        if cls.builtin == "dict":
+            if len(obj) == 2:
+                out[path] = "{}"
+            for j in range(2, len(obj), 2):
+                self.leaf(f"{path}[{show(obj[j])}]", obj[j + 1])
             return
         if cls is LOCK or cls is RLOCK:
             out[f"{path}.owner"] = self.who(obj[2])

@@ -527,7 +527,7 @@ class ExpressionCompiler(FunctionCore):
             lo, hi, st = (b(ctx) for b in bounds)
             for x in (lo, hi, st):
                 if x is not None and not int_like(x):
-                    raise ModelError("slice indices must be integers or None", exc="TypeError")
+                    raise ModelError("slice indices must be integers or None or have an __index__ method", exc="TypeError")
             if st == 0:
                 raise ModelError("slice step cannot be zero", exc="ValueError")
             if type(v) is tuple or type(v) is str:

@@ -277,9 +277,13 @@ class ModuleCompiler:
             for n in ast.walk(tree))
         # Whether `+`, `*`, `|`, `&`, `-` may meet lists or sets (``lang/containers.py``): then they compile to
         # the containers' operators, and each one with two operands that are not constants is an access.
+        # A name some statement assigns a list (``done = []``) counts as list-valued here: ``done + skipped``
+        # is then a concatenation, as in CPython, not an error.
+        list_names = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _list_valued(n.value)
+                      for t in n.targets if isinstance(t, ast.Name)}
         self.container_arith = self.has_dicts or any(
             isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Mult)) and any(
-                _list_valued(x) and not (isinstance(n.op, ast.Mult) and x is n.left
+                (_list_valued(x) or (isinstance(x, ast.Name) and x.id in list_names)) and not (isinstance(n.op, ast.Mult) and x is n.left
                                                   and isinstance(x, ast.List) and len(x.elts) == 1)
                 for x in (n.left, n.right)) for n in ast.walk(tree))
         if self.has_dicts:

@@ -27,6 +27,7 @@ import string
 from collections.abc import Callable
 from typing import Any
 
+from movers.ir.exceptions import ARGS, BUILTIN_EXCEPTIONS, is_exception_class
 from movers.ir.machine import Ctx, ModelError
 from movers.ir.program import Bool, Ref, unbox
 
@@ -154,12 +155,21 @@ def _int_text(v: int) -> str:
 
 
 def to_str(ctx: Ctx | None, v: Any) -> str:
-    """``str(v)``."""
+    """``str(v)``: an exception's is its message (``BaseException.__str__``), the rest are their ``repr``."""
     t = type(v)
     if t is str:
         return v
     if t is int:
         return _int_text(v)
+    if t is Ref and ctx is not None and is_exception_class(ctx.heap[v.i][0]):
+        args = unbox(ctx.heap[v.i][ARGS])
+        if type(args) is not tuple or not args:
+            return ""
+        if len(args) != 1:
+            return to_repr(ctx, args)
+        # KeyError.__str__ shows its key as repr shows it (str(KeyError('k')) is "'k'").
+        key = ctx.heap[v.i][0].is_subclass_of(BUILTIN_EXCEPTIONS["KeyError"])
+        return (to_repr if key else to_str)(ctx, unbox(args[0]))
     return to_repr(ctx, v)
 
 
@@ -182,11 +192,41 @@ def to_repr(ctx: Ctx | None, v: Any, seen: frozenset[int] = frozenset()) -> str:
         o = ctx.heap[v.i]
         cls = o[0]
         if not cls.is_list:
-            return f"<{cls.name} object>"
+            return _object_repr(ctx, v, o, seen)
         if v.i in seen:
             return "[...]"
         return f"[{_joined(ctx, read_list(ctx, v), seen | {v.i})}]"
     return repr(v)  # None, True, False
+
+
+def _object_repr(ctx: Ctx, v: Ref, o: tuple, seen: frozenset[int]) -> str:
+    """``repr`` of a heap object that is not a list: a dict's and a set's contents and an exception's and a
+    dataclass's constructor call, as CPython shows them; any other object as ``<Name object>``."""
+    from movers.lang.containers import dict_items, set_items  # containers imports runtime_ops, which imports us
+
+    cls = o[0]
+    if cls.builtin in ("dict", "set"):
+        if v.i in seen:
+            return "{...}"
+        inner = seen | {v.i}
+        if cls.builtin == "set":
+            items = set_items(ctx, v)
+            return f"{{{_joined(ctx, items, inner)}}}" if items else "set()"
+        parts = [f"{to_repr(ctx, k, inner)}: {to_repr(ctx, x, inner)}" for k, x in dict_items(ctx, v)]
+        text = ", ".join(parts)
+        if len(text) > MAX_STR:
+            raise too_long()
+        return f"{{{text}}}"
+    if is_exception_class(cls):
+        args = unbox(o[ARGS])
+        return f"{cls.name}({_joined(ctx, args, seen) if type(args) is tuple else ''})"
+    spec = getattr(cls, "dataclass", None)
+    if spec is not None and v.i not in seen:
+        if ctx.track:  # the fields shown are read, as comparing the dataclass reads them
+            ctx.reads.extend((v, cls.field_index[f]) for f in spec.fields)
+        fields = [f"{f}={to_repr(ctx, unbox(o[cls.field_index[f]]), seen | {v.i})}" for f in spec.fields]
+        return f"{cls.name}({', '.join(fields)})"
+    return f"<{cls.name} object>"
 
 
 def _joined(ctx: Ctx | None, items: tuple, seen: frozenset[int]) -> str:

@@ -283,8 +283,8 @@ class ModuleCompiler:
                       for t in n.targets if isinstance(t, ast.Name)}
         self.container_arith = self.has_dicts or any(
             isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Mult)) and any(
-                (_list_valued(x) or (isinstance(x, ast.Name) and x.id in list_names)) and not (isinstance(n.op, ast.Mult) and x is n.left
-                                                  and isinstance(x, ast.List) and len(x.elts) == 1)
+                (_list_valued(x) or (isinstance(x, ast.Name) and x.id in list_names))
+                and not (isinstance(n.op, ast.Mult) and x is n.left and isinstance(x, ast.List) and len(x.elts) == 1)
                 for x in (n.left, n.right)) for n in ast.walk(tree))
         if self.has_dicts:
             # A dict's size changes with its contents: its length, like a growing list's, is an access.

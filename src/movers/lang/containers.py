@@ -21,6 +21,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import ClassInfo, Ref, unbox
+from movers.lang import runtime_ops, strings
 from movers.lang.runtime_ops import MAX_SEQUENCE, _eq, too_big
 
 
@@ -126,10 +127,7 @@ def dict_set(ctx: Ctx, r: Any, k: Any, v: Any) -> None:
     n = len(o)
     if (n - 2) // 2 >= MAX_SEQUENCE:
         raise too_big("dict too large")
-    heap = ctx.heap
-    if type(heap) is tuple:
-        heap = ctx.heap = list(heap)
-    heap[r.i] = (*o, None, None)
+    ctx.put_object(r, (*o, None, None))
     ctx.set_field(r, n, k)
     ctx.set_field(r, n + 1, v)
 
@@ -147,10 +145,7 @@ def dict_delete(ctx: Ctx, r: Any, k: Any, default: Any = None, missing_raises: b
     if ctx.track:
         ctx.writes.extend((r, m) for m in range(j, len(o)))
     v = o[j + 1]
-    heap = ctx.heap
-    if type(heap) is tuple:
-        heap = ctx.heap = list(heap)
-    heap[r.i] = o[:j] + o[j + 2:]
+    ctx.put_object(r, o[:j] + o[j + 2:])
     if any(type(x) is Ref or type(x) is tuple for x in o[j:]):
         ctx.dirty = ctx.reshaped = True  # references moved or dropped
     return unbox(v)
@@ -172,10 +167,7 @@ def dict_clear(ctx: Ctx, r: Any) -> None:
     _read_all(ctx, r, o)
     if ctx.track:
         ctx.writes.extend((r, m) for m in range(2, len(o)))
-    heap = ctx.heap
-    if type(heap) is tuple:
-        heap = ctx.heap = list(heap)
-    heap[r.i] = o[:2]
+    ctx.put_object(r, o[:2])
     if len(o) > 2:
         ctx.dirty = ctx.reshaped = True
 
@@ -311,10 +303,7 @@ def _set_find(ctx: Ctx, o: tuple, k: Any) -> int:
 
 
 def _replace(ctx: Ctx, r: Ref, o: tuple) -> None:
-    heap = ctx.heap
-    if type(heap) is tuple:
-        heap = ctx.heap = list(heap)
-    heap[r.i] = o
+    ctx.put_object(r, o)
 
 
 def set_new(ctx: Ctx, cls: ClassInfo, items: Any) -> Ref:
@@ -540,3 +529,14 @@ def list_method(ctx: Ctx, r: Ref, method: str, vals: list[Any], copy_cls: ClassI
         _list_write(ctx, r, o, o[:2], 2)
         return None
     return ctx.alloc((copy_cls, None, *o[2:]))
+
+
+# The generic operations (``runtime_ops``: len, truth, ==, iteration; ``strings``: repr) reach dicts and sets
+# through these, which this module installs when it is imported (it builds on both, so they cannot import it).
+runtime_ops.dict_len = dict_len
+runtime_ops.dict_eq = dict_eq
+runtime_ops.set_eq = set_eq
+runtime_ops.dict_keys = dict_keys
+runtime_ops.set_items = set_items
+strings.read_dict_items = dict_items
+strings.read_set_items = set_items

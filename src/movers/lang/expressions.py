@@ -152,7 +152,7 @@ class ExpressionCompiler(FunctionCore):
         for v in e.values:
             if isinstance(v, ast.Constant):
                 text = str(v.value)
-                parts.append(lambda ctx, text=text: text)
+                parts.append(_constant(text))
             else:
                 parts.append(self._expr(v))
         size = strings.MAX_STR
@@ -196,7 +196,7 @@ class ExpressionCompiler(FunctionCore):
             raise self.mc.error(e, "unsupported construct: *args and **kwargs in a call")
         recv = self._expr(f.value)
         args = self.call_args(e) if user else [self._expr(a) for a in e.args]
-        names = [k.arg for k in e.keywords]
+        names = [k.arg or "" for k in e.keywords]  # no None: ** is refused above
         kwargs = [self._expr(k.value) for k in e.keywords]
         rv = self.value(f.value)
         cls = self.list_class(e) if method in strings.LIST_VALUED else None
@@ -329,7 +329,7 @@ class ExpressionCompiler(FunctionCore):
         for n in lf.captured:
             if n in self.cells:  # the closure shares the variable: it captures the cell
                 i = self.slot[n]
-                parts.append(lambda ctx, i=i: ctx.loc[i])
+                parts.append(_local_reader(i))
                 self.flow("store", ("field", site, f"$cap:{n}"), frozenset({("local", i)}))
                 continue
             ref_ = ast.copy_location(ast.Name(id=n, ctx=ast.Load()), e)
@@ -527,7 +527,8 @@ class ExpressionCompiler(FunctionCore):
             lo, hi, st = (b(ctx) for b in bounds)
             for x in (lo, hi, st):
                 if x is not None and not int_like(x):
-                    raise ModelError("slice indices must be integers or None or have an __index__ method", exc="TypeError")
+                    raise ModelError("slice indices must be integers or None or have an __index__ method",
+                                     exc="TypeError")
             if st == 0:
                 raise ModelError("slice step cannot be zero", exc="ValueError")
             if type(v) is tuple or type(v) is str:
@@ -798,7 +799,8 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Call) and _is_call_to(f.value, "super"):
                 return self.super_call(e, f)
-            if (f.attr in BUILTIN_METHODS and f.attr in self.container_methods()) or (f.attr in strings.STR_METHODS and (
+            container = f.attr in BUILTIN_METHODS and f.attr in self.container_methods()
+            if container or (f.attr in strings.STR_METHODS and (
                     f.attr != "join" or (len(e.args) == 1 and not e.keywords))):
                 return self.builtin_method(e, f)
             if f.attr in SYNC_METHODS or (f.attr == "wait_for"
@@ -896,7 +898,7 @@ class ExpressionCompiler(FunctionCore):
         return ([DICT_METHODS, SET_METHODS] if self.mc.has_dicts else []) + (
             [LIST_METHODS] if self.mc.has_lists or self.mc.has_dicts else [])
 
-    def container_methods(self) -> set[str]:
+    def container_methods(self) -> frozenset[str]:
         return _NON_DICT_METHODS.union(*self.method_tables())
 
     def dict_dispatch(self, e: ast.Call, method: str, rv: AV, other: Callable[[Ctx, Any, list[Any]], Any]
@@ -1097,35 +1099,7 @@ class ExpressionCompiler(FunctionCore):
     def store(self, t: ast.expr, value: AV = NO_VALUE) -> Callable[[Ctx, Any], None]:
         """The store into target ``t``; ``value`` is the abstract value stored (for the facts' flows)."""
         if isinstance(t, ast.Name):
-            name = t.id
-            if name in self.cells and name in self.slot and name not in self.global_names:
-                i = self.slot[name]
-                cell = frozenset({("local", i)})
-                self.facts.fields_written.add("$cell")
-                self.facts.uses.append(cell)
-                self.flow("store", ("field", cell, "$cell"), value)
-                return lambda ctx, v: ctx.set_field(ctx.loc[i], FIELDS, v)
-            if name in self.slot and name not in self.global_names and not self.is_module:
-                i = self.slot[name]
-                self.flow("store", ("local", i), value)
-
-                def store_local(ctx: Ctx, v: Any) -> None:
-                    loc = ctx.loc
-                    tv = type(v)
-                    if tv is Ref or tv is tuple or type(loc[i]) is Ref or type(loc[i]) is tuple:
-                        ctx.dirty = True
-                        v = box(v)
-                    elif tv is bool:
-                        v = box(v)
-                    loc[i] = v
-
-                return store_local
-            if name in self.mc.global_slot:
-                s = self.mc.global_slot[name]
-                self.facts.writes.add(name)
-                self.flow("store", ("global", name), value)
-                return lambda ctx, v: ctx.set_global(s, v)
-            raise self.mc.error(t, f"cannot assign to '{name}'")
+            return self.store_name(t, value)
         if isinstance(t, ast.Attribute):
             obj = self._expr(t.value)
             name = t.attr
@@ -1191,6 +1165,36 @@ class ExpressionCompiler(FunctionCore):
             return store_tuple
         raise self.mc.error(t, "unsupported assignment target")
 
+    def store_name(self, t: ast.Name, value: AV) -> Callable[[Ctx, Any], None]:
+        name = t.id
+        if name in self.cells and name in self.slot and name not in self.global_names:
+            i = self.slot[name]
+            cell = frozenset({("local", i)})
+            self.facts.fields_written.add("$cell")
+            self.facts.uses.append(cell)
+            self.flow("store", ("field", cell, "$cell"), value)
+            return lambda ctx, v: ctx.set_field(ctx.loc[i], FIELDS, v)
+        if name in self.slot and name not in self.global_names and not self.is_module:
+            i = self.slot[name]
+            self.flow("store", ("local", i), value)
+
+            def store_local(ctx: Ctx, v: Any) -> None:
+                loc = ctx.loc
+                tv = type(v)
+                if tv is Ref or tv is tuple or type(loc[i]) is Ref or type(loc[i]) is tuple:
+                    ctx.dirty = True
+                    v = box(v)
+                elif tv is bool:
+                    v = box(v)
+                loc[i] = v
+
+            return store_local
+        if name in self.mc.global_slot:
+            s = self.mc.global_slot[name]
+            self.facts.writes.add(name)
+            self.flow("store", ("global", name), value)
+            return lambda ctx, v: ctx.set_global(s, v)
+        raise self.mc.error(t, f"cannot assign to '{name}'")
 
     def store_starred(self, t: ast.Tuple | ast.List, value: AV) -> Callable[[Ctx, Any], None]:
         """``a, *rest, z = v``: as CPython, ``rest`` is a new list of the items between (an allocation)."""
@@ -1239,6 +1243,14 @@ UNKNOWN_METHODS = {
     "locked": "m.locked() is not supported: read the owner instead (m.owner is not None)",
     "is_alive": "t.is_alive() must be used as a value (alive = t.is_alive())",
 }
+
+
+def _constant(v: Any) -> Fn:
+    return lambda ctx: v
+
+
+def _local_reader(i: int) -> Fn:
+    return lambda ctx: ctx.loc[i]
 
 
 def _model_fields(classes: dict[str, ClassInfo]) -> set[str]:

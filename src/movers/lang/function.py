@@ -63,6 +63,9 @@ class ModuleFacts(Protocol):
     dataclasses: dict[str, Any]
     compared_fields: frozenset[str]
     uses_is_alive: bool
+    has_dicts: bool
+    has_defaultdict: bool
+    container_arith: bool
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError: ...
 

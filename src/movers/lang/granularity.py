@@ -465,7 +465,7 @@ class _Cut:
                 # the inner loop's break ends only it: the outer ones stop once the result is decided
                 done = _load(acc, e) if decides == "any" else ast.copy_location(
                     ast.UnaryOp(ast.Not(), _load(acc, e)), e)
-                stop = [ast.copy_location(ast.Break(), e)]
+                stop: list[ast.stmt] = [ast.copy_location(ast.Break(), e)]
                 body.append(ast.copy_location(ast.If(test=done, body=stop, orelse=[]), e))
         self.pre.append(assign(start))
         for s in body:

@@ -24,6 +24,20 @@ from movers.lang.functions_model import bind, function_of, signature_of
 CONTAINERS = frozenset({"dict", "set"})
 
 
+def _no_container(*args: Any) -> Any:
+    raise AssertionError("lang/containers.py installs this when it is imported, before any dict or set exists")
+
+
+# The operations on dicts and sets that the generic ones here need (a length, equality, the keys): they belong
+# to ``lang/containers.py``, which builds on this module and so installs them here when it is imported (as this
+# module installs ``strings.read_list``), before a model can make a dict or a set.
+dict_len: Callable[[Ctx, Ref, tuple], int] = _no_container
+dict_eq: Callable[[Ctx, Ref, tuple, Ref, tuple], bool] = _no_container
+set_eq: Callable[[Ctx, Ref, tuple, Ref, tuple], bool] = _no_container
+dict_keys: Callable[[Ctx, Ref], tuple] = _no_container
+set_items: Callable[[Ctx, Ref], tuple] = _no_container
+
+
 def check_ref(v: Any, what: str) -> Ref:
     if type(v) is not Ref:
         if v is None:
@@ -77,7 +91,6 @@ def length_of(ctx: Ctx, v: Any) -> int:
         o = ctx.heap[v.i]
         if not o[0].is_list:
             if o[0].builtin in CONTAINERS:
-                from movers.lang.containers import dict_len
                 return dict_len(ctx, v, o)
             raise ModelError(f"len() of a {o[0].name} object", exc="TypeError")
         _read_length(ctx, v, o)
@@ -93,7 +106,6 @@ def truth_of(ctx: Ctx, v: Any) -> bool:
         o = ctx.heap[v.i]
         if not o[0].is_list:
             if o[0].builtin in CONTAINERS:
-                from movers.lang.containers import dict_len
                 return dict_len(ctx, v, o) > 0
             return True
         _read_length(ctx, v, o)
@@ -234,10 +246,8 @@ def _eq(ctx: Ctx, a: Any, b: Any, depth: int = 0) -> bool:
     if oa is None or ob is None:
         da, db = ctx.heap[a.i], ctx.heap[b.i]
         if da[0].builtin == "dict" and db[0].builtin == "dict":
-            from movers.lang.containers import dict_eq
             return dict_eq(ctx, a, da, b, db)
         if da[0].builtin == "set" and db[0].builtin == "set":
-            from movers.lang.containers import set_eq
             return set_eq(ctx, a, da, b, db)
         return False  # an object is equal to itself only
     if len(oa) != len(ob):
@@ -425,10 +435,8 @@ def as_tuple(ctx: Ctx, v: Any) -> Any:
         if o[0].is_list:
             return list_items(ctx, v)
         if o[0].builtin == "dict":  # iterating a dict, `k in d`: its keys
-            from movers.lang.containers import dict_keys
             return dict_keys(ctx, v)
         if o[0].builtin == "set":
-            from movers.lang.containers import set_items
             return set_items(ctx, v)
     return v
 

@@ -41,6 +41,10 @@ def _no_reader(ctx: Ctx, r: Ref) -> tuple:
 # Every element of a list, each read recorded (``runtime_ops.list_items``, which installs itself here: it
 # imports this module, so this module cannot import it).
 read_list: Callable[[Ctx, Ref], tuple] = _no_reader
+# A dict's ``(key, value)`` pairs and a set's elements, every slot read: installed by ``lang/containers.py``
+# (which builds on runtime_ops, which builds on this module) when it is imported, before any dict exists.
+read_dict_items: Callable[[Ctx, Ref], tuple] = _no_reader
+read_set_items: Callable[[Ctx, Ref], tuple] = _no_reader
 
 
 def too_long() -> ModelError:
@@ -202,17 +206,15 @@ def to_repr(ctx: Ctx | None, v: Any, seen: frozenset[int] = frozenset()) -> str:
 def _object_repr(ctx: Ctx, v: Ref, o: tuple, seen: frozenset[int]) -> str:
     """``repr`` of a heap object that is not a list: a dict's and a set's contents and an exception's and a
     dataclass's constructor call, as CPython shows them; any other object as ``<Name object>``."""
-    from movers.lang.containers import dict_items, set_items  # containers imports runtime_ops, which imports us
-
     cls = o[0]
     if cls.builtin in ("dict", "set"):
         if v.i in seen:
             return "{...}"
         inner = seen | {v.i}
         if cls.builtin == "set":
-            items = set_items(ctx, v)
+            items = read_set_items(ctx, v)
             return f"{{{_joined(ctx, items, inner)}}}" if items else "set()"
-        parts = [f"{to_repr(ctx, k, inner)}: {to_repr(ctx, x, inner)}" for k, x in dict_items(ctx, v)]
+        parts = [f"{to_repr(ctx, k, inner)}: {to_repr(ctx, x, inner)}" for k, x in read_dict_items(ctx, v)]
         text = ", ".join(parts)
         if len(text) > MAX_STR:
             raise too_long()

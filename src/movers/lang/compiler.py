@@ -132,6 +132,7 @@ class ModuleCompiler:
         self.uses_is_alive = False
         self.has_dicts = self.has_defaultdict = self.container_arith = False
         self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
+        self.main_code = False  # the module's code is cut at its accesses (``_compile``)
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
@@ -212,6 +213,10 @@ class ModuleCompiler:
         bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
                    if isinstance(item, ast.FunctionDef)]
         late = self._after_first_start(init_body)
+        # Module code that goes on after starting a thread may run as the main thread: at access granularity
+        # it is then cut at its accesses like a function (``FunctionCore.is_step``), or its statements would be
+        # indivisible steps that CPython interleaves.
+        self.main_code = bool(late) and self.granularity == "access"
         if late:
             # The module's code after it starts a thread may run as the main thread (``main_thread``),
             # concurrently with the threads: what it writes there is not final.
@@ -224,7 +229,10 @@ class ModuleCompiler:
         self._compile_functions()
         init = Code("<module>", [], [], line=1)
         fc = FunctionCompiler(self, init, None, None)
-        fc.compile_block(fc.hoist(init_body))
+        init_body = fc.hoist(init_body)
+        if self.main_code:
+            init_body = fc.lowering().block(init_body)
+        fc.compile_block(init_body)
         fc.finish()
         for d in declarations:
             self._declaration(d)

@@ -1174,7 +1174,8 @@ class ExpressionCompiler(FunctionCore):
             self.facts.uses.append(cell)
             self.flow("store", ("field", cell, "$cell"), value)
             return lambda ctx, v: ctx.set_field(ctx.loc[i], FIELDS, v)
-        if name in self.slot and name not in self.global_names and not self.is_module:
+        # The module's own names are globals; its hidden temporaries (``$v1``, lang/granularity.py) are locals.
+        if name in self.slot and name not in self.global_names and (not self.is_module or name.startswith("$")):
             i = self.slot[name]
             self.flow("store", ("local", i), value)
 

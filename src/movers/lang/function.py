@@ -64,6 +64,7 @@ class ModuleFacts(Protocol):
     compared_fields: frozenset[str]
     uses_is_alive: bool
     has_dicts: bool
+    main_code: bool
     has_defaultdict: bool
     container_arith: bool
 
@@ -274,7 +275,7 @@ class FunctionCore:
         """Whether a node that would start a step under statement granularity starts one under the module's
         granularity: under "access", only one that synchronises, chooses or accesses shared memory
         (lang/granularity.py); local work is glue."""
-        if self.mc.granularity != "access" or self.is_module:
+        if self.mc.granularity != "access" or (self.is_module and not self.mc.main_code):
             return True
         if info.get("kind", "stmt") in SYNC_KINDS or info.get("chooses"):
             return True
@@ -324,7 +325,7 @@ class FunctionCore:
                             info["succ"] = (*info["succ"], p.handler.pc)
                 handlers.append((tuple(p.intervals), p.handler.pc, p.slot, p.stops))
             self.code.handlers = tuple(handlers)
-        if self.mc.granularity == "access" and not self.is_module:
+        if self.mc.granularity == "access" and (not self.is_module or self.mc.main_code):
             for k in break_local_cycles([info for _, info in self.pending], {h.pc for h in self.while_heads}):
                 self.pending[k][1]["costly"] = True
         for mk, info in self.pending:

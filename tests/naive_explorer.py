@@ -34,6 +34,10 @@ array elements and fields of module-level objects, ``if``/``else``, ``while``, `
 ``with lock:``, ``lock.acquire()``, ``lock.release()``, ``if lock.acquire(blocking=False):`` (a try-lock: one
 step that takes the lock when it is free, else goes to the ``else`` branch), ``assert``, ``wait_until(c)``,
 ``assume(c)``.
+Plain Python too: ``import threading``, ``threading.Lock()``, ``t = threading.Thread(target=f, args=(...))``
+and ``t.start()``; the module's code after its starts (from the first statement that neither makes nor starts a
+thread) is one more thread, after the started ones (docs/language.md section 2, "The main thread"), with
+``t.join()`` (blocks until thread ``t`` has terminated) and the module's names as its globals.
 Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str`` and ``repr``):
 strings, their methods, f-strings and slices included.
 
@@ -106,6 +110,15 @@ def _call_name(node: ast.expr) -> tuple[str | None, str]:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return node.value.id, node.attr
     raise Unsupported(ast.unparse(node))
+
+
+def _callee(node: ast.expr) -> str | None:
+    """The name a call calls: ``Lock`` for ``Lock()`` and ``threading.Lock()``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "threading":
+        return node.attr
+    return None
 
 
 def _name(name: str) -> ast.Name:
@@ -238,8 +251,10 @@ class _Function:
     None under statement granularity (every instruction is a step)."""
 
     def __init__(self, fdef: ast.FunctionDef, locks: set[str], objects: set[str] | None = None,
-                 shared: _Shared | None = None, arrays: set[str] | None = None) -> None:
+                 shared: _Shared | None = None, arrays: set[str] | None = None,
+                 handles: dict[str, int] | None = None) -> None:
         self.params = [a.arg for a in fdef.args.args]
+        self.handles = handles or {}
         self.locks = locks
         self.objects = objects or set()
         self.arrays = arrays or set()
@@ -495,6 +510,8 @@ class _Function:
             return cont  # a docstring
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             recv, name = _call_name(s.value.func)
+            if recv in self.handles and name == "join" and not s.value.args:
+                return self._new(("join", self.handles[recv], cont))
             if recv in self.locks and name in ("acquire", "release"):
                 return self._new(("acq" if name == "acquire" else "rel", recv, cont))
             if recv is None and name == "wait_until" and len(s.value.args) == 1:
@@ -551,11 +568,27 @@ class NaiveModel:
         self.onames: list[str] = []
         oinit: list[tuple] = []
         self.locks: list[str] = []
+        self._frames: tuple = ()  # the frames of the state being expanded (a join reads them)
         classes: dict[str, tuple] = {}
         fdefs: dict[str, ast.FunctionDef] = {}
         starts: list[tuple[str, tuple]] = []
+        handles: dict[str, tuple[str, tuple]] = {}  # t = Thread(target=f, args=(...)): not yet started
+        started: dict[str, int] = {}  # a started handle's thread index
+        main: list[ast.stmt] = []  # the module's code from its first step after a start() on: MainThread
         for s in tree.body:
-            if isinstance(s, ast.ImportFrom):
+            if main or (starts and not self._starts(s)):
+                main.append(s)
+                continue
+            if isinstance(s, ast.ImportFrom | ast.Import):
+                continue
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                    and self._thread_call(s.value):
+                handles[s.targets[0].id] = self._thread_call(s.value)  # type: ignore[assignment]
+                continue
+            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
+                    and s.value.func.attr == "start" and isinstance(s.value.func.value, ast.Name):
+                started[s.value.func.value.id] = len(starts)
+                starts.append(handles[s.value.func.value.id])
                 continue
             if isinstance(s, ast.FunctionDef):
                 fdefs[s.name] = s
@@ -563,7 +596,7 @@ class NaiveModel:
                 classes[s.name] = _constructor_fields(s)
             elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
                 name, v = s.targets[0].id, s.value
-                if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "Lock":
+                if isinstance(v, ast.Call) and _callee(v.func) == "Lock":
                     self.locks.append(name)
                 elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in classes:
                     self.onames.append(name)
@@ -578,18 +611,24 @@ class NaiveModel:
                 thread = s.value.func
                 if not (isinstance(thread, ast.Attribute) and thread.attr == "start"):
                     raise Unsupported(ast.unparse(s))
-                call = thread.value
-                assert isinstance(call, ast.Call)
-                kw = {k.arg: k.value for k in call.keywords}
-                target = kw["target"]
-                assert isinstance(target, ast.Name)
-                args = ast.literal_eval(kw["args"]) if "args" in kw else ()
-                starts.append((target.id, tuple(args)))
+                call = self._thread_call(thread.value)
+                if call is None:
+                    raise Unsupported(ast.unparse(s))
+                starts.append(call)
             else:
                 raise Unsupported(f"line {s.lineno}: {ast.unparse(s)}")
+        if main:
+            # The rest of the module's code is a thread after the others (docs/language.md section 2); it
+            # reads and writes the module's names as globals.
+            names = [*self.gnames, *self.anames, *self.onames]
+            body: list[ast.stmt] = [ast.Global(names)] if names else []
+            fdefs["<main>"] = ast.FunctionDef(name="<main>", args=ast.arguments(
+                posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body=[*body, *main],
+                decorator_list=[])
+            starts.append(("<main>", ()))
         lockset = set(self.locks)
         shared = _shared(list(fdefs.values())) if granularity == "access" else None
-        compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames))
+        compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames), started)
                     for name, f in fdefs.items()}
         self.threads = [compiled[name] for name, _ in starts]
         frames = tuple(
@@ -598,10 +637,29 @@ class NaiveModel:
         )
         self.initial = (tuple(ginit), tuple(ainit), tuple(oinit), tuple(None for _ in self.locks), frames)
 
+    @staticmethod
+    def _thread_call(e: ast.expr) -> tuple[str, tuple] | None:
+        """(target, args) of ``Thread(target=f, args=(...))``, else None."""
+        if not (isinstance(e, ast.Call) and _callee(e.func) == "Thread"):
+            return None
+        kw = {k.arg: k.value for k in e.keywords}
+        target = kw["target"]
+        assert isinstance(target, ast.Name)
+        args = ast.literal_eval(kw["args"]) if "args" in kw else ()
+        return target.id, tuple(args)
+
+    def _starts(self, s: ast.stmt) -> bool:
+        """Whether ``s`` only creates or starts a thread (the module's code runs on atomically through it)."""
+        if isinstance(s, ast.Assign):
+            return self._thread_call(s.value) is not None
+        return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) \
+            and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "start"
+
     def successors(self, state: tuple) -> tuple[list[tuple], set[str]]:
         """The successor states and the kinds of violation found in this state's steps. A step runs the
         instruction at the thread's pc, then the glue instructions after it (see the module docstring)."""
         g, arrays, objects, owners, frames = state
+        self._frames = frames
         out: list[tuple] = []
         kinds: set[str] = set()
         live = False
@@ -717,6 +775,10 @@ class NaiveModel:
             if owners[k] != t:
                 return None
             o2 = owners[:k] + (None,) + owners[k + 1 :]
+            nxt = ins[2]
+        elif op == "join":
+            if self._frames[ins[1]][0] >= 0:
+                return []  # blocked until the thread has terminated
             nxt = ins[2]
         elif op == "wait":
             if not eval(ins[1], _NO_BUILTINS, env):

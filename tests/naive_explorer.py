@@ -38,6 +38,11 @@ Plain Python too: ``import threading``, ``threading.Lock()``, ``t = threading.Th
 and ``t.start()``; the module's code after its starts (from the first statement that neither makes nor starts a
 thread) is one more thread, after the started ones (docs/language.md section 2, "The main thread"), with
 ``t.join()`` (blocks until thread ``t`` has terminated) and the module's names as its globals.
+Dicts: module-level ``d = {k: v, ...}`` (kept as its (key, value) pairs in insertion order) with ``d[k]``,
+``d[k] = e``, ``d[k] += e``, ``k in d``, ``d.get(k, v)``, ``len(d)``, ``not d`` and ``d.pop(k, v)`` (also as a
+statement), each one access when some function writes an element or pops (docs/language.md section 4.9); a
+missing key is a "runtime-error". (A bare ``d`` as a condition is not an access here: write ``not d`` or
+``len(d)``.)
 Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str`` and ``repr``):
 strings, their methods, f-strings and slices included.
 
@@ -151,6 +156,8 @@ def _shared(fdefs: list[ast.FunctionDef]) -> _Shared:
                 targets = node.targets
             elif isinstance(node, ast.AugAssign | ast.For):
                 targets = [node.target]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "pop":
+                elements = True  # d.pop(k, default) removes an entry
             for t in targets:
                 if isinstance(t, ast.Name) and t.id in declared:
                     names.add(t.id)
@@ -252,9 +259,10 @@ class _Function:
 
     def __init__(self, fdef: ast.FunctionDef, locks: set[str], objects: set[str] | None = None,
                  shared: _Shared | None = None, arrays: set[str] | None = None,
-                 handles: dict[str, int] | None = None) -> None:
+                 handles: dict[str, int] | None = None, dicts: set[str] | None = None) -> None:
         self.params = [a.arg for a in fdef.args.args]
         self.handles = handles or {}
+        self.dicts = dicts or set()
         self.locks = locks
         self.objects = objects or set()
         self.arrays = arrays or set()
@@ -340,6 +348,14 @@ class _Function:
             return sh.elements and any(
                 isinstance(op, ast.In | ast.NotIn) and isinstance(c, ast.Name) and c.id in self.arrays
                 for op, c in zip(node.ops, node.comparators, strict=True))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):  # `not d`: the dict's truth
+            return sh.elements and isinstance(node.operand, ast.Name) and node.operand.id in self.dicts
+        if isinstance(node, ast.Call) and sh.elements:  # len(d), d.get(k, v), d.pop(k, v): one access each
+            f = node.func
+            if isinstance(f, ast.Name) and f.id == "len":
+                return len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id in self.dicts
+            return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in self.dicts \
+                and f.attr in ("get", "pop")
         return False
 
     def accesses(self, e: ast.AST | None) -> list[ast.AST]:
@@ -510,6 +526,9 @@ class _Function:
             return cont  # a docstring
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             recv, name = _call_name(s.value.func)
+            if recv in self.dicts and name == "pop":  # its value goes to a temporary that disappears at once
+                temp = self.temp()
+                return self._new(("assign", "l", temp, None, (_expr(s.value),), cont), drops={temp})
             if recv in self.handles and name == "join" and not s.value.args:
                 return self._new(("join", self.handles[recv], cont))
             if recv in self.locks and name in ("acquire", "release"):
@@ -568,6 +587,7 @@ class NaiveModel:
         self.onames: list[str] = []
         oinit: list[tuple] = []
         self.locks: list[str] = []
+        self.dnames: set[str] = set()
         self._frames: tuple = ()  # the frames of the state being expanded (a join reads them)
         classes: dict[str, tuple] = {}
         fdefs: dict[str, ast.FunctionDef] = {}
@@ -601,6 +621,10 @@ class NaiveModel:
                 elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in classes:
                     self.onames.append(name)
                     oinit.append(classes[v.func.id])
+                elif isinstance(v, ast.Dict):  # a dict: its (key, value) pairs in insertion order
+                    self.anames.append(name)
+                    self.dnames.add(name)
+                    ainit.append(tuple(ast.literal_eval(v).items()))
                 elif isinstance(v, ast.List):
                     self.anames.append(name)
                     ainit.append(tuple(ast.literal_eval(v)))
@@ -628,7 +652,8 @@ class NaiveModel:
             starts.append(("<main>", ()))
         lockset = set(self.locks)
         shared = _shared(list(fdefs.values())) if granularity == "access" else None
-        compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames), started)
+        compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames), started,
+                              self.dnames)
                     for name, f in fdefs.items()}
         self.threads = [compiled[name] for name, _ in starts]
         frames = tuple(
@@ -654,6 +679,11 @@ class NaiveModel:
             return self._thread_call(s.value) is not None
         return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) \
             and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "start"
+
+    def _dicts_back(self, arrays: tuple, env: dict[str, Any]) -> tuple:
+        """``arrays`` with the dicts an evaluation changed (``d.pop``) as ``env`` has them now."""
+        return tuple(tuple(env[n].items()) if n in self.dnames else a for n, a in zip(self.anames, arrays,
+                                                                                      strict=True))
 
     def successors(self, state: tuple) -> tuple[list[tuple], set[str]]:
         """The successor states and the kinds of violation found in this state's steps. A step runs the
@@ -703,7 +733,7 @@ class NaiveModel:
         ins = fn.code[pc]
         op = ins[0]
         env = dict(zip(self.gnames, g, strict=True))
-        env.update(zip(self.anames, arrays, strict=True))
+        env.update((n, dict(a) if n in self.dnames else a) for n, a in zip(self.anames, arrays, strict=True))
         env.update((n, _Object(o)) for n, o in zip(self.onames, objects, strict=True))
         env.update(loc)
         drops = fn.drops[pc]
@@ -719,11 +749,11 @@ class NaiveModel:
             for value in alternatives:
                 try:
                     v = eval(value, _NO_BUILTINS, env)
-                except (TypeError, ValueError, ZeroDivisionError):
+                except (TypeError, ValueError, ZeroDivisionError, KeyError):
                     out.append("runtime-error")
                     continue
                 locd = dict(loc)
-                g2, a2, ob2 = g, arrays, objects
+                g2, a2, ob2 = g, self._dicts_back(arrays, env), objects
                 if kind == "g":
                     k = self.gnames.index(name)
                     g2 = g[:k] + (v,) + g[k + 1 :]
@@ -734,6 +764,11 @@ class NaiveModel:
                     fields = dict(objects[k])
                     fields[index] = v
                     ob2 = objects[:k] + (tuple(sorted(fields.items())),) + objects[k + 1 :]
+                elif name in self.dnames:
+                    k = self.anames.index(name)
+                    entries = dict(a2[k])
+                    entries[eval(index, _NO_BUILTINS, env)] = v
+                    a2 = a2[:k] + (tuple(entries.items()),) + a2[k + 1 :]
                 else:
                     k = self.anames.index(name)
                     i = eval(index, _NO_BUILTINS, env)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, note, settings
 try:
     from differential import run_differential, violation_kinds
     from naive_explorer import naive_explore
-    from strategies import main_models
+    from strategies import dict_models, main_models
 except ImportError:  # tests/ imported as a package
     from tests.differential import run_differential, violation_kinds
     from tests.naive_explorer import naive_explore
@@ -67,6 +67,32 @@ def test_main_thread_agrees_with_the_naive_explorer_nightly(src: str, granularit
 @EVERYDAY
 @given(src=main_models())
 def test_main_thread_reductions_agree_with_none(src: str, granularity: str) -> None:
+    note(src)
+    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
+
+
+# -- dicts ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@EVERYDAY
+@given(src=dict_models())
+def test_dicts_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
+    _agrees_with_naive(src, granularity)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@NIGHTLY
+@given(src=dict_models())
+def test_dicts_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
+    _agrees_with_naive(src, granularity)
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@EVERYDAY
+@given(src=dict_models())
+def test_dicts_reductions_agree_with_none(src: str, granularity: str) -> None:
     note(src)
     run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
 
@@ -127,3 +153,33 @@ def test_movers_cuts_the_main_threads_reads() -> None:
     import movers
 
     assert movers.check(MAIN_READS_TWICE).verdict == "violation"
+
+
+LOST_UPDATE = """import threading
+
+d = {0: 0}
+
+def worker():
+    d[0] = d.get(0, 0) + 1      # two accesses: a read, then a write
+
+t0 = threading.Thread(target=worker)
+t1 = threading.Thread(target=worker)
+t0.start()
+t1.start()
+t0.join()
+t1.join()
+assert d[0] == 2 and len(d) == 1
+"""
+
+
+@pytest.mark.parametrize(("granularity", "verdict"), [("access", "violation"), ("statement", "ok")])
+def test_a_dict_read_and_write_are_two_accesses(granularity: str, verdict: str) -> None:
+    assert naive_explore(LOST_UPDATE, granularity=granularity).verdict == verdict
+    _agrees_with_naive(LOST_UPDATE, granularity, fixed=True)
+
+
+def test_a_dict_pop_statement_changes_the_dict_and_leaves_no_local() -> None:
+    src = LOST_UPDATE.replace("d[0] = d.get(0, 0) + 1      # two accesses: a read, then a write",
+                              "d.pop(0, None)").replace("assert d[0] == 2 and len(d) == 1", "assert not d")
+    assert naive_explore(src).verdict == "ok"
+    _agrees_with_naive(src, "access", fixed=True)

@@ -43,6 +43,10 @@ Dicts: module-level ``d = {k: v, ...}`` (kept as its (key, value) pairs in inser
 statement), each one access when some function writes an element or pops (docs/language.md section 4.9); a
 missing key is a "runtime-error". (A bare ``d`` as a condition is not an access here: write ``not d`` or
 ``len(d)``.)
+Exceptions: ``try:`` with ``except E:`` / ``except (E1, E2):`` clauses (built-in classes, no ``as``, no ``else``
+or ``finally``) around statements whose evaluation raises (a missing key: ``KeyError``) and ``raise E()``;
+raising and entering a handler are local work (docs/language.md section 5.1); an exception no clause of the
+function catches ends the thread: a "runtime-error".
 Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str`` and ``repr``):
 strings, their methods, f-strings and slices included.
 
@@ -55,6 +59,7 @@ does not hold is a "runtime-error".
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 from collections import deque
 from dataclasses import dataclass, field
@@ -280,6 +285,8 @@ class _Function:
         self.code: list[tuple] = []
         self.costly: list[bool] = []  # whether a step may rest before the instruction
         self.drops: list[tuple[str, ...]] = []  # the temporaries that disappear in the instruction
+        self.catching: list[tuple[tuple[type, ...], int]] = []  # the enclosing except clauses, innermost first
+        self.catch: list[tuple[tuple[tuple[type, ...], int], ...]] = []  # each instruction's except clauses
         self.temps = 0
         self.loops: list[int] = []  # the first instruction of each while loop
         self.entry = self._block(fdef.body, -1)
@@ -292,6 +299,7 @@ class _Function:
 
     def _new(self, ins: tuple | None, costly: bool = True, drops: set[str] | tuple = ()) -> int:
         self.code.append(ins or ())
+        self.catch.append(tuple(self.catching))
         self.costly.append(costly or self.shared is None)
         self.drops.append(tuple(sorted(drops)))
         return len(self.code) - 1
@@ -524,6 +532,22 @@ class _Function:
             return self._link(pieces, self._new(("assert", _expr(test), cont), costly, drops))
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
             return cont  # a docstring
+        if isinstance(s, ast.Try) and not s.orelse and not s.finalbody:
+            # Entering and leaving a try, raising and testing the except clauses are local work (section 5.1).
+            clauses: list[tuple[tuple[type, ...], int]] = []
+            for h in s.handlers:
+                if h.name is not None or h.type is None:
+                    raise Unsupported(ast.unparse(s))
+                names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+                types = tuple(getattr(builtins, n.id) for n in names if isinstance(n, ast.Name))
+                clauses.append((types, self._block(h.body, cont)))
+            self.catching = clauses + self.catching
+            body = self._block(s.body, cont)
+            self.catching = self.catching[len(clauses):]
+            return body
+        if isinstance(s, ast.Raise) and s.cause is None and isinstance(s.exc, ast.Call) \
+                and isinstance(s.exc.func, ast.Name) and not s.exc.args:
+            return self._new(("raise", getattr(builtins, s.exc.func.id), cont), costly=False)
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             recv, name = _call_name(s.value.func)
             if recv in self.dicts and name == "pop":  # its value goes to a temporary that disappears at once
@@ -680,6 +704,16 @@ class NaiveModel:
         return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) \
             and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "start"
 
+    @staticmethod
+    def _raise(fn: _Function, pc: int, exc: type, here: _Next) -> _Next | str:
+        """Where an exception of class ``exc`` raised at ``pc`` goes: the first except clause around it that
+        matches (with the pending temporaries gone), else the thread dies: a "runtime-error"."""
+        for types, handler in fn.catch[pc]:
+            if issubclass(exc, types):
+                g, arrays, objects, owners, _, loc = here
+                return (g, arrays, objects, owners, handler, {k: v for k, v in loc.items() if not k.startswith(_TEMP)})
+        return "runtime-error"
+
     def _dicts_back(self, arrays: tuple, env: dict[str, Any]) -> tuple:
         """``arrays`` with the dicts an evaluation changed (``d.pop``) as ``env`` has them now."""
         return tuple(tuple(env[n].items()) if n in self.dnames else a for n, a in zip(self.anames, arrays,
@@ -749,8 +783,8 @@ class NaiveModel:
             for value in alternatives:
                 try:
                     v = eval(value, _NO_BUILTINS, env)
-                except (TypeError, ValueError, ZeroDivisionError, KeyError):
-                    out.append("runtime-error")
+                except (TypeError, ValueError, ZeroDivisionError, KeyError) as e:
+                    out.append(self._raise(fn, pc, type(e), here))
                     continue
                 locd = dict(loc)
                 g2, a2, ob2 = g, self._dicts_back(arrays, env), objects
@@ -811,6 +845,8 @@ class NaiveModel:
                 return None
             o2 = owners[:k] + (None,) + owners[k + 1 :]
             nxt = ins[2]
+        elif op == "raise":
+            return [self._raise(fn, pc, ins[1], here)]
         elif op == "join":
             if self._frames[ins[1]][0] >= 0:
                 return []  # blocked until the thread has terminated

@@ -698,10 +698,19 @@ def _dict_cond(draw: DrawFn) -> str:
     return f"{a} {draw(st.sampled_from(['==', '!=', '<']))} {draw(st.integers(0, 2))}"
 
 
-def _dict_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
+def _dict_statement(draw: DrawFn, fn: _Fn, depth: int, exceptions: bool = False) -> list[str]:
     fn.budget -= 1
     k = draw(st.integers(0, 2))
-    kind = draw(st.integers(0, 9))
+    kind = draw(st.integers(0, 11 if exceptions and depth == 0 else 9))
+    if kind == 10:  # a read of a key another thread may pop, its KeyError caught
+        handler = _dict_statement(draw, fn, depth + 1) if fn.budget >= 1 else ["pass"]
+        clause = draw(st.sampled_from(["KeyError", "LookupError", "(ValueError, KeyError)"]))
+        return ["try:", f"    t{draw(st.integers(0, 1))} = d[{k}]", f"except {clause}:", *_indent(handler)]
+    if kind == 11:  # a raise under a condition, caught in the same function
+        rest = _dict_statement(draw, fn, depth + 1) if fn.budget >= 1 else ["pass"]
+        handler = _dict_statement(draw, fn, depth + 1) if fn.budget >= 1 else ["pass"]
+        return ["try:", f"    if {_dict_cond(draw)}:", "        raise ValueError()", *_indent(rest),
+                "except ValueError:", *_indent(handler)]
     if kind == 0:
         return [f"assert {_dict_cond(draw)}"]
     if kind == 1 and depth == 0 and fn.budget >= 1:
@@ -727,7 +736,7 @@ def _dict_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
 
 
 @st.composite
-def dict_models(draw: DrawFn, max_threads: int = 3) -> str:
+def dict_models(draw: DrawFn, max_threads: int = 3, exceptions: bool = False) -> str:
     """A plain-Python model whose threads read and write a module-level dict (``d[k]``, ``d[k] = e``,
     ``k in d``, ``d.get(k, v)``, ``len(d)``, ``d.pop(k, v)``; each one access, docs/language.md section 4.9) and
     a global ``x``; the module's code starts the threads, joins them and asserts on the dict::
@@ -759,7 +768,10 @@ def dict_models(draw: DrawFn, max_threads: int = 3) -> str:
 
     ``d[k]`` is read only after ``k in d``, which another thread may falsify (a ``KeyError``: a runtime error).
     Every model's first thread writes ``d`` first, so that the main thread's reads of ``d`` are accesses (see
-    ``main_models`` on why that matters)."""
+    ``main_models`` on why that matters).
+
+    exceptions: also ``try: t0 = d[k]`` / ``except KeyError:`` (or ``LookupError``, or a tuple of classes) and
+    ``try: if cond: raise ValueError()`` ... ``except ValueError:``, each with a handler in the same function."""
     lines = ["import threading", "", f"d = {{0: {draw(st.integers(0, 2))}, 1: {draw(st.integers(0, 2))}}}",
              "x = 0", "m = threading.Lock()"]
     n_threads = draw(st.integers(2, max_threads))
@@ -769,7 +781,7 @@ def dict_models(draw: DrawFn, max_threads: int = 3) -> str:
         if k == 0:
             body.append(f"d[{draw(st.integers(0, 2))}] = {draw(st.integers(0, 2))}")
         while fn.budget > 0:
-            body += _dict_statement(draw, fn, 0)
+            body += _dict_statement(draw, fn, 0, exceptions)
         decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
         lines += ["", f"def worker_{k}():", *_indent(decl + body)]
     lines.append("")

@@ -34,6 +34,19 @@ array elements and fields of module-level objects, ``if``/``else``, ``while``, `
 ``with lock:``, ``lock.acquire()``, ``lock.release()``, ``if lock.acquire(blocking=False):`` (a try-lock: one
 step that takes the lock when it is free, else goes to the ``else`` branch), ``assert``, ``wait_until(c)``,
 ``assume(c)``.
+Plain Python too: ``import threading``, ``threading.Lock()``, ``t = threading.Thread(target=f, args=(...))``
+and ``t.start()``; the module's code after its starts (from the first statement that neither makes nor starts a
+thread) is one more thread, after the started ones (docs/language.md section 2, "The main thread"), with
+``t.join()`` (blocks until thread ``t`` has terminated) and the module's names as its globals.
+Dicts: module-level ``d = {k: v, ...}`` (kept as its (key, value) pairs in insertion order) with ``d[k]``,
+``d[k] = e``, ``d[k] += e``, ``k in d``, ``d.get(k, v)``, ``len(d)``, ``not d`` and ``d.pop(k, v)`` (also as a
+statement), each one access when some function writes an element or pops (docs/language.md section 4.9); a
+missing key is a "runtime-error". (A bare ``d`` as a condition is not an access here: write ``not d`` or
+``len(d)``.)
+Exceptions: ``try:`` with ``except E:`` / ``except (E1, E2):`` clauses (built-in classes, no ``as``, no ``else``
+or ``finally``) around statements whose evaluation raises (a missing key: ``KeyError``) and ``raise E()``;
+raising and entering a handler are local work (docs/language.md section 5.1); an exception no clause of the
+function catches ends the thread: a "runtime-error".
 Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str`` and ``repr``):
 strings, their methods, f-strings and slices included.
 
@@ -46,6 +59,7 @@ does not hold is a "runtime-error".
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 from collections import deque
 from dataclasses import dataclass, field
@@ -108,6 +122,15 @@ def _call_name(node: ast.expr) -> tuple[str | None, str]:
     raise Unsupported(ast.unparse(node))
 
 
+def _callee(node: ast.expr) -> str | None:
+    """The name a call calls: ``Lock`` for ``Lock()`` and ``threading.Lock()``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "threading":
+        return node.attr
+    return None
+
+
 def _name(name: str) -> ast.Name:
     return ast.Name(name, ast.Load())
 
@@ -138,6 +161,8 @@ def _shared(fdefs: list[ast.FunctionDef]) -> _Shared:
                 targets = node.targets
             elif isinstance(node, ast.AugAssign | ast.For):
                 targets = [node.target]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "pop":
+                elements = True  # d.pop(k, default) removes an entry
             for t in targets:
                 if isinstance(t, ast.Name) and t.id in declared:
                     names.add(t.id)
@@ -238,8 +263,11 @@ class _Function:
     None under statement granularity (every instruction is a step)."""
 
     def __init__(self, fdef: ast.FunctionDef, locks: set[str], objects: set[str] | None = None,
-                 shared: _Shared | None = None, arrays: set[str] | None = None) -> None:
+                 shared: _Shared | None = None, arrays: set[str] | None = None,
+                 handles: dict[str, int] | None = None, dicts: set[str] | None = None) -> None:
         self.params = [a.arg for a in fdef.args.args]
+        self.handles = handles or {}
+        self.dicts = dicts or set()
         self.locks = locks
         self.objects = objects or set()
         self.arrays = arrays or set()
@@ -257,6 +285,8 @@ class _Function:
         self.code: list[tuple] = []
         self.costly: list[bool] = []  # whether a step may rest before the instruction
         self.drops: list[tuple[str, ...]] = []  # the temporaries that disappear in the instruction
+        self.catching: list[tuple[tuple[type, ...], int]] = []  # the enclosing except clauses, innermost first
+        self.catch: list[tuple[tuple[tuple[type, ...], int], ...]] = []  # each instruction's except clauses
         self.temps = 0
         self.loops: list[int] = []  # the first instruction of each while loop
         self.entry = self._block(fdef.body, -1)
@@ -269,6 +299,7 @@ class _Function:
 
     def _new(self, ins: tuple | None, costly: bool = True, drops: set[str] | tuple = ()) -> int:
         self.code.append(ins or ())
+        self.catch.append(tuple(self.catching))
         self.costly.append(costly or self.shared is None)
         self.drops.append(tuple(sorted(drops)))
         return len(self.code) - 1
@@ -325,6 +356,14 @@ class _Function:
             return sh.elements and any(
                 isinstance(op, ast.In | ast.NotIn) and isinstance(c, ast.Name) and c.id in self.arrays
                 for op, c in zip(node.ops, node.comparators, strict=True))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):  # `not d`: the dict's truth
+            return sh.elements and isinstance(node.operand, ast.Name) and node.operand.id in self.dicts
+        if isinstance(node, ast.Call) and sh.elements:  # len(d), d.get(k, v), d.pop(k, v): one access each
+            f = node.func
+            if isinstance(f, ast.Name) and f.id == "len":
+                return len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id in self.dicts
+            return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in self.dicts \
+                and f.attr in ("get", "pop")
         return False
 
     def accesses(self, e: ast.AST | None) -> list[ast.AST]:
@@ -493,8 +532,29 @@ class _Function:
             return self._link(pieces, self._new(("assert", _expr(test), cont), costly, drops))
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
             return cont  # a docstring
+        if isinstance(s, ast.Try) and not s.orelse and not s.finalbody:
+            # Entering and leaving a try, raising and testing the except clauses are local work (section 5.1).
+            clauses: list[tuple[tuple[type, ...], int]] = []
+            for h in s.handlers:
+                if h.name is not None or h.type is None:
+                    raise Unsupported(ast.unparse(s))
+                names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+                types = tuple(getattr(builtins, n.id) for n in names if isinstance(n, ast.Name))
+                clauses.append((types, self._block(h.body, cont)))
+            self.catching = clauses + self.catching
+            body = self._block(s.body, cont)
+            self.catching = self.catching[len(clauses):]
+            return body
+        if isinstance(s, ast.Raise) and s.cause is None and isinstance(s.exc, ast.Call) \
+                and isinstance(s.exc.func, ast.Name) and not s.exc.args:
+            return self._new(("raise", getattr(builtins, s.exc.func.id), cont), costly=False)
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             recv, name = _call_name(s.value.func)
+            if recv in self.dicts and name == "pop":  # its value goes to a temporary that disappears at once
+                temp = self.temp()
+                return self._new(("assign", "l", temp, None, (_expr(s.value),), cont), drops={temp})
+            if recv in self.handles and name == "join" and not s.value.args:
+                return self._new(("join", self.handles[recv], cont))
             if recv in self.locks and name in ("acquire", "release"):
                 return self._new(("acq" if name == "acquire" else "rel", recv, cont))
             if recv is None and name == "wait_until" and len(s.value.args) == 1:
@@ -551,11 +611,28 @@ class NaiveModel:
         self.onames: list[str] = []
         oinit: list[tuple] = []
         self.locks: list[str] = []
+        self.dnames: set[str] = set()
+        self._frames: tuple = ()  # the frames of the state being expanded (a join reads them)
         classes: dict[str, tuple] = {}
         fdefs: dict[str, ast.FunctionDef] = {}
         starts: list[tuple[str, tuple]] = []
+        handles: dict[str, tuple[str, tuple]] = {}  # t = Thread(target=f, args=(...)): not yet started
+        started: dict[str, int] = {}  # a started handle's thread index
+        main: list[ast.stmt] = []  # the module's code from its first step after a start() on: MainThread
         for s in tree.body:
-            if isinstance(s, ast.ImportFrom):
+            if main or (starts and not self._starts(s)):
+                main.append(s)
+                continue
+            if isinstance(s, ast.ImportFrom | ast.Import):
+                continue
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                    and self._thread_call(s.value):
+                handles[s.targets[0].id] = self._thread_call(s.value)  # type: ignore[assignment]
+                continue
+            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
+                    and s.value.func.attr == "start" and isinstance(s.value.func.value, ast.Name):
+                started[s.value.func.value.id] = len(starts)
+                starts.append(handles[s.value.func.value.id])
                 continue
             if isinstance(s, ast.FunctionDef):
                 fdefs[s.name] = s
@@ -563,11 +640,15 @@ class NaiveModel:
                 classes[s.name] = _constructor_fields(s)
             elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
                 name, v = s.targets[0].id, s.value
-                if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "Lock":
+                if isinstance(v, ast.Call) and _callee(v.func) == "Lock":
                     self.locks.append(name)
                 elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in classes:
                     self.onames.append(name)
                     oinit.append(classes[v.func.id])
+                elif isinstance(v, ast.Dict):  # a dict: its (key, value) pairs in insertion order
+                    self.anames.append(name)
+                    self.dnames.add(name)
+                    ainit.append(tuple(ast.literal_eval(v).items()))
                 elif isinstance(v, ast.List):
                     self.anames.append(name)
                     ainit.append(tuple(ast.literal_eval(v)))
@@ -578,18 +659,25 @@ class NaiveModel:
                 thread = s.value.func
                 if not (isinstance(thread, ast.Attribute) and thread.attr == "start"):
                     raise Unsupported(ast.unparse(s))
-                call = thread.value
-                assert isinstance(call, ast.Call)
-                kw = {k.arg: k.value for k in call.keywords}
-                target = kw["target"]
-                assert isinstance(target, ast.Name)
-                args = ast.literal_eval(kw["args"]) if "args" in kw else ()
-                starts.append((target.id, tuple(args)))
+                call = self._thread_call(thread.value)
+                if call is None:
+                    raise Unsupported(ast.unparse(s))
+                starts.append(call)
             else:
                 raise Unsupported(f"line {s.lineno}: {ast.unparse(s)}")
+        if main:
+            # The rest of the module's code is a thread after the others (docs/language.md section 2); it
+            # reads and writes the module's names as globals.
+            names = [*self.gnames, *self.anames, *self.onames]
+            body: list[ast.stmt] = [ast.Global(names)] if names else []
+            fdefs["<main>"] = ast.FunctionDef(name="<main>", args=ast.arguments(
+                posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body=[*body, *main],
+                decorator_list=[])
+            starts.append(("<main>", ()))
         lockset = set(self.locks)
         shared = _shared(list(fdefs.values())) if granularity == "access" else None
-        compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames))
+        compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames), started,
+                              self.dnames)
                     for name, f in fdefs.items()}
         self.threads = [compiled[name] for name, _ in starts]
         frames = tuple(
@@ -598,10 +686,44 @@ class NaiveModel:
         )
         self.initial = (tuple(ginit), tuple(ainit), tuple(oinit), tuple(None for _ in self.locks), frames)
 
+    @staticmethod
+    def _thread_call(e: ast.expr) -> tuple[str, tuple] | None:
+        """(target, args) of ``Thread(target=f, args=(...))``, else None."""
+        if not (isinstance(e, ast.Call) and _callee(e.func) == "Thread"):
+            return None
+        kw = {k.arg: k.value for k in e.keywords}
+        target = kw["target"]
+        assert isinstance(target, ast.Name)
+        args = ast.literal_eval(kw["args"]) if "args" in kw else ()
+        return target.id, tuple(args)
+
+    def _starts(self, s: ast.stmt) -> bool:
+        """Whether ``s`` only creates or starts a thread (the module's code runs on atomically through it)."""
+        if isinstance(s, ast.Assign):
+            return self._thread_call(s.value) is not None
+        return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) \
+            and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "start"
+
+    @staticmethod
+    def _raise(fn: _Function, pc: int, exc: type, here: _Next) -> _Next | str:
+        """Where an exception of class ``exc`` raised at ``pc`` goes: the first except clause around it that
+        matches (with the pending temporaries gone), else the thread dies: a "runtime-error"."""
+        for types, handler in fn.catch[pc]:
+            if issubclass(exc, types):
+                g, arrays, objects, owners, _, loc = here
+                return (g, arrays, objects, owners, handler, {k: v for k, v in loc.items() if not k.startswith(_TEMP)})
+        return "runtime-error"
+
+    def _dicts_back(self, arrays: tuple, env: dict[str, Any]) -> tuple:
+        """``arrays`` with the dicts an evaluation changed (``d.pop``) as ``env`` has them now."""
+        return tuple(tuple(env[n].items()) if n in self.dnames else a for n, a in zip(self.anames, arrays,
+                                                                                      strict=True))
+
     def successors(self, state: tuple) -> tuple[list[tuple], set[str]]:
         """The successor states and the kinds of violation found in this state's steps. A step runs the
         instruction at the thread's pc, then the glue instructions after it (see the module docstring)."""
         g, arrays, objects, owners, frames = state
+        self._frames = frames
         out: list[tuple] = []
         kinds: set[str] = set()
         live = False
@@ -645,7 +767,7 @@ class NaiveModel:
         ins = fn.code[pc]
         op = ins[0]
         env = dict(zip(self.gnames, g, strict=True))
-        env.update(zip(self.anames, arrays, strict=True))
+        env.update((n, dict(a) if n in self.dnames else a) for n, a in zip(self.anames, arrays, strict=True))
         env.update((n, _Object(o)) for n, o in zip(self.onames, objects, strict=True))
         env.update(loc)
         drops = fn.drops[pc]
@@ -661,11 +783,11 @@ class NaiveModel:
             for value in alternatives:
                 try:
                     v = eval(value, _NO_BUILTINS, env)
-                except (TypeError, ValueError, ZeroDivisionError):
-                    out.append("runtime-error")
+                except (TypeError, ValueError, ZeroDivisionError, KeyError) as e:
+                    out.append(self._raise(fn, pc, type(e), here))
                     continue
                 locd = dict(loc)
-                g2, a2, ob2 = g, arrays, objects
+                g2, a2, ob2 = g, self._dicts_back(arrays, env), objects
                 if kind == "g":
                     k = self.gnames.index(name)
                     g2 = g[:k] + (v,) + g[k + 1 :]
@@ -676,6 +798,11 @@ class NaiveModel:
                     fields = dict(objects[k])
                     fields[index] = v
                     ob2 = objects[:k] + (tuple(sorted(fields.items())),) + objects[k + 1 :]
+                elif name in self.dnames:
+                    k = self.anames.index(name)
+                    entries = dict(a2[k])
+                    entries[eval(index, _NO_BUILTINS, env)] = v
+                    a2 = a2[:k] + (tuple(entries.items()),) + a2[k + 1 :]
                 else:
                     k = self.anames.index(name)
                     i = eval(index, _NO_BUILTINS, env)
@@ -717,6 +844,12 @@ class NaiveModel:
             if owners[k] != t:
                 return None
             o2 = owners[:k] + (None,) + owners[k + 1 :]
+            nxt = ins[2]
+        elif op == "raise":
+            return [self._raise(fn, pc, ins[1], here)]
+        elif op == "join":
+            if self._frames[ins[1]][0] >= 0:
+                return []  # blocked until the thread has terminated
             nxt = ins[2]
         elif op == "wait":
             if not eval(ins[1], _NO_BUILTINS, env):

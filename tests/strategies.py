@@ -84,7 +84,7 @@ GLOBAL_NAMES = ("x", "y", "z")
 LOCK_NAMES = ("m0", "m1")
 ARRAY_NAME = "a"
 
-__all__ = ["K", "list_models", "models", "single_kind_models", "value_models"]
+__all__ = ["K", "dict_models", "list_models", "main_models", "models", "single_kind_models", "value_models"]
 
 
 @dataclass
@@ -645,4 +645,149 @@ def list_models(draw: DrawFn, max_threads: int = 3) -> str:
         lines += ["", f"def worker_{k}():", *_indent(decl + body)]
     lines.append("")
     lines += [f"Thread(target=worker_{k}).start()" for k in range(n_threads)]
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def main_models(draw: DrawFn, max_threads: int = 3) -> str:
+    """A model of ``models()`` in plain Python whose module code is the main thread (docs/language.md section
+    2): it makes the threads (``t0 = threading.Thread(target=worker_0)``), starts them, then joins some or
+    all of them (the first step after the starts is always a join) and asserts on the globals, e.g.::
+
+        t0.start()
+        t1.start()
+        t1.join()
+        assert x != 1
+        t0.join()
+        assert y == 2
+    """
+    src = draw(models(max_threads=max_threads, assumes=False))
+    head, starts = src.rstrip("\n").split("\n\n")[:-1], src.rstrip("\n").split("\n\n")[-1].split("\n")
+    lines = "\n\n".join(head).replace("from movers.lang import *", "import threading\nfrom movers.lang import *")
+    lines = lines.replace("Lock()", "threading.Lock()")
+    out = [lines, ""]
+    for k, s in enumerate(starts):
+        out.append(f"t{k} = threading.{s.removesuffix('.start()')}")
+    out += [f"t{k}.start()" for k in range(len(starts))]
+    order = draw(st.permutations(range(len(starts))))
+    joined = order[: draw(st.integers(1, len(starts)))]
+    # Asserts read one global some thread writes (one access, a step at either granularity): movers runs
+    # MainThread's statements whole (they are not cut at accesses, and local work is not glue), which the
+    # naive explorer's access rule does not (test_random_python.py's xfail says why).
+    names = sorted({g for line in src.splitlines() if line.startswith("    global ")
+                    for g in line.removeprefix("    global ").split(", ")})
+    for k in joined:
+        out.append(f"t{k}.join()")
+        for _ in range(draw(st.integers(0, 1)) if names else 0):
+            g = draw(st.sampled_from(names))
+            out.append(f"assert {g} {draw(st.sampled_from(['==', '!=']))} {draw(st.integers(0, K - 1))}")
+    return "\n".join(out) + "\n"
+
+
+def _dict_read(draw: DrawFn) -> str:
+    """One read of ``d`` that never raises: ``k in d``, ``d.get(k, v)``, ``len(d)``."""
+    k = draw(st.integers(0, 2))
+    return draw(st.sampled_from([f"{k} in d", f"{k} not in d", f"d.get({k}, {draw(st.integers(0, 2))})",
+                                 "len(d)"]))
+
+
+def _dict_cond(draw: DrawFn) -> str:
+    a = _dict_read(draw)
+    if " in d" in a:
+        return a
+    return f"{a} {draw(st.sampled_from(['==', '!=', '<']))} {draw(st.integers(0, 2))}"
+
+
+def _dict_statement(draw: DrawFn, fn: _Fn, depth: int, exceptions: bool = False) -> list[str]:
+    fn.budget -= 1
+    k = draw(st.integers(0, 2))
+    kind = draw(st.integers(0, 11 if exceptions and depth == 0 else 9))
+    if kind == 10:  # a read of a key another thread may pop, its KeyError caught
+        handler = _dict_statement(draw, fn, depth + 1) if fn.budget >= 1 else ["pass"]
+        clause = draw(st.sampled_from(["KeyError", "LookupError", "(ValueError, KeyError)"]))
+        return ["try:", f"    t{draw(st.integers(0, 1))} = d[{k}]", f"except {clause}:", *_indent(handler)]
+    if kind == 11:  # a raise under a condition, caught in the same function
+        rest = _dict_statement(draw, fn, depth + 1) if fn.budget >= 1 else ["pass"]
+        handler = _dict_statement(draw, fn, depth + 1) if fn.budget >= 1 else ["pass"]
+        return ["try:", f"    if {_dict_cond(draw)}:", "        raise ValueError()", *_indent(rest),
+                "except ValueError:", *_indent(handler)]
+    if kind == 0:
+        return [f"assert {_dict_cond(draw)}"]
+    if kind == 1 and depth == 0 and fn.budget >= 1:
+        then = _dict_statement(draw, fn, depth + 1)
+        orelse = _dict_statement(draw, fn, depth + 1)
+        return [f"if {_dict_cond(draw)}:", *_indent(then), "else:", *_indent(orelse)]
+    if kind == 2 and depth == 0 and fn.budget >= 1:
+        return ["with m:", *_indent(_dict_statement(draw, fn, depth + 1))]
+    if kind == 3:
+        return [f"d.pop({k}, None)"]
+    if kind == 4:
+        return [f"t{draw(st.integers(0, 1))} = d.pop({k}, {draw(st.integers(0, 2))})"]
+    if kind == 5:
+        fn.assigned_globals.add("x")
+        return [f"x = {_dict_read(draw)}"]
+    if kind == 6:  # a check-then-act: the key may be gone when it is read (a KeyError, a runtime error)
+        return [f"if {k} in d:", f"    t{draw(st.integers(0, 1))} = d[{k}]"]
+    if kind == 7:  # two accesses: a read, then a write
+        return [f"d[{k}] = (d.get({k}, 0) + {draw(st.integers(1, 2))}) % 3"]
+    if kind == 8:
+        return [f"d[{k}] = {draw(st.sampled_from(['0', '1', 'True', 'x', '(x + 1) % 3']))}"]
+    return [f"t{draw(st.integers(0, 1))} = {_dict_cond(draw)}"]
+
+
+@st.composite
+def dict_models(draw: DrawFn, max_threads: int = 3, exceptions: bool = False) -> str:
+    """A plain-Python model whose threads read and write a module-level dict (``d[k]``, ``d[k] = e``,
+    ``k in d``, ``d.get(k, v)``, ``len(d)``, ``d.pop(k, v)``; each one access, docs/language.md section 4.9) and
+    a global ``x``; the module's code starts the threads, joins them and asserts on the dict::
+
+        import threading
+
+        d = {0: 0, 1: 0}
+        x = 0
+        m = threading.Lock()
+
+        def worker_0():
+            d[1] = (d.get(1, 0) + 1) % 3
+            if 2 in d:
+                t0 = d[2]
+
+        def worker_1():
+            global x
+            with m:
+                d.pop(0, None)
+            x = len(d)
+
+        t0 = threading.Thread(target=worker_0)
+        t1 = threading.Thread(target=worker_1)
+        t0.start()
+        t1.start()
+        t0.join()
+        t1.join()
+        assert d.get(1, 0) != 2
+
+    ``d[k]`` is read only after ``k in d``, which another thread may falsify (a ``KeyError``: a runtime error).
+    Every model's first thread writes ``d`` first, so that the main thread's reads of ``d`` are accesses (see
+    ``main_models`` on why that matters).
+
+    exceptions: also ``try: t0 = d[k]`` / ``except KeyError:`` (or ``LookupError``, or a tuple of classes) and
+    ``try: if cond: raise ValueError()`` ... ``except ValueError:``, each with a handler in the same function."""
+    lines = ["import threading", "", f"d = {{0: {draw(st.integers(0, 2))}, 1: {draw(st.integers(0, 2))}}}",
+             "x = 0", "m = threading.Lock()"]
+    n_threads = draw(st.integers(2, max_threads))
+    for k in range(n_threads):
+        fn = _Fn(params=[], budget=draw(st.integers(2, 4 if n_threads == 2 else 3)))
+        body: list[str] = []
+        if k == 0:
+            body.append(f"d[{draw(st.integers(0, 2))}] = {draw(st.integers(0, 2))}")
+        while fn.budget > 0:
+            body += _dict_statement(draw, fn, 0, exceptions)
+        decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
+        lines += ["", f"def worker_{k}():", *_indent(decl + body)]
+    lines.append("")
+    lines += [f"t{k} = threading.Thread(target=worker_{k})" for k in range(n_threads)]
+    lines += [f"t{k}.start()" for k in range(n_threads)]
+    lines += [f"t{k}.join()" for k in range(n_threads)]
+    if draw(st.booleans()):
+        lines.append(f"assert {_dict_cond(draw)}")
     return "\n".join(lines) + "\n"

@@ -294,6 +294,8 @@ class ExceptionCompiler(FunctionCore):
                     nxt = after.pc
 
                     def run(ctx: Ctx) -> None:
+                        if type(ctx.loc[slot]) is Ref or (name_slot is not None and type(ctx.loc[name_slot]) is Ref):
+                            ctx.dirty = True  # the exception may now be garbage: the heap is canonicalised
                         ctx.loc[slot] = None
                         if name_slot is not None:
                             ctx.loc[name_slot] = UNBOUND

@@ -671,16 +671,19 @@ def main_models(draw: DrawFn, max_threads: int = 3) -> str:
     out += [f"t{k}.start()" for k in range(len(starts))]
     order = draw(st.permutations(range(len(starts))))
     joined = order[: draw(st.integers(1, len(starts)))]
-    # Asserts read one global some thread writes (one access, a step at either granularity): movers runs
-    # MainThread's statements whole (they are not cut at accesses, and local work is not glue), which the
-    # naive explorer's access rule does not (test_random_python.py's xfail says why).
+    # Asserts read one or two globals some thread writes: with two, the main thread's reads are two accesses
+    # another thread can come between (test_random_python.py's MAIN_READS_TWICE).
     names = sorted({g for line in src.splitlines() if line.startswith("    global ")
                     for g in line.removeprefix("    global ").split(", ")})
     for k in joined:
         out.append(f"t{k}.join()")
         for _ in range(draw(st.integers(0, 1)) if names else 0):
             g = draw(st.sampled_from(names))
-            out.append(f"assert {g} {draw(st.sampled_from(['==', '!=']))} {draw(st.integers(0, K - 1))}")
+            if draw(st.booleans()):
+                out.append(f"assert {g} {draw(st.sampled_from(['==', '!=']))} {draw(st.integers(0, K - 1))}")
+            else:
+                h = draw(st.sampled_from(names))
+                out.append(f"assert {g} + {h} {draw(st.sampled_from(['<=', '!=']))} {draw(st.integers(0, 2 * K))}")
     return "\n".join(out) + "\n"
 
 

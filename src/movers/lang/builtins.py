@@ -17,7 +17,7 @@ from typing import Any
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Func, Ref
-from movers.lang import strings
+from movers.lang import strings, threadinfo
 from movers.lang.function import NO_VALUE, Fn, FunctionCore
 from movers.lang.functions_model import signature_of
 from movers.lang.runtime_ops import as_tuple, choice_count, extremum, length_of, truth_of
@@ -205,6 +205,21 @@ class BuiltinCompiler(FunctionCore):
     def b_tid(self, e: ast.Call) -> Fn:
         self._args(e, 0, 0, "tid")
         return lambda ctx: ctx.tid if ctx.tid >= 0 else None
+
+    def b_current_thread(self, e: ast.Call) -> Fn:
+        self._args(e, 0, 0, "current_thread")
+        self.facts.fields_read.add("_tid")  # which Thread object is this thread's (lang/threadinfo.py)
+        return threadinfo.current_thread
+
+    def b_get_ident(self, e: ast.Call) -> Fn:
+        self._args(e, 0, 0, "get_ident")
+        return threadinfo.ident
+
+    def b_local(self, e: ast.Call) -> Fn:
+        self._args(e, 0, 0, "local")
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "local"))
+        return threadinfo.new_local
 
     def b_choose(self, e: ast.Call) -> Fn:
         self.facts.chooses = True

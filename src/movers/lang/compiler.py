@@ -130,7 +130,7 @@ class ModuleCompiler:
         self.locking: list[LockingDeclaration] = []
         self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = self.uses_try = False
         self.uses_is_alive = False
-        self.has_dicts = self.has_defaultdict = self.container_arith = False
+        self.has_dicts = self.has_defaultdict = self.container_arith = self.has_local = False
         self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
@@ -272,6 +272,7 @@ class ModuleCompiler:
             isinstance(n.func, ast.Attribute) and n.func.attr in LIST_VALUED for n in calls)  # "a b".split()
         # Whether the model makes dicts or sets (``lang/containers.py``): only then do their methods compile.
         self.has_defaultdict = any(_is_call_to(n, "defaultdict") for n in calls)
+        self.has_local = any(_is_call_to(n, "local") for n in calls)  # attributes may be per thread
         self.has_dicts = self.has_defaultdict or any(
             isinstance(n, (ast.Dict, ast.Set)) or _is_call_to(n, "dict") or _is_call_to(n, "set")
             for n in ast.walk(tree))

@@ -22,7 +22,7 @@ from movers.ir import sync
 from movers.ir.exceptions import ARGS, BUILTIN_EXCEPTIONS, is_exception_class, new_exception
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import FIELDS, MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
-from movers.lang import strings
+from movers.lang import strings, threadinfo
 from movers.lang.containers import (
     DICT_METHODS,
     LIST_CHANGING,
@@ -739,11 +739,17 @@ class ExpressionCompiler(FunctionCore):
         obj = self._expr(e.value)
         name = e.attr
         self.facts.fields_read.add(name)
+        if name == "name":  # a Thread's name: its id and target (lang/threadinfo.py)
+            self.facts.fields_read |= {"_tid", "_target"}
+        if self.mc.has_local:
+            self.facts.fields_read.add("$data")
         self.facts.uses.append(self.value(e.value))
         self.note(e, frozenset({("field", self.value(e.value), name)}))
 
         def run(ctx: Ctx) -> Any:
             r = obj(ctx)
+            if r is threadinfo.MAIN_THREAD and name == "name":
+                return "MainThread"
             if type(r) is not Ref:
                 raise ModelError(f"attribute '{name}' of {show(r)}", exc="AttributeError")
             o = ctx.heap[r.i]
@@ -753,6 +759,10 @@ class ExpressionCompiler(FunctionCore):
                     if ctx.track:
                         ctx.reads.append((r, MON))  # the monitor (or a condition's lock): lock state
                     return sync.owner(ctx, r)
+                if name == "name" and o[0].is_thread:
+                    return threadinfo.thread_name(ctx, r)
+                if o[0] is threadinfo.LOCAL:
+                    return threadinfo.local_get(ctx, r, name)
                 raise ModelError(f"{o[0].name} object has no field '{name}'", exc="AttributeError")
             if ctx.track:
                 ctx.reads.append((r, idx))
@@ -1130,12 +1140,12 @@ class ExpressionCompiler(FunctionCore):
             obj = self._expr(t.value)
             name = t.attr
             self.facts.fields_written.add(name)
+            threadinfo.store_facts(self.facts, self.mc.has_local)
             self.facts.uses.append(self.value(t.value))
             self.flow("store", ("field", self.value(t.value), name), value)
 
             def store_field(ctx: Ctx, v: Any) -> None:
-                r = check_ref(obj(ctx), f"attribute '{name}'")
-                ctx.set_field(r, writable_field(ctx.heap[r.i], name), v)
+                threadinfo.store_attribute(ctx, check_ref(obj(ctx), f"attribute '{name}'"), name, v)
 
             if any(spec.frozen for spec in self.mc.dataclasses.values()):
                 def store_frozen(ctx: Ctx, v: Any) -> None:

@@ -39,6 +39,9 @@ from typing import Any
 from movers.ir.program import BARRIER, CONDITION, LOCK, RLOCK, Program
 from movers.semantics.state import State, canonical, globals_cover
 
+# Calls that let a thread see its own number (lang/threadinfo.py).
+_SELF_AWARE = frozenset({"current_thread", "get_ident", "local"})
+
 
 def symmetry_problem(program: Program) -> str | None:
     """Why renaming threads could change what the program does (module docstring), or None."""
@@ -50,6 +53,8 @@ def symmetry_problem(program: Program) -> str | None:
         where = f"{program.filename}:{getattr(node, 'lineno', 0)}:{getattr(node, 'col_offset', 0) + 1}"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "tid":
             return f"{where}: tid() lets a thread see its own number"
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in _SELF_AWARE:
+            return f"{where}: current_thread(), get_ident() and local() let a thread see its own number"
         if isinstance(node, ast.keyword) and node.arg == "daemon":
             return f"{where}: daemon threads are recorded by their numbers"
         if isinstance(node, ast.Attribute) and node.attr == "owner":

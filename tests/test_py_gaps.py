@@ -1,0 +1,209 @@
+"""Gaps the Real Python corpus hit (issue 24): ``threading.current_thread()``, ``get_ident()``, ``local()``
+(lang/threadinfo.py), ...
+
+Each construct checks under ``--reduction none`` and every reduction agrees (``differential.run_differential``);
+each has a bug twin that every reduction finds; deterministic programs run under CPython too and must agree.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from differential import run_differential
+
+import movers
+from movers.reduce import REDUCTIONS
+
+ALL = tuple(REDUCTIONS)
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def agree(source: str, verdict: str, kind: str | None = None) -> dict[str, movers.Result]:
+    results = run_differential(source, ALL)
+    for name, r in results.items():
+        assert r.verdict == verdict, (name, r.verdict, r.violations, r.error)
+        if kind is not None:
+            assert {v.kind for v in r.violations} == {kind}, (name, r.violations)
+    return results
+
+
+def cpython(source: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "model.py"
+    path.write_text(source)
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60)
+
+
+# -- current_thread().name, get_ident() -----------------------------------------------------------------------
+
+NAMES = src("""
+    import threading
+
+    log = []
+
+    def greet(person):
+        log.append(f"{threading.current_thread().name}: {person}")
+
+    def main():
+        threads = [threading.Thread(target=greet, args=("ann",)), threading.Thread(target=greet, args=("bob",)),
+                   threading.Thread(target=greet, args=("cy",), name="greeter")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(log) == EXPECTED, log
+        assert threading.current_thread().name == "MainThread"
+        assert [t.name for t in threads] == ["Thread-1 (greet)", "Thread-2 (greet)", "greeter"]
+
+    main()
+""")
+NAMES_OK = NAMES.replace("EXPECTED", '["Thread-1 (greet): ann", "Thread-2 (greet): bob", "greeter: cy"]')
+NAMES_BUG = NAMES.replace("EXPECTED", '["Thread-1 (greet): ann", "Thread-2 (greet): bob", "Thread-3 (greet): cy"]')
+
+
+def test_thread_names_as_cpython_gives_them(tmp_path: Path) -> None:
+    assert cpython(NAMES_OK, tmp_path).returncode == 0
+    agree(NAMES_OK, "ok")
+
+
+def test_thread_names_twin_is_found(tmp_path: Path) -> None:
+    assert cpython(NAMES_BUG, tmp_path).returncode != 0
+    agree(NAMES_BUG, "violation", "assertion")
+
+
+def test_main_thread_name_in_the_module_code() -> None:
+    r = movers.check(src("""
+        import threading
+        assert threading.current_thread().name == "MainThread"
+        assert threading.current_thread() is threading.current_thread()
+    """))
+    assert r.verdict == "ok", r.violations
+
+
+def test_current_thread_is_the_thread_object() -> None:
+    agree(src("""
+        import threading
+
+        seen = []
+
+        def work():
+            seen.append(threading.current_thread())
+
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        assert seen == [t]
+        assert seen[0] is not threading.current_thread()
+    """), "ok")
+
+
+IDENTS = src("""
+    import threading
+
+    ids = []
+    all_in = threading.Barrier(3)  # all alive together: CPython may give an ended thread's number again
+
+    def work():
+        ids.append(threading.get_ident())
+        ids.append(threading.get_ident())
+        all_in.wait()
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    all_in.wait()
+    for t in threads:
+        t.join()
+    assert ids.count(ids[0]) == 2 and len(set(ids)) == 2, ids
+    assert threading.get_ident() not in ids
+    assert isinstance(threading.get_ident(), int)
+""")
+
+
+def test_get_ident_is_an_int_unique_per_thread(tmp_path: Path) -> None:
+    assert cpython(IDENTS, tmp_path).returncode == 0
+    agree(IDENTS, "ok")
+
+
+def test_get_ident_twin_is_found(tmp_path: Path) -> None:
+    bug = IDENTS.replace("len(set(ids)) == 2", "len(set(ids)) == 1")
+    assert cpython(bug, tmp_path).returncode != 0
+    agree(bug, "violation", "assertion")
+
+
+def test_the_main_threads_ident_is_the_same_before_and_after_it_starts_threads() -> None:
+    agree(src("""
+        import threading
+
+        def work():
+            pass
+
+        before = threading.get_ident()
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        assert threading.get_ident() == before
+    """), "ok")
+
+
+# -- threading.local() ------------------------------------------------------------------------------------------
+
+LOCAL = src("""
+    import threading
+
+    context = threading.local()
+    mismatches = []
+
+    def handle(request_id):
+        context.request_id = request_id
+        context.request_id = context.request_id + "!"
+        if context.request_id != request_id + "!":
+            mismatches.append(request_id)
+
+    threads = [threading.Thread(target=handle, args=(rid,)) for rid in ("r1", "r2")]
+    context.request_id = "main"
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert mismatches == [], mismatches
+    assert context.request_id == "main"
+""")
+
+
+def test_local_fields_are_per_thread(tmp_path: Path) -> None:
+    assert cpython(LOCAL, tmp_path).returncode == 0
+    agree(LOCAL, "ok")
+
+
+def test_shared_object_instead_of_local_is_found() -> None:
+    bug = LOCAL.replace("context = threading.local()", "class C:\n    pass\n\n\ncontext = C()")
+    bug = bug.replace('context.request_id = "main"\n', "")
+    bug = bug.replace('assert context.request_id == "main"\n', "")
+    bug = bug.replace("class C:\n    pass", "class C:\n    def __init__(self):\n        self.request_id = ''")
+    agree(bug, "violation", "assertion")
+
+
+def test_local_attribute_another_thread_set_is_an_attribute_error(tmp_path: Path) -> None:
+    bug = src("""
+        import threading
+
+        context = threading.local()
+        context.user = "main"
+        seen = []
+
+        def work():
+            seen.append(context.user)
+
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+    """)
+    assert "AttributeError" in cpython(bug, tmp_path).stderr
+    for r in agree(bug, "violation", "runtime-error").values():
+        assert "has no attribute 'user'" in r.violations[0].message

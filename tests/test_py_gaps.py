@@ -207,3 +207,84 @@ def test_local_attribute_another_thread_set_is_an_attribute_error(tmp_path: Path
     assert "AttributeError" in cpython(bug, tmp_path).stderr
     for r in agree(bug, "violation", "runtime-error").values():
         assert "has no attribute 'user'" in r.violations[0].message
+
+
+# -- a Thread subclass's super().__init__(name=..., daemon=...) ---------------------------------------------------
+
+SUBCLASS = src("""
+    import threading
+
+    names = []
+
+    class Summer(threading.Thread):
+        def __init__(self, numbers):
+            super().__init__(name=f"summer-{len(numbers)}", daemon=False)
+            self.numbers = numbers
+            self.result = None
+
+        def run(self):
+            names.append(threading.current_thread().name)
+            self.result = sum(self.numbers)
+
+    workers = [Summer([1, 2]), Summer([3])]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert [w.result for w in workers] == [3, 3]
+    assert sorted(names) == EXPECTED, names
+    assert [w.name for w in workers] == ["summer-2", "summer-1"]
+""")
+
+
+def test_subclass_init_name(tmp_path: Path) -> None:
+    ok = SUBCLASS.replace("EXPECTED", '["summer-1", "summer-2"]')
+    assert cpython(ok, tmp_path).returncode == 0
+    agree(ok, "ok")
+
+
+def test_subclass_init_name_twin_is_found(tmp_path: Path) -> None:
+    bug = SUBCLASS.replace("EXPECTED", '["Thread-1", "Thread-2"]')
+    assert cpython(bug, tmp_path).returncode != 0
+    agree(bug, "violation", "assertion")
+
+
+DAEMON = src("""
+    import threading
+
+    forever = threading.Event()
+
+    class Server(threading.Thread):
+        def __init__(self):
+            super().__init__(daemon=DAEMON)
+
+        def run(self):
+            forever.wait()
+
+    s = Server()
+    s.start()
+""")
+
+
+def test_subclass_daemon_is_not_waited_for() -> None:
+    agree(DAEMON.replace("DAEMON", "True"), "ok")
+
+
+def test_subclass_not_daemon_twin_deadlocks() -> None:
+    agree(DAEMON.replace("DAEMON", "False"), "violation", "deadlock")
+
+
+def test_subclass_init_other_arguments_are_refused() -> None:
+    r = movers.check(src("""
+        import threading
+
+        class W(threading.Thread):
+            def __init__(self):
+                super().__init__(None, target=None)
+
+            def run(self):
+                pass
+
+        W().start()
+    """))
+    assert r.verdict == "error" and "takes only name= and daemon=" in r.error, r.error

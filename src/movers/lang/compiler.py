@@ -83,6 +83,7 @@ from movers.lang.iteration import IterationCompiler
 from movers.lang.statements import StatementCompiler
 from movers.lang.strings import LIST_VALUED
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_call_to, _is_docstring
+from movers.lang.threadinfo import SUBCLASS_FIELDS
 from movers.lang.timeouts import TimeoutCompiler
 
 # How the tokenizer breaks lines (str.splitlines also breaks at form feeds and others, shifting line numbers).
@@ -291,6 +292,11 @@ class ModuleCompiler:
         called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
         self.uses_events = "Event" in called
         self.uses_barriers = "Barrier" in called
+        # Whether a Thread subclass may pass name=/daemon= to Thread.__init__: only then do its objects get the
+        # hidden fields that keep them (lang/threadinfo.py).
+        self.thread_init_keywords = any(
+            isinstance(n.func, ast.Attribute) and n.func.attr == "__init__" and _is_call_to(n.func.value, "super")
+            and n.keywords for n in calls)
         # Whether some thread may be a daemon: only then is there a hidden global listing them.
         self.uses_daemons = any(k.arg == "daemon" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
                                 for n in calls for k in n.keywords)
@@ -598,6 +604,9 @@ class ModuleCompiler:
                     info.is_thread = True
                     info.base = THREAD
                     fields = list(THREAD.fields)
+                    if self.thread_init_keywords:
+                        fields += list(SUBCLASS_FIELDS)
+                        info.daemon_slot = self.daemon_slot  # type: ignore[attr-defined]
                 elif b.id == "object":
                     pass
                 elif b.id in BUILTIN_EXCEPTIONS and b.id not in self.class_nodes:

@@ -739,8 +739,8 @@ class ExpressionCompiler(FunctionCore):
         obj = self._expr(e.value)
         name = e.attr
         self.facts.fields_read.add(name)
-        if name == "name":  # a Thread's name: its id and target (lang/threadinfo.py)
-            self.facts.fields_read |= {"_tid", "_target"}
+        if name == "name":  # a Thread's name: its id, target and given name (lang/threadinfo.py)
+            self.facts.fields_read |= {"_tid", "_target", "$name"}
         if self.mc.has_local:
             self.facts.fields_read.add("$data")
         self.facts.uses.append(self.value(e.value))
@@ -1052,9 +1052,10 @@ class ExpressionCompiler(FunctionCore):
             return init_args
         if base is None or base is THREAD:
             if f.attr == "__init__":
-                if args:
-                    raise self.mc.error(e, "Thread.__init__ arguments are not supported; define run()")
-                return lambda ctx: None
+                if e.args or any(k.arg not in ("name", "daemon") for k in e.keywords):
+                    raise self.mc.error(e, "Thread.__init__ takes only name= and daemon= in a subclass; define "
+                                        "run() for the thread's work")
+                return self.thread_init(e)
             raise self.mc.error(e, f"base class has no method '{f.attr}'")
         code = base.lookup(f.attr)
         if code is None:
@@ -1065,6 +1066,20 @@ class ExpressionCompiler(FunctionCore):
         self.flow("call", code, (frozenset({("local", self_slot)}), *self.bound_values(e, how)))
         self.note(e, frozenset({("return", code)}))
         return self.site(lambda ctx, ret_pc: ctx.push(code, [ctx.loc[self_slot], *values(ctx)], ret_pc), e)
+
+    def thread_init(self, e: ast.Call) -> Fn:
+        """``super().__init__(name=..., daemon=...)`` in a Thread subclass (lang/threadinfo.py)."""
+        if not e.keywords:
+            return lambda ctx: None
+        given = {k.arg: self._expr(k.value) for k in e.keywords}
+        name, daemon = given.get("name"), given.get("daemon")
+        self.facts.fields_written |= {f"${k}" for k in given}
+        self.facts.uses.append(frozenset({("local", 0)}))
+
+        def init(ctx: Ctx) -> None:
+            threadinfo.thread_init(ctx, ctx.loc[0], name(ctx) if name else None, daemon(ctx) if daemon else None)
+
+        return init
 
     def constructor(self, e: ast.Call, cls: ClassInfo) -> Fn:
         args = self.call_args(e)

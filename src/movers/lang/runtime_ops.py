@@ -17,7 +17,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Bool, Func, Ref, Unbound, unbox
-from movers.lang import strings
+from movers.lang import strings, threadinfo
 from movers.lang.functions_model import bind, function_of, signature_of
 
 # The builtin names of the container classes of ``lang/containers.py``.
@@ -504,6 +504,8 @@ def start_thread(ctx: Ctx, r: Any) -> None:
         if code is None:
             raise ModelError(f"{cls.name} has no run() method")
         frame_locals = code.new_frame_locals([r])
+        if getattr(cls, "daemon_slot", None) is not None:  # super().__init__(daemon=...) may have made it one
+            threadinfo.subclass_daemon(ctx, r, tid)
     ctx.set_field(r, 2, tid)
     ctx.new_threads.append(((code, code.entry, *frame_locals),))
     if ctx.track:

@@ -27,13 +27,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from movers.ir.machine import Ctx, ModelError
+from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, ClassInfo, Ref, box, ref, unbox
-from movers.lang.runtime_ops import writable_field
+from movers.lang import runtime_ops  # a cycle: runtime_ops starts threads with subclass_daemon
 
 LOCAL = ClassInfo("local", ["$data"], builtin="local")
 LOCAL.finish()
 DATA = 2  # the index of ``$data`` in a local object
+# The hidden fields of a Thread subclass's objects when some ``super().__init__(name=..., daemon=...)`` may set
+# them (lang/compiler.py); None until set.
+SUBCLASS_FIELDS = ("$name", "$daemon")
 # The calls that let a thread see its own number (symmetry.py).
 SELF_AWARE = frozenset({"current_thread", "get_ident", "local"})
 
@@ -92,9 +95,11 @@ def thread_name(ctx: Ctx, r: Any) -> str:
     given = getattr(o[3], "thread_name", None) if o[0] is THREAD else None
     if given is not None:
         return given
-    name = getattr(o[0], "thread_name", None)  # a subclass's ``super().__init__(name=...)``
-    if name is not None:
-        return name
+    k = o[0].field_index.get("$name")  # a subclass's ``super().__init__(name=...)``
+    if k is not None and o[k] is not None:
+        if ctx.track:
+            ctx.reads.append((r, k))
+        return o[k]
     if o[2] is None:
         raise ModelError("the name of a thread not started yet is not modelled: movers numbers threads as "
                          "they start; give Thread(name=...)")
@@ -118,6 +123,33 @@ def _number(ctx: Ctx, tid: int) -> int:
         return tid + 1
     raise ModelError("the default name of a thread after the module's code has ended is not modelled: give "
                      "Thread(name=...)")
+
+
+def thread_init(ctx: Ctx, r: Ref, name: Any, daemon: Any) -> None:
+    """``super().__init__(name=..., daemon=...)`` in a Thread subclass: CPython keeps ``str(name)``."""
+    if name is not None:
+        if type(name) is not str:
+            raise ModelError(f"Thread name {show(name)} is not a string: give a str", exc="TypeError")
+        ctx.set_field(r, r_index(ctx, r, "$name"), name)
+    if daemon is not None:
+        ctx.set_field(r, r_index(ctx, r, "$daemon"), bool(daemon))
+
+
+def r_index(ctx: Ctx, r: Ref, field: str) -> int:
+    return ctx.heap[r.i][0].field_index[field]
+
+
+def subclass_daemon(ctx: Ctx, r: Ref, tid: int) -> None:
+    """At ``start()`` of a subclass's object: a daemon thread joins the hidden list of daemons."""
+    o = ctx.heap[r.i]
+    k = o[0].field_index.get("$daemon")
+    if k is None:
+        return
+    if ctx.track:
+        ctx.reads.append((r, k))
+    if unbox(o[k]) is True:
+        slot = getattr(o[0], "daemon_slot", None)
+        ctx.set_global(slot, (*(unbox(ctx.g[slot]) or ()), tid))
 
 
 def new_local(ctx: Ctx) -> Ref:
@@ -149,7 +181,7 @@ def store_attribute(ctx: Ctx, r: Ref, name: str, v: Any) -> None:
     if ctx.heap[r.i][0] is LOCAL:
         local_set(ctx, r, name, v)
     else:
-        ctx.set_field(r, writable_field(ctx.heap[r.i], name), v)
+        ctx.set_field(r, runtime_ops.writable_field(ctx.heap[r.i], name), v)
 
 
 def store_facts(facts: Any, has_local: bool) -> None:
@@ -159,5 +191,6 @@ def store_facts(facts: Any, has_local: bool) -> None:
         facts.fields_written.add("$data")
 
 
-__all__ = ["DATA", "LOCAL", "MAIN_THREAD", "SELF_AWARE", "current_thread", "ident", "is_main", "local_get",
-           "local_set", "new_local", "store_attribute", "store_facts", "thread_name"]
+__all__ = ["DATA", "LOCAL", "MAIN_THREAD", "SELF_AWARE", "SUBCLASS_FIELDS", "current_thread", "ident", "is_main",
+           "local_get", "local_set", "new_local", "store_attribute", "store_facts", "subclass_daemon", "thread_init",
+           "thread_name"]

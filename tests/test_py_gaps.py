@@ -288,3 +288,57 @@ def test_subclass_init_other_arguments_are_refused() -> None:
         W().start()
     """))
     assert r.verdict == "error" and "takes only name= and daemon=" in r.error, r.error
+
+
+# -- lock.locked() ----------------------------------------------------------------------------------------------
+
+LOCKED = src("""
+    import threading
+
+    m = threading.Lock()
+    seen = []
+
+    def holder():
+        with m:
+            seen.append("held")
+
+    def watcher():
+        seen.append(m.locked())
+
+    assert not m.locked()
+    m.acquire()
+    assert m.locked()
+    m.release()
+    threads = [threading.Thread(target=holder), threading.Thread(target=watcher)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not m.locked()
+    assert CHECK, seen
+""")
+
+
+def test_locked_reads_the_lock(tmp_path: Path) -> None:
+    ok = LOCKED.replace("CHECK", "len(seen) == 2")
+    assert cpython(ok, tmp_path).returncode == 0
+    agree(ok, "ok")
+
+
+def test_locked_seen_while_another_thread_holds_it_is_found() -> None:
+    # Under CPython the watcher almost always runs when nobody holds the lock: the interleaving where it
+    # does not is the one every reduction must keep.
+    agree(LOCKED.replace("CHECK", "True not in seen"), "violation", "assertion")
+
+
+def test_rlock_has_no_locked_in_cpython_3_11(tmp_path: Path) -> None:
+    bug = src("""
+        import threading
+
+        r = threading.RLock()
+        x = r.locked()
+    """)
+    if sys.version_info < (3, 14):
+        assert "AttributeError" in cpython(bug, tmp_path).stderr
+    r = movers.check(bug)
+    assert r.verdict == "violation" and "has no attribute 'locked'" in r.violations[0].message, r

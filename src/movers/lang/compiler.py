@@ -134,6 +134,10 @@ class ModuleCompiler:
         self.has_dicts = self.has_defaultdict = self.container_arith = self.has_local = False
         self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
 
+    def defines_method(self, name: str) -> bool:
+        """Whether some class of the model defines a method ``name`` (then ``x.name()`` is its call)."""
+        return any(name in c.methods for c in self.classes.values())
+
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
 

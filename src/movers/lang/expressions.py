@@ -808,6 +808,8 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Call) and _is_call_to(f.value, "super"):
                 return self.super_call(e, f)
+            if f.attr == "locked" and not e.args and not e.keywords and not self.mc.defines_method("locked"):
+                return self.lock_locked(e, f)
             if (f.attr in BUILTIN_METHODS and f.attr in self.container_methods()) or (f.attr in strings.STR_METHODS and (
                     f.attr != "join" or (len(e.args) == 1 and not e.keywords))):
                 return self.builtin_method(e, f)
@@ -1066,6 +1068,14 @@ class ExpressionCompiler(FunctionCore):
         self.flow("call", code, (frozenset({("local", self_slot)}), *self.bound_values(e, how)))
         self.note(e, frozenset({("return", code)}))
         return self.site(lambda ctx, ret_pc: ctx.push(code, [ctx.loc[self_slot], *values(ctx)], ret_pc), e)
+
+    def lock_locked(self, e: ast.Call, f: ast.Attribute) -> Fn:
+        """``m.locked()``: a read of the lock's owner, recorded as ``m.owner`` is (``e_Attribute``)."""
+        obj = self._expr(f.value)
+        self.facts.fields_read.add("owner")
+        self.facts.uses.append(self.value(f.value))
+        self.note(e, frozenset({("field", self.value(f.value), "owner")}))
+        return lambda ctx: threadinfo.lock_locked(ctx, obj(ctx))
 
     def thread_init(self, e: ast.Call) -> Fn:
         """``super().__init__(name=..., daemon=...)`` in a Thread subclass (lang/threadinfo.py)."""

@@ -323,8 +323,8 @@ class Lowering:
             if self.model_call(node):
                 return 1
             f = node.func
-            if isinstance(f, ast.Attribute) and f.attr in BUILTIN_METHODS:
-                return 1
+            if isinstance(f, ast.Attribute) and (f.attr in BUILTIN_METHODS or f.attr == "locked"):
+                return 1  # `m.locked()` reads the lock's owner (lang/threadinfo.py)
             if isinstance(f, ast.Attribute) and f.attr in STR_METHODS:
                 # Local work on a string, but for a list it formats or joins (its elements read).
                 return int(f.attr in READ_LISTS and not self.finals.elements)

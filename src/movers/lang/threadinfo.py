@@ -28,12 +28,13 @@ from __future__ import annotations
 from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
-from movers.ir.program import THREAD, ClassInfo, Ref, box, ref, unbox
+from movers.ir.program import LOCK, RLOCK, THREAD, ClassInfo, Ref, box, ref, unbox
 from movers.lang import runtime_ops  # a cycle: runtime_ops starts threads with subclass_daemon
 
 LOCAL = ClassInfo("local", ["$data"], builtin="local")
 LOCAL.finish()
 DATA = 2  # the index of ``$data`` in a local object
+OWNER = LOCK.field_index["owner"]
 # The hidden fields of a Thread subclass's objects when some ``super().__init__(name=..., daemon=...)`` may set
 # them (lang/compiler.py); None until set.
 SUBCLASS_FIELDS = ("$name", "$daemon")
@@ -152,6 +153,16 @@ def subclass_daemon(ctx: Ctx, r: Ref, tid: int) -> None:
         ctx.set_global(slot, (*(unbox(ctx.g[slot]) or ()), tid))
 
 
+def lock_locked(ctx: Ctx, r: Any) -> bool:
+    """``m.locked()`` of a Lock (CPython 3.11's RLock has no ``locked``): whether some thread holds it."""
+    if type(r) is not Ref or ctx.heap[r.i][0] is not LOCK:
+        what = "'_thread.RLock'" if type(r) is Ref and ctx.heap[r.i][0] is RLOCK else show(r)
+        raise ModelError(f"{what} object has no attribute 'locked'", exc="AttributeError")
+    if ctx.track:
+        ctx.reads.append((r, OWNER))  # as reading m.owner records it
+    return ctx.heap[r.i][OWNER] is not None
+
+
 def new_local(ctx: Ctx) -> Ref:
     return ctx.alloc((LOCAL, None, ()))
 
@@ -192,5 +203,5 @@ def store_facts(facts: Any, has_local: bool) -> None:
 
 
 __all__ = ["DATA", "LOCAL", "MAIN_THREAD", "SELF_AWARE", "SUBCLASS_FIELDS", "current_thread", "ident", "is_main",
-           "local_get", "local_set", "new_local", "store_attribute", "store_facts", "subclass_daemon", "thread_init",
+           "local_get", "local_set", "lock_locked", "new_local", "store_attribute", "store_facts", "subclass_daemon", "thread_init",
            "thread_name"]

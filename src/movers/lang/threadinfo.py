@@ -203,5 +203,5 @@ def store_facts(facts: Any, has_local: bool) -> None:
 
 
 __all__ = ["DATA", "LOCAL", "MAIN_THREAD", "SELF_AWARE", "SUBCLASS_FIELDS", "current_thread", "ident", "is_main",
-           "local_get", "local_set", "lock_locked", "new_local", "store_attribute", "store_facts", "subclass_daemon", "thread_init",
-           "thread_name"]
+           "local_get", "local_set", "lock_locked", "new_local", "store_attribute", "store_facts", "subclass_daemon",
+           "thread_init", "thread_name"]

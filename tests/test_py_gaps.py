@@ -342,3 +342,109 @@ def test_rlock_has_no_locked_in_cpython_3_11(tmp_path: Path) -> None:
         assert "AttributeError" in cpython(bug, tmp_path).stderr
     r = movers.check(bug)
     assert r.verdict == "violation" and "has no attribute 'locked'" in r.violations[0].message, r
+
+
+# -- del ----------------------------------------------------------------------------------------------------------
+
+DEL_SINGLE = src("""
+    d = {"a": 1, "b": 2, "c": 3}
+    del d["b"]
+    xs = [10, 20, 30, 40]
+    del xs[1]
+    del xs[-1]
+    x = 5
+    del x, d["a"]
+    print(d, xs)
+
+    def f():
+        y = 1
+        del y
+        try:
+            return y
+        except UnboundLocalError:
+            return "unbound"
+
+    print(f())
+    try:
+        x
+    except NameError as e:
+        print(e)
+    for bad in ("del d['zz']", "del xs[7]", "del s[0]"):
+        pass
+""")
+
+
+def test_del_as_cpython(tmp_path: Path) -> None:
+    expected = cpython(DEL_SINGLE, tmp_path)
+    assert expected.returncode == 0, expected.stderr
+    body = DEL_SINGLE.replace("print(d, xs)", 'assert (d, xs) == ({"c": 3}, [10, 30]), (d, xs)')
+    assert expected.stdout.splitlines()[1] == "unbound"
+    body = body.replace("print(f())", "assert f() == 'unbound'")
+    body = body.replace("        print(e)", "        assert str(e) == " + repr(expected.stdout.splitlines()[2]))
+    r = movers.check(body)
+    assert r.verdict == "ok", (r.error, r.violations)
+
+
+def test_del_errors_as_cpython(tmp_path: Path) -> None:
+    cases = {
+        "d = {'a': 1}\ndel d['zz']\n": ("KeyError", "'zz'"),
+        "xs = [1]\ndel xs[7]\n": ("IndexError", "list assignment index out of range"),
+        "s = 'ab'\ndel s[0]\n": ("TypeError", "'str' object doesn't support item deletion"),
+        "x = 1\ndel x\ndel x\n": ("NameError", "name 'x' is not defined"),
+    }
+    for source, (exc, text) in cases.items():
+        err = cpython(source, tmp_path).stderr
+        assert exc in err and text in err, err
+        r = movers.check(source)
+        assert r.verdict == "violation" and text in r.violations[0].message, (source, r.error, r.violations)
+
+
+DEL_RACE = src("""
+    import threading
+
+    pending = {"job1": "queued", "job2": "queued"}
+    done = []
+
+    def cancel(job, who):
+        with LOCK:
+            if job in pending:
+                del pending[job]
+                done.append(who)
+
+    lock = threading.Lock()
+    threads = [threading.Thread(target=cancel, args=("job1", who)) for who in ("ann", "bob")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert pending == {"job2": "queued"} and len(done) == 1
+""")
+
+
+def test_del_under_a_lock_is_ok() -> None:
+    agree(DEL_RACE.replace("LOCK", "lock"), "ok")
+
+
+def test_del_check_then_act_race_is_found() -> None:
+    bug = DEL_RACE.replace("with LOCK:", "if True:")
+    results = agree(bug, "violation", "runtime-error")
+    assert all("KeyError" in r.violations[0].message for r in results.values())
+
+
+def test_del_list_element_race_is_found() -> None:
+    agree(src("""
+        import threading
+
+        xs = [1, 2, 3]
+
+        def drop():
+            if len(xs) > 2:
+                del xs[0]
+
+        threads = [threading.Thread(target=drop) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert xs == [2, 3], xs
+    """), "violation", "assertion")

@@ -56,6 +56,7 @@ from movers.ir.program import (
 )
 from movers.lang.builtins import BuiltinCompiler
 from movers.lang.concurrency import ConcurrencyCompiler
+from movers.lang.deletion import DeletionCompiler
 from movers.lang.errors import MAX_ERRORS, ModelSyntaxError, at, collected
 from movers.lang.exceptions import ExceptionCompiler
 from movers.lang.expressions import ExpressionCompiler
@@ -271,7 +272,9 @@ class ModuleCompiler:
         # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
         self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in (
-            "append", "pop", "insert", "remove", "extend", "clear") for n in calls)
+            "append", "pop", "insert", "remove", "extend", "clear") for n in calls) or any(
+            isinstance(n, ast.Delete) and any(isinstance(t, ast.Subscript) for t in n.targets)
+            for n in ast.walk(tree))  # `del xs[i]` (lang/deletion.py)
         # Whether the model has lists at all: only then may a comparison read elements (``compares``).
         self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree)) or any(
             isinstance(n.func, ast.Attribute) and n.func.attr in LIST_VALUED for n in calls)  # "a b".split()
@@ -796,7 +799,7 @@ class ModuleCompiler:
 
 
 class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler, ExpressionCompiler, IterationCompiler,
-                       BuiltinCompiler, TimeoutCompiler):
+                       BuiltinCompiler, TimeoutCompiler, DeletionCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 

@@ -273,7 +273,11 @@ class ExpressionCompiler(FunctionCore):
                 if ctx.track:
                     ctx.reads.append(s)
                 v = ctx.g[s]
-                return unbox(v) if type(v) in BOXED else v
+                if type(v) in BOXED:
+                    if v is UNBOUND:  # `del name` (lang/deletion.py)
+                        raise ModelError(f"name '{name}' is not defined", exc="NameError")
+                    return unbox(v)
+                return v
 
             return read
         if name in self.mc.funcs:
@@ -1271,7 +1275,6 @@ _INT_COMPARISONS: dict[type, Callable[[int, int], bool]] = {
 
 # Methods of Python's threading objects and lists that movers does not have, with what to write instead.
 UNKNOWN_METHODS = {
-    "locked": "m.locked() is not supported: read the owner instead (m.owner is not None)",
     "is_alive": "t.is_alive() must be used as a value (alive = t.is_alive())",
 }
 

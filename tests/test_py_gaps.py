@@ -448,3 +448,91 @@ def test_del_list_element_race_is_found() -> None:
             t.join()
         assert xs == [2, 3], xs
     """), "violation", "assertion")
+
+
+# -- bound methods as values --------------------------------------------------------------------------------------
+
+BOUND = src("""
+    import threading
+
+    class Counter:
+        def __init__(self):
+            self.lock = threading.Lock()
+            self.n = 0
+
+        def add(self, k):
+            with LOCK:
+                self.n += k
+
+    c = Counter()
+    threads = [threading.Thread(target=c.add, args=(k,)) for k in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert c.n == 3, c.n
+""")
+
+
+def test_bound_method_as_thread_target(tmp_path: Path) -> None:
+    ok = BOUND.replace("LOCK", "self.lock")
+    assert cpython(ok, tmp_path).returncode == 0
+    agree(ok, "ok")
+
+
+def test_bound_method_target_race_is_found() -> None:
+    # the receiver reaches both threads through the bound method: no escape analysis may call it local
+    bug = BOUND.replace("with LOCK:\n            self.n += k", "n = self.n\n        self.n = n + k")
+    agree(bug, "violation", "assertion")
+
+
+def test_bound_method_in_a_variable(tmp_path: Path) -> None:
+    source = src("""
+        class Acc:
+            def __init__(self, start):
+                self.total = start
+
+            def add(self, k, times=1):
+                self.total += k * times
+                return self.total
+
+        a = Acc(10)
+        b = Acc(100)
+        f = a.add
+        g = b.add
+        r = [f(1), g(2, times=3), f(k=5)]
+        print(r, a.total, b.total)
+        assert r == [11, 106, 16] and a.total == 16 and b.total == 106
+    """)
+    out = cpython(source, tmp_path)
+    assert out.returncode == 0 and out.stdout.strip() == "[11, 106, 16] 16 106", out
+    r = movers.check(source)
+    assert r.verdict == "ok", (r.error, r.violations)
+    bad = movers.check(source.replace("f(k=5)", "f(5, 6, 7)"))
+    assert bad.verdict == "violation" and "positional arguments but 4 were given" in bad.violations[0].message, bad
+
+
+def test_bound_method_called_from_threads_through_a_variable() -> None:
+    agree(src("""
+        import threading
+
+        class Box:
+            def __init__(self):
+                self.items = []
+
+            def put(self, x):
+                self.items.append(x)
+
+        box = Box()
+        put = box.put
+
+        def worker(x):
+            put(x)
+
+        threads = [threading.Thread(target=worker, args=(x,)) for x in (1, 2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert box.items == [1, 2], box.items
+    """), "violation", "assertion")

@@ -335,6 +335,9 @@ class BuiltinCompiler(FunctionCore):
                     target = self._expr(k.value)
                     lf = self.mc.lifted.get(id(k.value))
                     codes = [lf.code] if lf is not None else [self.mc.functions[n] for n in self.mc.value_callees]
+                    if lf is None:  # a bound method (obj.method) too
+                        codes += [code for _, code in self.mc.bound_codes]
+                        self.facts.callees |= {key for key, _ in self.mc.bound_codes}
                     if not codes:
                         raise self.mc.error(k.value, "Thread target must be a function of the model, a lambda "
                                             "or a nested function")
@@ -372,8 +375,11 @@ class BuiltinCompiler(FunctionCore):
         if target_av:
             # A closure's captured values reach the new thread through its fields (its first parameters).
             self.flow("store", ("field", self.value(e), "_target"), target_av)
+            bound = {id(c) for _, c in self.mc.bound_codes}
             for code in codes:
                 caps = frozenset({("field", target_av, f"$cap:{n}") for n in code.params[:signature_of(code).hidden]})
+                if id(code) in bound:
+                    caps |= {("field", target_av, "$self")}
                 self.flow("thread", self.value(e), code, args_av | caps)
         else:
             for code in codes:

@@ -65,6 +65,7 @@ from movers.lang.functions_model import (
     FieldDefault,
     Lifted,
     Signature,
+    bound_method_class,
     changing_capture,
     closure_class,
     constant_value,
@@ -120,6 +121,8 @@ class ModuleCompiler:
         # values a call through a variable may call (``value_callees``).
         self.lifted: dict[int, Lifted] = {}
         self.value_callees: list[str] = []
+        self.bound_names: set[str] = set()  # methods used as values (``_bound_methods``)
+        self.bound_codes: list[tuple[str, Code]] = []
         # The variables that live in cells, by the id of the function's ``ast`` node (``_lift``).
         self.cells: dict[int, frozenset[str]] = {}
         # @dataclass classes, by name: their spec, and their fields with defaults (for a dataclass subclass).
@@ -428,6 +431,7 @@ class ModuleCompiler:
             self.funcs[name] = Func(name, code)
         for c in self.class_nodes.values():
             self._declare_methods(c)
+        self._bound_methods(self._bound_tree)
         for cname, spec in self.dataclasses.items():
             if spec.frozen:  # only its __init__ may set its fields (CPython's FrozenInstanceError)
                 self.classes[cname].frozen_init = self.classes[cname].lookup("__init__")  # type: ignore[attr-defined]
@@ -472,9 +476,29 @@ class ModuleCompiler:
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                 and id(n) not in called and n.id in self.function_nodes}
         self.value_callees = sorted(used) + [lf.key for lf in self.lifted.values()]
+        self._bound_tree = tree
         for name in used:
             if self.function_nodes[name].decorator_list:
                 raise self.error(self.function_nodes[name], f"'{name}' is decorated: it cannot be used as a value")
+
+    def _bound_methods(self, tree: ast.Module) -> None:
+        """``obj.method`` used as a value (``Thread(target=obj.run_job)``, ``f = obj.m``): the method names so
+        used, each class's bound-method class for them, and the codes a call of such a value may run
+        (``bound_codes``: every method of that name, as ``.m`` in the facts)."""
+        methods = {m for c in self.classes.values() for m in c.methods}
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        self.bound_names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                            and isinstance(n.ctx, ast.Load) and id(n) not in called and n.attr in methods}
+        self.bound_codes: list[tuple[str, Code]] = []
+        for c in self.classes.values():
+            table = {}
+            for m in sorted(self.bound_names):
+                code = c.lookup(m)
+                if code is not None:
+                    table[m] = bound_method_class(c, m, code)
+                if m in c.methods:
+                    self.bound_codes.append(("." + m, c.methods[m]))
+            c.bound_methods = table  # type: ignore[attr-defined]
 
     def _lift(self, fn: ast.AST, qual: str, inherited: frozenset[str] = frozenset()) -> None:
         predicates = {id(n.args[0]) for n in own_nodes(fn) if isinstance(n, ast.Call) and n.args

@@ -367,8 +367,12 @@ class ExpressionCompiler(FunctionCore):
             ncap = signature_of(code).hidden
             caps = tuple(frozenset({("field", fav, f"$cap:{n}")}) for n in code.params[:ncap])
             self.flow("call", code, (*caps, *(every,) * (len(code.params) - ncap)))
+        for key, code in self.mc.bound_codes:  # a bound method: its self is the value's $self
+            self.facts.callees.add(key)
+            self.flow("call", code, (frozenset({("field", fav, "$self")}), *(every,) * (len(code.params) - 1)))
         self.note(e, NO_VALUE.union(*(frozenset({("return", self.mc.functions[k])})
-                                      for k in self.mc.value_callees)))
+                                      for k in self.mc.value_callees),
+                                    *(frozenset({("return", code)}) for _, code in self.mc.bound_codes)))
 
         def setup(ctx: Ctx, ret_pc: int) -> None:
             code, first, fields = function_of(ctx, fv(ctx))
@@ -749,6 +753,11 @@ class ExpressionCompiler(FunctionCore):
             self.facts.fields_read.add("$data")
         self.facts.uses.append(self.value(e.value))
         self.note(e, frozenset({("field", self.value(e.value), name)}))
+        bound = name in self.mc.bound_names
+        if bound:  # may be a bound method (functions_model.bound_method_class), holding the receiver
+            self.facts.allocates = True
+            self.note(e, self.new_site(e, "method"))
+            self.flow("store", ("field", self.value(e), "$self"), self.value(e.value))
 
         def run(ctx: Ctx) -> Any:
             r = obj(ctx)
@@ -767,6 +776,8 @@ class ExpressionCompiler(FunctionCore):
                     return threadinfo.thread_name(ctx, r)
                 if o[0] is threadinfo.LOCAL:
                     return threadinfo.local_get(ctx, r, name)
+                if bound and name in getattr(o[0], "bound_methods", ()):
+                    return ctx.alloc((o[0].bound_methods[name], None, r))
                 raise ModelError(f"{o[0].name} object has no field '{name}'", exc="AttributeError")
             if ctx.track:
                 ctx.reads.append((r, idx))

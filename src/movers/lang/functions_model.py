@@ -237,6 +237,15 @@ def closure_class(qualname: str, captured: list[str], defaults: list[str], line:
     return info
 
 
+def bound_method_class(cls: ClassInfo, method: str, code: Code) -> ClassInfo:
+    """The class of the values of ``obj.method`` (``obj`` of class ``cls``) used as a value, not called: a
+    bound method, one field ``$self`` holding the receiver (walked like a closure's captured values)."""
+    info = ClassInfo(f"method {cls.name}.{method}", ["$self"], builtin="method", line=cls.line)
+    info.finish()
+    info.closure = code  # type: ignore[attr-defined]
+    return info
+
+
 def call_value_error(v: Any) -> ModelError:
     return ModelError(f"'{type_name(v)}' object is not callable", exc="TypeError")
 
@@ -313,6 +322,8 @@ def function_of(ctx: Ctx, v: Any) -> tuple[Code, list[Any], tuple[Any, ...]]:
         code = getattr(o[0], "closure", None)
         if code is not None:
             fields = o[2:]
+            if o[0].builtin == "method":  # a bound method: its receiver is the method's self
+                return code, [fields[0]], ()
             return code, list(fields[: signature_of(code).hidden]), fields
     raise call_value_error(v)
 

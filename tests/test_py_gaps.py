@@ -536,3 +536,97 @@ def test_bound_method_called_from_threads_through_a_variable() -> None:
             t.join()
         assert box.items == [1, 2], box.items
     """), "violation", "assertion")
+
+
+# -- @dataclass field(default_factory=threading.Lock, compare=False) ---------------------------------------------
+
+ACCOUNTS = src("""
+    import threading
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Account:
+        id: int
+        balance: int
+        lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def transfer(src, dst, amount):
+        with src.lock:
+            ok = src.balance >= amount
+            if ok:
+                src.balance -= amount
+        if ok:
+            with dst.lock:
+                dst.balance += amount
+
+    a = Account(1, 100)
+    b = Account(2, 100)
+    assert a.lock is not b.lock
+    same = Account(1, 5) == Account(1, 5)
+    assert same
+    t1 = threading.Thread(target=transfer, args=(a, b, 30))
+    t2 = threading.Thread(target=transfer, args=(b, a, 50))
+    t1.start()
+    t2.start()
+    t1.join()
+    t2.join()
+    assert a.balance + b.balance == 200 and (a.balance, b.balance) == (120, 80), (a, b)
+""")
+
+
+def test_default_factory_lock_and_compare_false(tmp_path: Path) -> None:
+    assert cpython(ACCOUNTS, tmp_path).returncode == 0
+    agree(ACCOUNTS, "ok")
+
+
+def test_default_factory_lock_twin_is_found() -> None:
+    # a lock per object: taking the source's lock to credit the destination races with the other transfer
+    bug = ACCOUNTS.replace("with dst.lock:", "with src.lock:")
+    agree(bug, "violation", "assertion")
+
+
+def test_compare_false_fields_are_not_compared(tmp_path: Path) -> None:
+    source = src("""
+        from dataclasses import dataclass, field
+
+        @dataclass
+        class P:
+            x: int
+            tag: str = field(default="", compare=False)
+
+        @dataclass
+        class Q(P):
+            y: int = 0
+
+        assert P(1, "a") == P(1, "b")
+        assert Q(1, "a", 2) == Q(1, "b", 2)
+        assert Q(1, "a", 2) != Q(1, "a", 3)
+        print("ok")
+    """)
+    out = cpython(source, tmp_path)
+    assert out.returncode == 0, out.stderr
+    r = movers.check(source)
+    assert r.verdict == "ok", (r.error, r.violations)
+    bad = movers.check(source.replace('P(1, "a") == P(1, "b")', 'P(1, "a") == P(2, "a")'))
+    assert bad.verdict == "violation"
+
+
+def test_default_factory_model_class() -> None:
+    r = movers.check(src("""
+        from dataclasses import dataclass, field
+
+        class Box:
+            def __init__(self):
+                self.items = []
+
+        @dataclass
+        class Holder:
+            name: str
+            box: Box = field(default_factory=Box)
+
+        h = Holder("a")
+        g = Holder("b")
+        h.box.items.append(1)
+        assert g.box.items == [] and h.box.items == [1]
+    """))
+    assert r.verdict == "ok", (r.error, r.violations)

@@ -214,7 +214,7 @@ class ModuleCompiler:
         self._declare_classes()
         self._lift_all(tree, init_body)
         # What comparing two objects may read: every field of a dataclass that compares by its fields.
-        self.compared_fields = frozenset(f for spec in self.dataclasses.values() if spec.eq for f in spec.fields)
+        self.compared_fields = frozenset(f for spec in self.dataclasses.values() if spec.eq for f in spec.compared)
         self.list_globals = _list_globals(tree, self.global_slot)
         bodies = [(fn, False) for fn in self.function_nodes.values()]
         bodies += [(lf.node, False) for lf in self.lifted.values()]  # type: ignore[misc]
@@ -394,6 +394,9 @@ class ModuleCompiler:
             if isinstance(options, str):
                 raise self.error(d, options)
             base = c.bases[0].id if len(c.bases) == 1 and isinstance(c.bases[0], ast.Name) else None
+            inherited = self.dataclasses.get(base or "")
+            if inherited is not None:  # the base's field(compare=False) fields stay out of ==
+                c.movers_uncompared = [f for f in inherited.fields if f not in inherited.compared]  # type: ignore
             made = dataclass_init(c, self.dataclass_fields.get(base or "", []), options)
             if isinstance(made[1], str):
                 raise self.error(made[0], made[1])

@@ -465,7 +465,7 @@ def dataclass_eq(ctx: Ctx, a: Ref, b: Ref, depth: int) -> bool:
     if oa[0] is not ob[0]:
         return False
     track = ctx.track
-    for f in oa[0].dataclass.fields:
+    for f in oa[0].dataclass.compared:
         k = oa[0].field_index[f]
         if track:
             ctx.reads.append((a, k))

@@ -630,3 +630,58 @@ def test_default_factory_model_class() -> None:
         assert g.box.items == [] and h.box.items == [1]
     """))
     assert r.verdict == "ok", (r.error, r.violations)
+
+
+# -- calling a call's result; a lambda calling a model function inside a comprehension ----------------------------
+
+def test_call_of_a_calls_result_as_cpython(tmp_path: Path) -> None:
+    source = src("""
+        def make(k):
+            def f(x):
+                return x + k
+            return f
+
+        r = make(2)(3)
+        s = (lambda y: y * 2)(4)
+        print(r, s)
+        assert (r, s) == (5, 8)
+    """)
+    assert cpython(source, tmp_path).stdout.strip() == "5 8"
+    assert movers.check(source).verdict == "ok"
+    assert movers.check(source.replace("(5, 8)", "(6, 8)")).verdict == "violation"
+
+
+WITHDRAW = src("""
+    import threading
+
+    class Account:
+        def __init__(self):
+            self.balance = 100
+            self.lock = threading.Lock()
+
+    outcomes = []
+
+    def withdraw(acct, amount):
+        with LOCK:
+            if acct.balance >= amount:
+                acct.balance -= amount
+                return True
+            return False
+
+    acct = Account()
+    threads = [threading.Thread(target=lambda: outcomes.append(withdraw(acct, 80))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert acct.balance == 20 and sorted(outcomes) == [False, True], (acct.balance, outcomes)
+""")
+
+
+def test_lambda_calling_a_model_function_in_a_comprehension() -> None:
+    agree(WITHDRAW.replace("LOCK", "acct.lock"), "ok")
+
+
+def test_lambda_in_a_comprehension_twin_is_found() -> None:
+    bug = WITHDRAW.replace("with LOCK:", "if True:")
+    agree(bug, "violation", "assertion")

@@ -846,7 +846,7 @@ class ExpressionCompiler(FunctionCore):
             self.flow("method_call", rv, f.attr, self.method_args_values(e, f.attr))
             self.note(e, frozenset({("method_return", rv, f.attr)}))
             return self.site(self.method_call_setup(recv, f.attr, args, e), e)
-        if isinstance(f, ast.Subscript):
+        if isinstance(f, (ast.Subscript, ast.Call, ast.Lambda)):  # handlers[i](x), make(k)(), (lambda: 1)()
             return self.call_value(e)
         raise self.mc.error(e, "unsupported call")
 

@@ -710,3 +710,50 @@ COVERED = {
 @pytest.mark.parametrize("name", sorted(COVERED))
 def test_facts_cover_the_accesses(name: str) -> None:
     assert all_uncovered(compile_src(COVERED[name])) == []
+
+
+NAMES_NO_MAIN = src("""
+    import threading
+
+    def w(k):
+        assert threading.current_thread().name == f"Thread-{k} (w)", threading.current_thread().name
+
+    t1 = threading.Thread(target=w, args=(FIRST,))
+    t2 = threading.Thread(target=w, args=(SECOND,))
+    t1.start()
+    t2.start()
+""")
+
+
+def test_default_names_when_the_module_code_ends_with_its_starts(tmp_path: Path) -> None:
+    ok = NAMES_NO_MAIN.replace("FIRST", "1").replace("SECOND", "2")
+    assert cpython(ok, tmp_path).returncode == 0
+    agree(ok, "ok")
+
+
+def test_default_names_when_the_module_code_ends_with_its_starts_twin(tmp_path: Path) -> None:
+    bug = NAMES_NO_MAIN.replace("FIRST", "2").replace("SECOND", "1")
+    assert "AssertionError" in cpython(bug, tmp_path).stderr
+    agree(bug, "violation", "assertion")
+
+
+def test_default_names_of_threads_started_after_the_main_thread_waits() -> None:
+    agree(src("""
+        import threading
+
+        names = []
+
+        def w():
+            names.append(threading.current_thread().name)
+
+        first = threading.Thread(target=w)
+        first.start()
+        first.join()
+        later = [threading.Thread(target=w) for _ in range(2)]
+        for t in later:
+            t.start()
+        for t in later:
+            t.join()
+        assert sorted(names) == ["Thread-1 (w)", "Thread-2 (w)", "Thread-3 (w)"], names
+        assert threading.current_thread().name == "MainThread"
+    """), "ok")

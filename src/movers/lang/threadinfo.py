@@ -11,7 +11,7 @@ movers keeps no extra state for them:
   ``Thread-N (target)`` (``Thread-N`` for a subclass), with N the thread's number among the threads started
   from Thread objects, from 1: CPython counts the unnamed Thread objects as they are created, movers the
   threads as they are started, so the two agree when the threads are started in the order they were created
-  and none of them is named. The default name is refused once the module's code has ended.
+  and none of them is named.
 - ``get_ident()`` is the thread's number in movers; the main thread's is -1, before and after it starts
   threads (its number in movers changes when it becomes a thread of its own: system.py).
 - a ``local()`` object holds one field, ``$data``: a sorted tuple of ``(ident, name, value)``, so that the
@@ -55,6 +55,7 @@ class _MainThread:
 
 
 MAIN_THREAD = _MainThread()
+_UNKNOWN = object()
 
 
 def is_main(ctx: Ctx) -> bool:
@@ -116,14 +117,12 @@ def thread_name(ctx: Ctx, r: Any) -> str:
 
 def _number(ctx: Ctx, tid: int) -> int:
     """CPython's N of thread ``tid``: its number among the threads started from Thread objects, from 1; the
-    main thread has a number in movers (the next free one when it first waits) but no Thread object."""
-    for k, th in enumerate(ctx.threads):
-        if th and th[0][0].name == "<module>":
-            return tid + (0 if k < tid else 1)
-    if is_main(ctx):
+    main thread has a number in movers (the next free one when it first waits: ``main_tid``, which
+    semantics/system.py records on every code of the program) but no Thread object."""
+    main = getattr(ctx.code, "main_tid", _UNKNOWN)
+    if main is _UNKNOWN:  # the module's code before it becomes a thread: every thread so far started there
         return tid + 1
-    raise ModelError("the default name of a thread after the module's code has ended is not modelled: give "
-                     "Thread(name=...)")
+    return tid + 1 if main is None or tid < main else tid
 
 
 def thread_init(ctx: Ctx, r: Ref, name: Any, daemon: Any) -> None:

@@ -757,3 +757,9 @@ def test_default_names_of_threads_started_after_the_main_thread_waits() -> None:
         assert sorted(names) == ["Thread-1 (w)", "Thread-2 (w)", "Thread-3 (w)"], names
         assert threading.current_thread().name == "MainThread"
     """), "ok")
+
+
+def test_thread_names_in_a_parallel_search() -> None:
+    # worker processes see the main thread's id that the initial state recorded
+    assert movers.check(NAMES_OK, workers=2).verdict == "ok"
+    assert movers.check(NAMES_BUG, workers=2).verdict == "violation"

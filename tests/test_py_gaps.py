@@ -763,3 +763,19 @@ def test_thread_names_in_a_parallel_search() -> None:
     # worker processes see the main thread's id that the initial state recorded
     assert movers.check(NAMES_OK, workers=2).verdict == "ok"
     assert movers.check(NAMES_BUG, workers=2).verdict == "violation"
+
+
+def test_no_thread_symmetry_for_models_that_see_thread_numbers() -> None:
+    from movers.semantics.symmetry import symmetry_problem
+    for source in (NAMES_OK, IDENTS, LOCAL, LOCKED.replace("CHECK", "True"),
+                   src("""
+                       import threading
+
+                       def w():
+                           pass
+
+                       t = threading.Thread(target=w)
+                       t.start()
+                       n = t.name
+                   """)):
+        assert symmetry_problem(compile_src(source)) is not None

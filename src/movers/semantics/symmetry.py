@@ -57,6 +57,9 @@ def symmetry_problem(program: Program) -> str | None:
             return f"{where}: current_thread(), get_ident() and local() let a thread see its own number"
         if isinstance(node, ast.keyword) and node.arg == "daemon":
             return f"{where}: daemon threads are recorded by their numbers"
+        if (isinstance(node, ast.Attribute) and node.attr == "name" and isinstance(node.ctx, ast.Load)
+                and "Thread" in program.source):
+            return f"{where}: a thread's default name ('Thread-N') shows its number"
         if isinstance(node, ast.Attribute) and node.attr in ("owner", "locked"):
             return f"{where}: reading '.owner' lets a thread see another's number"
     if program.exclusives:

@@ -779,3 +779,80 @@ def test_no_thread_symmetry_for_models_that_see_thread_numbers() -> None:
                        n = t.name
                    """)):
         assert symmetry_problem(compile_src(source)) is not None
+
+
+# -- Thread(kwargs={...}) -----------------------------------------------------------------------------------------
+
+KWARGS = src("""
+    import threading
+
+    log = []
+
+    def greet(person, greeting="hello", punct="."):
+        log.append(f"{threading.current_thread().name}: {greeting} {person}{punct}")
+
+    threads = [
+        threading.Thread(target=greet, args=("ann",), kwargs={"greeting": "hi", "punct": "!"}, name="g1"),
+        threading.Thread(target=greet, kwargs={"person": "bob"}, name="g2"),
+        threading.Thread(target=lambda who, greeting: greet(who, greeting), args=("cy",), kwargs={"greeting": "yo"},
+                         name="g3"),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(log) == EXPECTED, log
+""")
+KWARGS_OK = KWARGS.replace("EXPECTED", '["g1: hi ann!", "g2: hello bob.", "g3: yo cy."]')
+
+
+def test_thread_kwargs(tmp_path: Path) -> None:
+    assert cpython(KWARGS_OK, tmp_path).returncode == 0
+    agree(KWARGS_OK, "ok")
+
+
+def test_thread_kwargs_twin_is_found(tmp_path: Path) -> None:
+    bug = KWARGS.replace("EXPECTED", '["g1: hello ann.", "g2: hello bob.", "g3: yo cy."]')
+    assert cpython(bug, tmp_path).returncode != 0
+    agree(bug, "violation", "assertion")
+
+
+def test_thread_kwargs_unknown_name_is_a_type_error_in_the_thread(tmp_path: Path) -> None:
+    bug = KWARGS_OK.replace('kwargs={"person": "bob"}', 'kwargs={"persn": "bob"}')
+    assert "unexpected keyword argument 'persn'" in cpython(bug, tmp_path).stderr
+    for r in agree(bug, "violation", "runtime-error").values():
+        assert "unexpected keyword argument 'persn'" in r.violations[0].message
+
+
+def test_thread_args_string_passes_its_characters(tmp_path: Path) -> None:
+    source = src("""
+        import threading
+
+        got = []
+
+        def f(a, b, c):
+            got.append(a + c)
+
+        t = threading.Thread(target=f, args=("xyz"))
+        t.start()
+        t.join()
+        assert got == ["xz"], got
+    """)
+    assert cpython(source, tmp_path).returncode == 0
+    agree(source, "ok")
+
+
+def test_thread_kwargs_must_be_a_dict_display() -> None:
+    r = movers.check(src("""
+        import threading
+
+        def f(a):
+            pass
+
+        kw = {"a": 1}
+        t = threading.Thread(target=f, kwargs=kw)
+    """))
+    assert r.verdict == "error" and "must be a dict display with string keys" in r.error, r.error
+
+
+COVERED["kwargs"] = KWARGS_OK

@@ -748,7 +748,7 @@ class ExpressionCompiler(FunctionCore):
         name = e.attr
         self.facts.fields_read.add(name)
         if name == "name":  # a Thread's name: its id, target and given name (lang/threadinfo.py)
-            self.facts.fields_read |= {"_tid", "_target", "$name"}
+            self.facts.fields_read |= {"_tid", "_target", "_args", "$name"}
         if self.mc.has_local:
             self.facts.fields_read.add("$data")
         self.facts.uses.append(self.value(e.value))

@@ -97,6 +97,12 @@ def thread_name(ctx: Ctx, r: Any) -> str:
     given = getattr(o[3], "thread_name", None) if o[0] is THREAD else None
     if given is not None:
         return given
+    if o[0] is THREAD:
+        args = o[4]
+        if len(args) >= 2 and type(args[-2]) is str and args[-2] == runtime_ops.THREAD_NAME:
+            if ctx.track:
+                ctx.reads.append((r, 4))
+            return args[-1]
     k = o[0].field_index.get("$name")  # a subclass's ``super().__init__(name=...)``
     if k is not None and o[k] is not None:
         if ctx.track:

@@ -209,7 +209,6 @@ def test_a_pipe_without_writer_and_a_device_are_errors_not_waits(tmp_path) -> No
 
 
 @pytest.mark.parametrize("body, message", [
-    ("    if m.locked():\n        pass", "4:8: m.locked() is not supported: read the owner instead"),
     ("    m.frobnicate()", "4:5: no class of the model defines a method 'frobnicate()'"),
     ("    m.wait(timeout=l)", "4:20: wait(): timeout must be a constant (a number, True, False or None)"),
     ("    m.wait_for(lambda: True, 1, 2)", "4:5: too many arguments: wait_for(predicate, timeout)"),

@@ -17,10 +17,10 @@ from typing import Any
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Func, Ref
-from movers.lang import strings
+from movers.lang import strings, threadinfo
 from movers.lang.function import NO_VALUE, Fn, FunctionCore
 from movers.lang.functions_model import signature_of
-from movers.lang.runtime_ops import as_tuple, choice_count, extremum, length_of, truth_of
+from movers.lang.runtime_ops import KWARGS, THREAD_NAME, as_tuple, choice_count, extremum, length_of, truth_of
 from movers.lang.syntax import _is_call_to
 
 
@@ -206,6 +206,21 @@ class BuiltinCompiler(FunctionCore):
         self._args(e, 0, 0, "tid")
         return lambda ctx: ctx.tid if ctx.tid >= 0 else None
 
+    def b_current_thread(self, e: ast.Call) -> Fn:
+        self._args(e, 0, 0, "current_thread")
+        self.facts.fields_read.add("_tid")  # which Thread object is this thread's (lang/threadinfo.py)
+        return threadinfo.current_thread
+
+    def b_get_ident(self, e: ast.Call) -> Fn:
+        self._args(e, 0, 0, "get_ident")
+        return threadinfo.ident
+
+    def b_local(self, e: ast.Call) -> Fn:
+        self._args(e, 0, 0, "local")
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "local"))
+        return threadinfo.new_local
+
     def b_choose(self, e: ast.Call) -> Fn:
         self.facts.chooses = True
         if len(e.args) == 1 and _is_call_to(e.args[0], "range"):
@@ -299,11 +314,22 @@ class BuiltinCompiler(FunctionCore):
         self.note(e, self.new_site(e, "Barrier"))
         return lambda ctx: sync.new_barrier(ctx, n(ctx))
 
+    def _thread_kwargs(self, k: ast.keyword) -> tuple[tuple[str, ...], list[Fn]]:
+        """``kwargs={'name': value, ...}``: the names, and the values compiled (a dict display only)."""
+        d = k.value
+        if not (isinstance(d, ast.Dict) and all(isinstance(x, ast.Constant) and isinstance(x.value, str)
+                                                for x in d.keys)):
+            raise self.mc.error(k, "Thread(kwargs=…) must be a dict display with string keys "
+                                "(kwargs={'greeting': g}), or pass the arguments by position, args=(…)")
+        return tuple(x.value for x in d.keys), [self._expr(v) for v in d.values]  # type: ignore[union-attr]
+
     def b_Thread(self, e: ast.Call) -> Fn:
         target: Fn | None = None
         args: Fn = lambda ctx: ()
         label: str | None = None
         daemon = False
+        kw_names: tuple[str, ...] = ()
+        kw_values: list[Fn] = []
         if e.args:
             raise self.mc.error(e, "use Thread(target=f, args=(…))")
         codes: list[Any] = []  # the functions the thread may run
@@ -320,6 +346,9 @@ class BuiltinCompiler(FunctionCore):
                     target = self._expr(k.value)
                     lf = self.mc.lifted.get(id(k.value))
                     codes = [lf.code] if lf is not None else [self.mc.functions[n] for n in self.mc.value_callees]
+                    if lf is None:  # a bound method (obj.method) too
+                        codes += [code for _, code in self.mc.bound_codes]
+                        self.facts.callees |= {key for key, _ in self.mc.bound_codes}
                     if not codes:
                         raise self.mc.error(k.value, "Thread target must be a function of the model, a lambda "
                                             "or a nested function")
@@ -334,8 +363,7 @@ class BuiltinCompiler(FunctionCore):
                     raise self.mc.error(k.value, "Thread daemon= must be True or False")
                 daemon = k.value.value
             elif k.arg == "kwargs":
-                raise self.mc.error(k, "Thread(kwargs=…) is not supported yet: pass the arguments by position, "
-                                    "args=(…)")
+                kw_names, kw_values = self._thread_kwargs(k)
             else:
                 raise self.mc.error(k, f"unsupported Thread argument '{k.arg}'")
         if target is None:
@@ -349,16 +377,22 @@ class BuiltinCompiler(FunctionCore):
             named = Func(func.name, func.code, label, self.mc.daemon_slot if daemon else None)
             target = lambda ctx, named=named: named  # noqa: E731
         t = target
+        unkept = label if label is not None and func is None else None
         self.facts.allocates = True
         self.note(e, self.new_site(e, "Thread"))
-        args_av = NO_VALUE.union(*(self.value(k.value) for k in e.keywords if k.arg == "args"))
+        args_av = NO_VALUE.union(*(self.value(k.value) for k in e.keywords if k.arg == "args"),
+                                 *(self.value(v) for k in e.keywords if k.arg == "kwargs"
+                                   for v in k.value.values))  # type: ignore[attr-defined]
         self.flow("store", ("field", self.value(e), "_args"), args_av)
         target_av = NO_VALUE.union(*(self.value(k.value) for k in e.keywords if k.arg == "target"))
         if target_av:
             # A closure's captured values reach the new thread through its fields (its first parameters).
             self.flow("store", ("field", self.value(e), "_target"), target_av)
+            bound = {id(c) for _, c in self.mc.bound_codes}
             for code in codes:
                 caps = frozenset({("field", target_av, f"$cap:{n}") for n in code.params[:signature_of(code).hidden]})
+                if id(code) in bound:
+                    caps |= {("field", target_av, "$self")}
                 self.flow("thread", self.value(e), code, args_av | caps)
         else:
             for code in codes:
@@ -366,8 +400,14 @@ class BuiltinCompiler(FunctionCore):
 
         def run(ctx: Ctx) -> Ref:
             a = args(ctx)
+            if type(a) is str:  # args=("bob"): CPython's target(*args) passes its characters
+                a = tuple(a)
             if type(a) is not tuple:
                 raise ModelError("Thread args must be a tuple", exc="TypeError")
+            if kw_names:  # kept after the positional ones, behind a marker (runtime_ops.start_thread)
+                a = (*a, KWARGS, kw_names, *(v(ctx) for v in kw_values))
+            if unkept is not None:  # name= of a lambda's or closure's thread: last, behind its marker
+                a = (*a, THREAD_NAME, unkept)
             return ctx.alloc((THREAD, None, None, t(ctx), a))
 
         return run

@@ -56,6 +56,7 @@ from movers.ir.program import (
 )
 from movers.lang.builtins import BuiltinCompiler
 from movers.lang.concurrency import ConcurrencyCompiler
+from movers.lang.deletion import DeletionCompiler
 from movers.lang.errors import MAX_ERRORS, ModelSyntaxError, at, collected
 from movers.lang.exceptions import ExceptionCompiler
 from movers.lang.expressions import ExpressionCompiler
@@ -64,6 +65,7 @@ from movers.lang.functions_model import (
     FieldDefault,
     Lifted,
     Signature,
+    bound_method_class,
     changing_capture,
     closure_class,
     constant_value,
@@ -83,6 +85,7 @@ from movers.lang.iteration import IterationCompiler
 from movers.lang.statements import StatementCompiler
 from movers.lang.strings import LIST_VALUED
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_call_to, _is_docstring
+from movers.lang.threadinfo import SUBCLASS_FIELDS
 from movers.lang.timeouts import TimeoutCompiler
 
 # How the tokenizer breaks lines (str.splitlines also breaks at form feeds and others, shifting line numbers).
@@ -118,6 +121,8 @@ class ModuleCompiler:
         # values a call through a variable may call (``value_callees``).
         self.lifted: dict[int, Lifted] = {}
         self.value_callees: list[str] = []
+        self.bound_names: set[str] = set()  # methods used as values (``_bound_methods``)
+        self.bound_codes: list[tuple[str, Code]] = []
         # The variables that live in cells, by the id of the function's ``ast`` node (``_lift``).
         self.cells: dict[int, frozenset[str]] = {}
         # @dataclass classes, by name: their spec, and their fields with defaults (for a dataclass subclass).
@@ -130,9 +135,13 @@ class ModuleCompiler:
         self.locking: list[LockingDeclaration] = []
         self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = self.uses_try = False
         self.uses_is_alive = False
-        self.has_dicts = self.has_defaultdict = self.container_arith = False
+        self.has_dicts = self.has_defaultdict = self.container_arith = self.has_local = False
         self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
         self.main_code = False  # the module's code is cut at its accesses (``_compile``)
+
+    def defines_method(self, name: str) -> bool:
+        """Whether some class of the model defines a method ``name`` (then ``x.name()`` is its call)."""
+        return any(name in c.methods for c in self.classes.values())
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
         return at(self.filename, node, message)
@@ -206,7 +215,7 @@ class ModuleCompiler:
         self._declare_classes()
         self._lift_all(tree, init_body)
         # What comparing two objects may read: every field of a dataclass that compares by its fields.
-        self.compared_fields = frozenset(f for spec in self.dataclasses.values() if spec.eq for f in spec.fields)
+        self.compared_fields = frozenset(f for spec in self.dataclasses.values() if spec.eq for f in spec.compared)
         self.list_globals = _list_globals(tree, self.global_slot)
         bodies = [(fn, False) for fn in self.function_nodes.values()]
         bodies += [(lf.node, False) for lf in self.lifted.values()]  # type: ignore[misc]
@@ -274,12 +283,15 @@ class ModuleCompiler:
         # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
         self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in (
-            "append", "pop", "insert", "remove", "extend", "clear") for n in calls)
+            "append", "pop", "insert", "remove", "extend", "clear") for n in calls) or any(
+            isinstance(n, ast.Delete) and any(isinstance(t, ast.Subscript) for t in n.targets)
+            for n in ast.walk(tree))  # `del xs[i]` (lang/deletion.py)
         # Whether the model has lists at all: only then may a comparison read elements (``compares``).
         self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree)) or any(
             isinstance(n.func, ast.Attribute) and n.func.attr in LIST_VALUED for n in calls)  # "a b".split()
         # Whether the model makes dicts or sets (``lang/containers.py``): only then do their methods compile.
         self.has_defaultdict = any(_is_call_to(n, "defaultdict") for n in calls)
+        self.has_local = any(_is_call_to(n, "local") for n in calls)  # attributes may be per thread
         self.has_dicts = self.has_defaultdict or any(
             isinstance(n, (ast.Dict, ast.Set)) or _is_call_to(n, "dict") or _is_call_to(n, "set")
             for n in ast.walk(tree))
@@ -302,6 +314,11 @@ class ModuleCompiler:
         called = {n.func.id for n in calls if isinstance(n.func, ast.Name)}
         self.uses_events = "Event" in called
         self.uses_barriers = "Barrier" in called
+        # Whether a Thread subclass may pass name=/daemon= to Thread.__init__: only then do its objects get the
+        # hidden fields that keep them (lang/threadinfo.py).
+        self.thread_init_keywords = any(
+            isinstance(n.func, ast.Attribute) and n.func.attr == "__init__" and _is_call_to(n.func.value, "super")
+            and n.keywords for n in calls)
         # Whether some thread may be a daemon: only then is there a hidden global listing them.
         self.uses_daemons = any(k.arg == "daemon" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
                                 for n in calls for k in n.keywords)
@@ -389,6 +406,9 @@ class ModuleCompiler:
             if isinstance(options, str):
                 raise self.error(d, options)
             base = c.bases[0].id if len(c.bases) == 1 and isinstance(c.bases[0], ast.Name) else None
+            inherited = self.dataclasses.get(base or "")
+            if inherited is not None:  # the base's field(compare=False) fields stay out of ==
+                c.movers_uncompared = [f for f in inherited.fields if f not in inherited.compared]  # type: ignore
             made = dataclass_init(c, self.dataclass_fields.get(base or "", []), options)
             if isinstance(made[1], str):
                 raise self.error(made[0], made[1])
@@ -426,6 +446,7 @@ class ModuleCompiler:
             self.funcs[name] = Func(name, code)
         for c in self.class_nodes.values():
             self._declare_methods(c)
+        self._bound_methods(self._bound_tree)
         for cname, spec in self.dataclasses.items():
             if spec.frozen:  # only its __init__ may set its fields (CPython's FrozenInstanceError)
                 self.classes[cname].frozen_init = self.classes[cname].lookup("__init__")  # type: ignore[attr-defined]
@@ -470,9 +491,29 @@ class ModuleCompiler:
         used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                 and id(n) not in called and n.id in self.function_nodes}
         self.value_callees = sorted(used) + [lf.key for lf in self.lifted.values()]
+        self._bound_tree = tree
         for name in used:
             if self.function_nodes[name].decorator_list:
                 raise self.error(self.function_nodes[name], f"'{name}' is decorated: it cannot be used as a value")
+
+    def _bound_methods(self, tree: ast.Module) -> None:
+        """``obj.method`` used as a value (``Thread(target=obj.run_job)``, ``f = obj.m``): the method names so
+        used, each class's bound-method class for them, and the codes a call of such a value may run
+        (``bound_codes``: every method of that name, as ``.m`` in the facts)."""
+        methods = {m for c in self.classes.values() for m in c.methods}
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        self.bound_names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                            and isinstance(n.ctx, ast.Load) and id(n) not in called and n.attr in methods}
+        self.bound_codes: list[tuple[str, Code]] = []
+        for c in self.classes.values():
+            table = {}
+            for m in sorted(self.bound_names):
+                code = c.lookup(m)
+                if code is not None:
+                    table[m] = bound_method_class(c, m, code)
+                if m in c.methods:
+                    self.bound_codes.append(("." + m, c.methods[m]))
+            c.bound_methods = table  # type: ignore[attr-defined]
 
     def _lift(self, fn: ast.AST, qual: str, inherited: frozenset[str] = frozenset()) -> None:
         predicates = {id(n.args[0]) for n in own_nodes(fn) if isinstance(n, ast.Call) and n.args
@@ -609,6 +650,9 @@ class ModuleCompiler:
                     info.is_thread = True
                     info.base = THREAD
                     fields = list(THREAD.fields)
+                    if self.thread_init_keywords:
+                        fields += list(SUBCLASS_FIELDS)
+                        info.daemon_slot = self.daemon_slot  # type: ignore[attr-defined]
                 elif b.id == "object":
                     pass
                 elif b.id in BUILTIN_EXCEPTIONS and b.id not in self.class_nodes:
@@ -794,7 +838,7 @@ class ModuleCompiler:
 
 
 class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler, ExpressionCompiler, IterationCompiler,
-                       BuiltinCompiler, TimeoutCompiler):
+                       BuiltinCompiler, TimeoutCompiler, DeletionCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 

@@ -22,7 +22,7 @@ from movers.ir import sync
 from movers.ir.exceptions import ARGS, BUILTIN_EXCEPTIONS, is_exception_class, new_exception
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import FIELDS, MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
-from movers.lang import strings
+from movers.lang import strings, threadinfo
 from movers.lang.containers import (
     DICT_METHODS,
     LIST_CHANGING,
@@ -273,7 +273,11 @@ class ExpressionCompiler(FunctionCore):
                 if ctx.track:
                     ctx.reads.append(s)
                 v = ctx.g[s]
-                return unbox(v) if type(v) in BOXED else v
+                if type(v) in BOXED:
+                    if v is UNBOUND:  # `del name` (lang/deletion.py)
+                        raise ModelError(f"name '{name}' is not defined", exc="NameError")
+                    return unbox(v)
+                return v
 
             return read
         if name in self.mc.funcs:
@@ -363,8 +367,12 @@ class ExpressionCompiler(FunctionCore):
             ncap = signature_of(code).hidden
             caps = tuple(frozenset({("field", fav, f"$cap:{n}")}) for n in code.params[:ncap])
             self.flow("call", code, (*caps, *(every,) * (len(code.params) - ncap)))
+        for key, code in self.mc.bound_codes:  # a bound method: its self is the value's $self
+            self.facts.callees.add(key)
+            self.flow("call", code, (frozenset({("field", fav, "$self")}), *(every,) * (len(code.params) - 1)))
         self.note(e, NO_VALUE.union(*(frozenset({("return", self.mc.functions[k])})
-                                      for k in self.mc.value_callees)))
+                                      for k in self.mc.value_callees),
+                                    *(frozenset({("return", code)}) for _, code in self.mc.bound_codes)))
 
         def setup(ctx: Ctx, ret_pc: int) -> None:
             code, first, fields = function_of(ctx, fv(ctx))
@@ -740,11 +748,22 @@ class ExpressionCompiler(FunctionCore):
         obj = self._expr(e.value)
         name = e.attr
         self.facts.fields_read.add(name)
+        if name == "name":  # a Thread's name: its id, target and given name (lang/threadinfo.py)
+            self.facts.fields_read |= {"_tid", "_target", "_args", "$name"}
+        if self.mc.has_local:
+            self.facts.fields_read.add("$data")
         self.facts.uses.append(self.value(e.value))
         self.note(e, frozenset({("field", self.value(e.value), name)}))
+        bound = name in self.mc.bound_names
+        if bound:  # may be a bound method (functions_model.bound_method_class), holding the receiver
+            self.facts.allocates = True
+            self.note(e, self.new_site(e, "method"))
+            self.flow("store", ("field", self.value(e), "$self"), self.value(e.value))
 
         def run(ctx: Ctx) -> Any:
             r = obj(ctx)
+            if r is threadinfo.MAIN_THREAD and name == "name":
+                return "MainThread"
             if type(r) is not Ref:
                 raise ModelError(f"attribute '{name}' of {show(r)}", exc="AttributeError")
             o = ctx.heap[r.i]
@@ -754,6 +773,12 @@ class ExpressionCompiler(FunctionCore):
                     if ctx.track:
                         ctx.reads.append((r, MON))  # the monitor (or a condition's lock): lock state
                     return sync.owner(ctx, r)
+                if name == "name" and o[0].is_thread:
+                    return threadinfo.thread_name(ctx, r)
+                if o[0] is threadinfo.LOCAL:
+                    return threadinfo.local_get(ctx, r, name)
+                if bound and name in getattr(o[0], "bound_methods", ()):
+                    return ctx.alloc((o[0].bound_methods[name], None, r))
                 raise ModelError(f"{o[0].name} object has no field '{name}'", exc="AttributeError")
             if ctx.track:
                 ctx.reads.append((r, idx))
@@ -799,6 +824,8 @@ class ExpressionCompiler(FunctionCore):
         if isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Call) and _is_call_to(f.value, "super"):
                 return self.super_call(e, f)
+            if f.attr == "locked" and not e.args and not e.keywords and not self.mc.defines_method("locked"):
+                return self.lock_locked(e, f)
             container = f.attr in BUILTIN_METHODS and f.attr in self.container_methods()
             if container or (f.attr in strings.STR_METHODS and (
                     f.attr != "join" or (len(e.args) == 1 and not e.keywords))):
@@ -821,7 +848,7 @@ class ExpressionCompiler(FunctionCore):
             self.flow("method_call", rv, f.attr, self.method_args_values(e, f.attr))
             self.note(e, frozenset({("method_return", rv, f.attr)}))
             return self.site(self.method_call_setup(recv, f.attr, args, e), e)
-        if isinstance(f, ast.Subscript):
+        if isinstance(f, (ast.Subscript, ast.Call, ast.Lambda)):  # handlers[i](x), make(k)(), (lambda: 1)()
             return self.call_value(e)
         raise self.mc.error(e, "unsupported call")
 
@@ -1044,9 +1071,10 @@ class ExpressionCompiler(FunctionCore):
             return init_args
         if base is None or base is THREAD:
             if f.attr == "__init__":
-                if args:
-                    raise self.mc.error(e, "Thread.__init__ arguments are not supported; define run()")
-                return lambda ctx: None
+                if e.args or any(k.arg not in ("name", "daemon") for k in e.keywords):
+                    raise self.mc.error(e, "Thread.__init__ takes only name= and daemon= in a subclass; define "
+                                        "run() for the thread's work")
+                return self.thread_init(e)
             raise self.mc.error(e, f"base class has no method '{f.attr}'")
         code = base.lookup(f.attr)
         if code is None:
@@ -1057,6 +1085,28 @@ class ExpressionCompiler(FunctionCore):
         self.flow("call", code, (frozenset({("local", self_slot)}), *self.bound_values(e, how)))
         self.note(e, frozenset({("return", code)}))
         return self.site(lambda ctx, ret_pc: ctx.push(code, [ctx.loc[self_slot], *values(ctx)], ret_pc), e)
+
+    def lock_locked(self, e: ast.Call, f: ast.Attribute) -> Fn:
+        """``m.locked()``: a read of the lock's owner, recorded as ``m.owner`` is (``e_Attribute``)."""
+        obj = self._expr(f.value)
+        self.facts.fields_read.add("owner")
+        self.facts.uses.append(self.value(f.value))
+        self.note(e, frozenset({("field", self.value(f.value), "owner")}))
+        return lambda ctx: threadinfo.lock_locked(ctx, obj(ctx))
+
+    def thread_init(self, e: ast.Call) -> Fn:
+        """``super().__init__(name=..., daemon=...)`` in a Thread subclass (lang/threadinfo.py)."""
+        if not e.keywords:
+            return lambda ctx: None
+        given = {k.arg: self._expr(k.value) for k in e.keywords}
+        name, daemon = given.get("name"), given.get("daemon")
+        self.facts.fields_written |= {f"${k}" for k in given}
+        self.facts.uses.append(frozenset({("local", 0)}))
+
+        def init(ctx: Ctx) -> None:
+            threadinfo.thread_init(ctx, ctx.loc[0], name(ctx) if name else None, daemon(ctx) if daemon else None)
+
+        return init
 
     def constructor(self, e: ast.Call, cls: ClassInfo) -> Fn:
         args = self.call_args(e)
@@ -1104,12 +1154,12 @@ class ExpressionCompiler(FunctionCore):
             obj = self._expr(t.value)
             name = t.attr
             self.facts.fields_written.add(name)
+            threadinfo.store_facts(self.facts, self.mc.has_local)
             self.facts.uses.append(self.value(t.value))
             self.flow("store", ("field", self.value(t.value), name), value)
 
             def store_field(ctx: Ctx, v: Any) -> None:
-                r = check_ref(obj(ctx), f"attribute '{name}'")
-                ctx.set_field(r, writable_field(ctx.heap[r.i], name), v)
+                threadinfo.store_attribute(ctx, check_ref(obj(ctx), f"attribute '{name}'"), name, v)
 
             if any(spec.frozen for spec in self.mc.dataclasses.values()):
                 def store_frozen(ctx: Ctx, v: Any) -> None:
@@ -1241,7 +1291,6 @@ _INT_COMPARISONS: dict[type, Callable[[int, int], bool]] = {
 
 # Methods of Python's threading objects and lists that movers does not have, with what to write instead.
 UNKNOWN_METHODS = {
-    "locked": "m.locked() is not supported: read the owner instead (m.owner is not None)",
     "is_alive": "t.is_alive() must be used as a value (alive = t.is_alive())",
 }
 

@@ -237,6 +237,15 @@ def closure_class(qualname: str, captured: list[str], defaults: list[str], line:
     return info
 
 
+def bound_method_class(cls: ClassInfo, method: str, code: Code) -> ClassInfo:
+    """The class of the values of ``obj.method`` (``obj`` of class ``cls``) used as a value, not called: a
+    bound method, one field ``$self`` holding the receiver (walked like a closure's captured values)."""
+    info = ClassInfo(f"method {cls.name}.{method}", ["$self"], builtin="method", line=cls.line)
+    info.finish()
+    info.closure = code  # type: ignore[attr-defined]
+    return info
+
+
 def call_value_error(v: Any) -> ModelError:
     return ModelError(f"'{type_name(v)}' object is not callable", exc="TypeError")
 
@@ -313,6 +322,8 @@ def function_of(ctx: Ctx, v: Any) -> tuple[Code, list[Any], tuple[Any, ...]]:
         code = getattr(o[0], "closure", None)
         if code is not None:
             fields = o[2:]
+            if o[0].builtin == "method":  # a bound method: its receiver is the method's self
+                return code, [fields[0]], ()
             return code, list(fields[: signature_of(code).hidden]), fields
     raise call_value_error(v)
 
@@ -329,6 +340,12 @@ class DataclassSpec:
     fields: list[str]
     eq: bool = True
     frozen: bool = False
+    # The fields ``==`` compares: all but those declared ``field(compare=False)``.
+    compared: list[str] | None = None
+
+    def __post_init__(self) -> None:
+        if self.compared is None:
+            self.compared = list(self.fields)
 
 
 # A ``field(default_factory=f)``: the value each __init__ creates, as an expression.
@@ -369,6 +386,7 @@ def dataclass_init(c: ast.ClassDef, base_fields: list[tuple[str, ast.expr | None
     fields must come last (a call that passes one is refused at compile time, never misread)."""
     fields = list(base_fields)
     body: list[ast.stmt] = []
+    uncompared: set[str] = set(getattr(c, "movers_uncompared", ()))
     for item in c.body:
         if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
             name, value = item.target.id, item.value
@@ -384,15 +402,26 @@ def dataclass_init(c: ast.ClassDef, base_fields: list[tuple[str, ast.expr | None
                         f = k.value
                         if isinstance(f, ast.Name) and f.id in _FACTORIES:
                             kind, default = "factory", _FACTORIES[f.id](f)
+                        elif isinstance(f, ast.Name):
+                            # threading.Lock, a class of the model, a function: called with no arguments (the
+                            # call is compiled, and refused there, as if written in __init__)
+                            kind, default = "factory", ast.copy_location(ast.Call(func=f, args=[], keywords=[]), f)
                         elif isinstance(f, ast.Lambda) and not f.args.args:
                             kind, default = "factory", f.body
                         else:
-                            return f, "default_factory must be list, dict, set or a lambda without parameters"
+                            return f, ("default_factory must be a class or function taking no arguments (list, "
+                                       "threading.Lock, a class of the model) or a lambda without parameters")
+                    elif k.arg == "repr" and isinstance(k.value, ast.Constant) and type(k.value.value) is bool:
+                        pass  # movers shows no dataclass repr
+                    elif k.arg == "compare" and isinstance(k.value, ast.Constant) and type(k.value.value) is bool:
+                        (uncompared.discard if k.value.value else uncompared.add)(name)
                     elif k.arg in ("repr", "compare", "hash", "init", "kw_only", "metadata"):
                         return k, f"field({k.arg}=…) is not supported"
                     else:
                         return k, f"field() got an unexpected keyword argument '{k.arg}'"
             fields = [f for f in fields if f[0] != name] + [(name, default, kind)]
+            if not (isinstance(value, ast.Call) and any(k.arg == "compare" for k in value.keywords)):
+                uncompared.discard(name)  # redeclared: compared again unless it says otherwise
         else:
             body.append(item)
     seen_default = False
@@ -427,7 +456,8 @@ def dataclass_init(c: ast.ClassDef, base_fields: list[tuple[str, ast.expr | None
         ast.fix_missing_locations(init)
         body.insert(0, init)
     c.body = body or [ast.Pass()]
-    spec = DataclassSpec([n for n, _, _ in fields], options.get("eq", True), options.get("frozen", False))
+    spec = DataclassSpec([n for n, _, _ in fields], options.get("eq", True), options.get("frozen", False),
+                         [n for n, _, _ in fields if n not in uncompared])
     return spec, fields
 
 

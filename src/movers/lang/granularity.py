@@ -85,12 +85,12 @@ def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool
         declared = {n for s in ast.walk(fn) if isinstance(s, ast.Global) for n in s.names}
         escapes = is_init and _self_escapes(fn)
         for n in ast.walk(fn):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in declared:
+            if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and n.id in declared:
                 written.add(n.id)
             elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
                 on_self = isinstance(n.value, ast.Name) and n.value.id == "self"
                 (constructor_fields if is_init and on_self and not escapes else fields_written).add(n.attr)
-            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)):
                 elements = False
             elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                   and n.func.attr in ("append", "pop", *DICT_CHANGING_METHODS, *LIST_CHANGING_METHODS)):
@@ -268,6 +268,8 @@ class Lowering:
             n = self._expr_events(s.test, truth=True)
         elif isinstance(s, ast.Return) and s.value is not None:
             n = self._expr_events(s.value)
+        elif isinstance(s, ast.Delete):  # each target one access (lang/deletion.py), its operands apart
+            n = sum(self._target_events(t) for t in s.targets)
         return n
 
     def _target_events(self, t: ast.expr) -> int:
@@ -323,8 +325,8 @@ class Lowering:
             if self.model_call(node):
                 return 1
             f = node.func
-            if isinstance(f, ast.Attribute) and f.attr in BUILTIN_METHODS:
-                return 1
+            if isinstance(f, ast.Attribute) and (f.attr in BUILTIN_METHODS or f.attr == "locked"):
+                return 1  # `m.locked()` reads the lock's owner (lang/threadinfo.py)
             if isinstance(f, ast.Attribute) and f.attr in STR_METHODS:
                 # Local work on a string, but for a list it formats or joins (its elements read).
                 return int(f.attr in READ_LISTS and not self.finals.elements)
@@ -585,6 +587,12 @@ class _Cut:
             return s
         if isinstance(s, ast.Assert):
             s.test = _described(self.value(s.test, keep_last=True), s.test, low.text(s.test))
+            return s
+        if isinstance(s, ast.Delete):
+            # `del a[i], b[j]`: each target's operands, then its deletion, left to right.
+            for t in s.targets[:-1]:
+                self.pre.append(ast.copy_location(ast.Delete(targets=[self.target(t)]), s))
+            s.targets = [self.target(s.targets[-1])]
             return s
         if isinstance(s, ast.Return):
             assert s.value is not None

@@ -28,7 +28,7 @@ MODULES: dict[str, dict[str, str]] = {
     "collections": {"deque": "deque", "defaultdict": "defaultdict"},
 }
 # Resolved names the compiler does not implement yet: a use is refused with the name as the user wrote it.
-PENDING: set[str] = {"current_thread", "get_ident", "local", "Queue", "LifoQueue", "SimpleQueue",
+PENDING: set[str] = {"Queue", "LifoQueue", "SimpleQueue",
                      "ThreadPoolExecutor", "as_completed", "Future", "deque"}
 # Where each canonical name comes from, for messages.
 _ORIGIN = {canon: f"{mod}.{member}" for mod, members in MODULES.items() for member, canon in members.items()}

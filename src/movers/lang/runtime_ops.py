@@ -17,7 +17,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Bool, Func, Ref, Unbound, unbox
-from movers.lang import strings
+from movers.lang import strings, threadinfo
 from movers.lang.functions_model import bind, function_of, signature_of
 
 # The builtin names of the container classes of ``lang/containers.py``.
@@ -473,7 +473,7 @@ def dataclass_eq(ctx: Ctx, a: Ref, b: Ref, depth: int) -> bool:
     if oa[0] is not ob[0]:
         return False
     track = ctx.track
-    for f in oa[0].dataclass.fields:
+    for f in oa[0].dataclass.compared:
         k = oa[0].field_index[f]
         if track:
             ctx.reads.append((a, k))
@@ -482,6 +482,12 @@ def dataclass_eq(ctx: Ctx, a: Ref, b: Ref, depth: int) -> bool:
         if x is not y and not _eq(ctx, unbox(x), unbox(y), depth + 1):
             return False
     return True
+
+
+# Marks where a Thread's keyword arguments start in its ``_args`` (lang/builtins.b_Thread): a string no model
+# can pass by accident.
+KWARGS = "\x00movers:kwargs"
+THREAD_NAME = "\x00movers:name"
 
 
 def start_thread(ctx: Ctx, r: Any) -> None:
@@ -498,7 +504,14 @@ def start_thread(ctx: Ctx, r: Any) -> None:
     tid = len(ctx.threads) + len(ctx.new_threads)
     if cls is THREAD:
         target, args = o[3], o[4]
-        if type(target) is Func and target.code is not None and len(target.code.params) == len(args):
+        if len(args) >= 2 and type(args[-2]) is str and args[-2] == THREAD_NAME:
+            args = args[:-2]  # the name of a lambda's thread (threadinfo.thread_name reads it)
+        kw = next((k for k, x in enumerate(args) if type(x) is str and x == KWARGS), -1)
+        if kw >= 0:  # Thread(kwargs={...}): the names, then the values, after the marker
+            code, first, fields = function_of(ctx, target)
+            frame_locals = code.new_frame_locals(bind(signature_of(code), first, list(args[:kw]), args[kw + 1],
+                                                      list(args[kw + 2:]), fields))
+        elif type(target) is Func and target.code is not None and len(target.code.params) == len(args):
             code = target.code
             frame_locals = code.new_frame_locals(list(args))
         else:
@@ -512,6 +525,8 @@ def start_thread(ctx: Ctx, r: Any) -> None:
         if code is None:
             raise ModelError(f"{cls.name} has no run() method")
         frame_locals = code.new_frame_locals([r])
+        if getattr(cls, "daemon_slot", None) is not None:  # super().__init__(daemon=...) may have made it one
+            threadinfo.subclass_daemon(ctx, r, tid)
     ctx.set_field(r, 2, tid)
     ctx.new_threads.append(((code, code.entry, *frame_locals),))
     if ctx.track:
@@ -543,8 +558,8 @@ def join_op(ctx: Ctx, r: Any) -> None:
 
 
 __all__ = [
-    "BINOPS", "BOXED", "MAX_COMPARE_DEPTH", "MAX_INT_BITS", "MAX_SEQUENCE", "as_tuple", "check_ref", "choice_count",
-    "comparison", "element_index", "extremum", "int_like", "item_at", "join_guard", "join_op", "length_of",
-    "list_append", "list_items", "list_pop", "make_in", "range_int", "start_thread", "too_big", "truth_of",
-    "writable_field",
+    "BINOPS", "BOXED", "KWARGS", "THREAD_NAME", "MAX_COMPARE_DEPTH", "MAX_INT_BITS", "MAX_SEQUENCE", "as_tuple",
+    "check_ref", "choice_count", "comparison", "element_index", "extremum", "int_like", "item_at", "join_guard",
+    "join_op", "length_of", "list_append", "list_items", "list_pop", "make_in", "range_int", "start_thread",
+    "too_big", "truth_of", "writable_field",
 ]

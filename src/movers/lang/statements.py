@@ -19,7 +19,7 @@ from typing import Any
 
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import UNBOUND, Ref, box, unbox
-from movers.lang import codegen, strings
+from movers.lang import codegen, strings, threadinfo
 from movers.lang.containers import dict_get, dict_set
 from movers.lang.expressions import _model_methods
 from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
@@ -172,12 +172,17 @@ class StatementCompiler(FunctionCore):
                 name = t.attr
                 self.facts.fields_read.add(name)
                 self.facts.fields_written.add(name)
+                threadinfo.store_facts(self.facts, self.mc.has_local)
                 self.facts.uses.append(self.value(t.value))
                 self.flow("store", ("field", self.value(t.value), name), self.value(s.value))
 
                 def finish(ctx: Ctx) -> None:
                     r = check_ref(obj(ctx), f"attribute '{name}'")
                     o = ctx.heap[r.i]
+                    if o[0] is threadinfo.LOCAL:  # the running thread's attribute (lang/threadinfo.py)
+                        threadinfo.local_set(ctx, r, name, op(threadinfo.local_get(ctx, r, name), value(ctx)))
+                        ctx.pc = nxt.pc
+                        return
                     idx = writable_field(o, name)
                     if ctx.track:
                         ctx.reads.append((r, idx))

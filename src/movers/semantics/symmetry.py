@@ -39,6 +39,9 @@ from typing import Any
 from movers.ir.program import BARRIER, CONDITION, LOCK, RLOCK, Program
 from movers.semantics.state import State, canonical, globals_cover
 
+# Calls that let a thread see its own number (lang/threadinfo.py).
+_SELF_AWARE = frozenset({"current_thread", "get_ident", "local"})
+
 
 def symmetry_problem(program: Program) -> str | None:
     """Why renaming threads could change what the program does (module docstring), or None."""
@@ -50,9 +53,14 @@ def symmetry_problem(program: Program) -> str | None:
         where = f"{program.filename}:{getattr(node, 'lineno', 0)}:{getattr(node, 'col_offset', 0) + 1}"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "tid":
             return f"{where}: tid() lets a thread see its own number"
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in _SELF_AWARE:
+            return f"{where}: current_thread(), get_ident() and local() let a thread see its own number"
         if isinstance(node, ast.keyword) and node.arg == "daemon":
             return f"{where}: daemon threads are recorded by their numbers"
-        if isinstance(node, ast.Attribute) and node.attr == "owner":
+        if (isinstance(node, ast.Attribute) and node.attr == "name" and isinstance(node.ctx, ast.Load)
+                and "Thread" in program.source):
+            return f"{where}: a thread's default name ('Thread-N') shows its number"
+        if isinstance(node, ast.Attribute) and node.attr in ("owner", "locked"):
             return f"{where}: reading '.owner' lets a thread see another's number"
     if program.exclusives:
         d = program.exclusives[0]

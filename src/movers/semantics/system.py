@@ -200,6 +200,11 @@ class TransitionSystem:
                                 "choose in a thread instead", _line(ctx))
             threads = list(ctx.new_threads or ())
             self.initial_names = thread_names(ctx.heap, range(len(threads)))
+            # The main thread's id, or None when the module's code ends before it would become a thread:
+            # what CPython's default thread names count from (lang/threadinfo.py).
+            main_tid = len(threads) if ctx.code is not None else None
+            for code in p.codes():
+                code.main_tid = main_tid  # type: ignore[attr-defined]
             if ctx.code is not None:  # stopped at a costly step after a start(): the main thread from here
                 self.initial_names[len(threads)] = "MainThread"
                 threads.append((*ctx.frames, (ctx.code, ctx.pc, *ctx.loc)))

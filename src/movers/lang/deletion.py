@@ -49,10 +49,7 @@ def delete_item(ctx: Ctx, r: Any, k: Any) -> None:
     if ctx.track:
         ctx.reads.extend((r, m) for m in range(j, len(o)))
         ctx.writes.extend((r, m) for m in range(j, len(o)))
-    heap = ctx.heap
-    if type(heap) is tuple:
-        heap = ctx.heap = list(heap)
-    heap[r.i] = o[:j] + o[j + 1:]
+    ctx.put_object(r, o[:j] + o[j + 1:])
     if any(type(y) is Ref or type(y) is tuple for y in o[j:]):
         ctx.dirty = ctx.reshaped = True  # references moved or dropped
 

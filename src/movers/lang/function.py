@@ -64,9 +64,14 @@ class ModuleFacts(Protocol):
     compared_fields: frozenset[str]
     uses_is_alive: bool
     has_dicts: bool
+    has_local: bool
+    bound_names: set[str]
+    bound_codes: list[tuple[str, Code]]
     main_code: bool
     has_defaultdict: bool
     container_arith: bool
+
+    def defines_method(self, name: str) -> bool: ...
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError: ...
 

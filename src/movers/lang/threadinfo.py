@@ -128,7 +128,7 @@ def _number(ctx: Ctx, tid: int) -> int:
     main = getattr(ctx.code, "main_tid", _UNKNOWN)
     if main is _UNKNOWN:  # the module's code before it becomes a thread: every thread so far started there
         return tid + 1
-    return tid + 1 if main is None or tid < main else tid
+    return tid + 1 if main is None or tid < main else tid  # type: ignore[operator]  # an int here
 
 
 def thread_init(ctx: Ctx, r: Ref, name: Any, daemon: Any) -> None:
@@ -153,8 +153,8 @@ def subclass_daemon(ctx: Ctx, r: Ref, tid: int) -> None:
         return
     if ctx.track:
         ctx.reads.append((r, k))
-    if unbox(o[k]) is True:
-        slot = getattr(o[0], "daemon_slot", None)
+    slot = getattr(o[0], "daemon_slot", None)
+    if unbox(o[k]) is True and slot is not None:
         ctx.set_global(slot, (*(unbox(ctx.g[slot]) or ()), tid))
 
 

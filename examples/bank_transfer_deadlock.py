@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 class Account:
     id: int
     balance: int
-    lock: threading.Lock = field(default_factory=lambda: threading.Lock())
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def transfer(src, dst, amount):

@@ -286,9 +286,9 @@ def test_thread_subclass_and_tid_of_the_main_thread() -> None:
     assert movers.check(source=src.replace("tid() == 1", "tid() is None")).verdict == "violation"
 
 
-def test_thread_kwargs_is_refused_with_a_hint() -> None:
-    with pytest.raises(ModelSyntaxError, match=r"kwargs=…\) is not supported yet"):
-        compile_model("import threading\ndef f(x):\n    pass\nthreading.Thread(target=f, kwargs={}).start()\n")
+def test_thread_kwargs_not_a_display_is_refused_with_a_hint() -> None:
+    with pytest.raises(ModelSyntaxError, match=r"kwargs=…\) must be a dict display with string keys"):
+        compile_model("import threading\nd = {}\ndef f(x):\n    pass\nthreading.Thread(target=f, kwargs=d).start()\n")
 
 
 def test_movers_lang_models_keep_working() -> None:

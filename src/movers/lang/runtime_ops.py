@@ -17,7 +17,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Bool, Func, Ref, Unbound, unbox
-from movers.lang import strings, threadinfo
+from movers.lang import strings
 from movers.lang.functions_model import bind, function_of, signature_of
 
 # The builtin names of the container classes of ``lang/containers.py``.
@@ -490,6 +490,19 @@ KWARGS = "\x00movers:kwargs"
 THREAD_NAME = "\x00movers:name"
 
 
+def subclass_daemon(ctx: Ctx, r: Ref, tid: int) -> None:
+    """At ``start()`` of a subclass's object: a daemon thread joins the hidden list of daemons."""
+    o = ctx.heap[r.i]
+    k = o[0].field_index.get("$daemon")
+    if k is None:
+        return
+    if ctx.track:
+        ctx.reads.append((r, k))
+    slot = getattr(o[0], "daemon_slot", None)
+    if unbox(o[k]) is True and slot is not None:
+        ctx.set_global(slot, (*(unbox(ctx.g[slot]) or ()), tid))
+
+
 def start_thread(ctx: Ctx, r: Any) -> None:
     if type(r) is not Ref:
         raise ModelError(f"start() on {show(r)}", exc="AttributeError")
@@ -526,7 +539,7 @@ def start_thread(ctx: Ctx, r: Any) -> None:
             raise ModelError(f"{cls.name} has no run() method")
         frame_locals = code.new_frame_locals([r])
         if getattr(cls, "daemon_slot", None) is not None:  # super().__init__(daemon=...) may have made it one
-            threadinfo.subclass_daemon(ctx, r, tid)
+            subclass_daemon(ctx, r, tid)
     ctx.set_field(r, 2, tid)
     ctx.new_threads.append(((code, code.entry, *frame_locals),))
     if ctx.track:

@@ -29,7 +29,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import LOCK, RLOCK, THREAD, ClassInfo, Ref, box, ref, unbox
-from movers.lang import runtime_ops  # a cycle: runtime_ops starts threads with subclass_daemon
+from movers.lang import runtime_ops
 
 LOCAL = ClassInfo("local", ["$data"], builtin="local")
 LOCAL.finish()
@@ -145,19 +145,6 @@ def r_index(ctx: Ctx, r: Ref, field: str) -> int:
     return ctx.heap[r.i][0].field_index[field]
 
 
-def subclass_daemon(ctx: Ctx, r: Ref, tid: int) -> None:
-    """At ``start()`` of a subclass's object: a daemon thread joins the hidden list of daemons."""
-    o = ctx.heap[r.i]
-    k = o[0].field_index.get("$daemon")
-    if k is None:
-        return
-    if ctx.track:
-        ctx.reads.append((r, k))
-    slot = getattr(o[0], "daemon_slot", None)
-    if unbox(o[k]) is True and slot is not None:
-        ctx.set_global(slot, (*(unbox(ctx.g[slot]) or ()), tid))
-
-
 def lock_locked(ctx: Ctx, r: Any) -> bool:
     """``m.locked()`` of a Lock (CPython 3.11's RLock has no ``locked``): whether some thread holds it."""
     if type(r) is not Ref or ctx.heap[r.i][0] is not LOCK:
@@ -208,5 +195,5 @@ def store_facts(facts: Any, has_local: bool) -> None:
 
 
 __all__ = ["DATA", "LOCAL", "MAIN_THREAD", "SELF_AWARE", "SUBCLASS_FIELDS", "current_thread", "ident", "is_main",
-           "local_get", "local_set", "lock_locked", "new_local", "store_attribute", "store_facts", "subclass_daemon",
+           "local_get", "local_set", "lock_locked", "new_local", "store_attribute", "store_facts",
            "thread_init", "thread_name"]

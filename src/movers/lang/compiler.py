@@ -80,6 +80,7 @@ from movers.lang.functions_model import (
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.imports import resolve_imports
 from movers.lang.iteration import IterationCompiler
+from movers.lang.library import Library, add_library, library_error
 from movers.lang.statements import StatementCompiler
 from movers.lang.strings import LIST_VALUED
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_call_to, _is_docstring
@@ -132,9 +133,11 @@ class ModuleCompiler:
         self.uses_is_alive = False
         self.has_dicts = self.has_defaultdict = self.container_arith = False
         self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
+        # The standard library classes the model uses, compiled from model source (lang/library).
+        self.library = Library()
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
-        return at(self.filename, node, message)
+        return library_error(self.library, at(self.filename, node, message))
 
     @contextmanager
     def collecting(self) -> Iterator[None]:
@@ -159,8 +162,8 @@ class ModuleCompiler:
         end_col = getattr(node, "end_col_offset", None)
         if end_line is None or end_col is None:
             return ""
-        if self._blines is None:
-            self._blines = [ln.encode("utf-8") for ln in _LINE_BREAK.split(self.source)]
+        if self._blines is None:  # the library's lines follow the model's (lang/library)
+            self._blines = [ln.encode("utf-8") for ln in _LINE_BREAK.split(self.source + self.library.text)]
         lines = self._blines
         first, last = node.lineno - 1, end_line - 1  # type: ignore[attr-defined]
         if not 0 <= first <= last < len(lines):
@@ -194,6 +197,8 @@ class ModuleCompiler:
 
     def _compile(self) -> Program:
         tree = resolve_imports(self._parse(), self.filename)
+        self.library = add_library(tree, self.filename, len(_LINE_BREAK.split(self.source)))
+        self._blines = None
         self._survey(tree)
         init_body, declarations = self._top_level(tree)
         self._declare_globals(init_body)
@@ -246,10 +251,19 @@ class ModuleCompiler:
         program.main_thread = bool(program.main_stops)
         program.main_nodes = _reached(program.init, program.main_stops)
         program.daemon_slot = self.daemon_slot
+        self._mark_library(program)
         for _, code in self.invariants:
             self._check_pure(program, code)
         self.plain_found = resolve_comparisons(program)
         return program
+
+    def _mark_library(self, program: Program) -> None:
+        """Each node of a library method records the method (``Node.library``), for reports."""
+        program.library_files = tuple(self.library.files)
+        for name in self.library.classes:
+            for code in self.classes[name].methods.values():
+                for n in code.nodes:
+                    n.library = code.name
 
     def _parse(self) -> ast.Module:
         try:

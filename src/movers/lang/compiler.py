@@ -691,7 +691,9 @@ class ModuleCompiler:
                 values[p.arg] = box(v)
         params = [p.arg for p in (*pos, *kwonly)]
         code = Code(name, params, list(params), line=fn.lineno, owner=owner)
-        code.signature = Signature(name, tuple(params), len(pos), len(fn.args.posonlyargs), values)
+        # CPython's messages name a method by its qualified name (``Queue.put``, not the library's ``queue.Queue.put``).
+        shown = name.split(".", 1)[1] if owner is not None and owner.name in self.library.classes else name
+        code.signature = Signature(shown, tuple(params), len(pos), len(fn.args.posonlyargs), values)
         return code
 
     # -- declarations -----------------------------------------------------------------------------------------

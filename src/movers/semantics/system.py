@@ -720,7 +720,8 @@ def thread_names(heap: Any, tids: Any) -> dict[int, str]:
 def _line(ctx: Ctx) -> int:
     if ctx.code is None:
         return 0
-    return ctx.code.nodes[ctx.pc].line if ctx.pc < len(ctx.code.nodes) else 0
+    # In the library (lang/library): the line of the model's call.
+    return call_line(ctx.frames, ctx.code.nodes[ctx.pc]) if ctx.pc < len(ctx.code.nodes) else 0
 
 
 __all__ = ["TransitionSystem", "Outcome", "Effect", "InitError", "runtime_message", "show"]

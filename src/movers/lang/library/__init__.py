@@ -29,6 +29,7 @@ from pathlib import Path
 
 from movers.lang.errors import ModelSyntaxError, at
 from movers.lang.imports import resolve_imports
+from movers.lang.timeouts import VALUE_METHODS, constant
 
 HERE = Path(__file__).resolve().parent
 
@@ -118,6 +119,14 @@ def _builtins_used(c: ast.ClassDef) -> set[str]:
             and n.id not in local and n.id not in CLASSES and n.id not in ("True", "False", "None")}
 
 
+def _timed_calls(c: ast.ClassDef) -> set[str]:
+    """The synchronisation methods a library class calls with a timeout (``self.not_full.wait(1)``): a class of
+    the model that defines a method of the same name would make the compiler take them for calls of it
+    (lang/timeouts.py)."""
+    return {n.func.attr for n in ast.walk(c) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr in VALUE_METHODS and (n.args or n.keywords)}
+
+
 def _top_level_names(tree: ast.Module) -> dict[str, ast.AST]:
     """The names the model binds at its top level (functions, classes, module-level variables), each with the
     node that binds it first."""
@@ -132,7 +141,7 @@ def _top_level_names(tree: ast.Module) -> dict[str, ast.AST]:
     return out
 
 
-def _float_timeouts(tree: ast.Module, user_methods: set[str]) -> None:
+def _float_timeouts(tree: ast.Module, user_methods: dict[str, ast.FunctionDef]) -> None:
     """``q.get(timeout=0.5)``: a float constant given as the timeout of a library method that no class of the
     model defines becomes the int of its sign (1, 0 or -1). The library compares a timeout only with None and
     0 (its length is not modelled: queue_model.py), and floats are values nowhere else in a model."""
@@ -140,11 +149,20 @@ def _float_timeouts(tree: ast.Module, user_methods: set[str]) -> None:
         if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in TIMEOUT_POSITION
                 and n.func.attr not in user_methods):
             continue
+        for k in n.keywords:
+            if k.arg == "timeout":
+                k.value = _sign(k.value)
         pos = TIMEOUT_POSITION[n.func.attr]
-        given = [k.value for k in n.keywords if k.arg == "timeout"] + (n.args[pos:pos + 1] if pos else [])
-        for v in given:
-            if isinstance(v, ast.Constant) and type(v.value) is float:
-                v.value = (v.value > 0) - (v.value < 0)
+        if pos is not None and len(n.args) > pos:
+            n.args[pos] = _sign(n.args[pos])
+
+
+def _sign(e: ast.expr) -> ast.expr:
+    """A float constant (``0.5``, ``-1.0``) as the int of its sign; any other expression as it is."""
+    v = constant(e)
+    if type(v) is not float:
+        return e
+    return ast.copy_location(ast.Constant((v > 0) - (v < 0)), e)
 
 
 def add_library(tree: ast.Module, filename: str, source_lines: int) -> Library:
@@ -157,7 +175,7 @@ def add_library(tree: ast.Module, filename: str, source_lines: int) -> Library:
         return lib
     files = sorted({CLASSES[c][0] for c in used})
     user = _top_level_names(tree)
-    user_methods = {item.name for s in tree.body if isinstance(s, ast.ClassDef) for item in s.body
+    user_methods = {item.name: item for s in tree.body if isinstance(s, ast.ClassDef) for item in s.body
                     if isinstance(item, ast.FunctionDef)}
     _float_timeouts(tree, user_methods)
     line = source_lines
@@ -172,6 +190,12 @@ def add_library(tree: ast.Module, filename: str, source_lines: int) -> Library:
                 if b in user:
                     raise at(filename, user[b], f"'{b}' is defined by the model, but movers' model of {cname} "
                                                 f"uses the built-in '{b}': rename it")
+            for m in sorted(_timed_calls(c)):
+                if m in user_methods:
+                    raise at(filename, user_methods[m], f"a method named {m}() in a model that uses {cname} is not "
+                                                        f"supported: movers' model of {cname} calls {m}(timeout) on "
+                                                        "its Conditions, which the compiler would take for calls of "
+                                                        "this method; rename it")
             tree.body.append(c)
             lib.classes.append(cname)
         parts.append(text)

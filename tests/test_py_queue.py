@@ -461,3 +461,47 @@ def test_a_model_without_the_library_compiles_as_before() -> None:
     p = movers.load(source=src)
     assert p.library_files == () and set(p.classes) == set()
     assert not any(isinstance(n, ast.ClassDef) for n in ast.walk(ast.parse(src)))
+
+
+def test_the_model_source_is_python_that_behaves_as_cpythons_queue(tmp_path: Path) -> None:
+    """queue_model.py runs under python3 too, with the results of CPython's own classes."""
+    src = program("""
+        import importlib.util
+        import queue
+        import threading
+
+        spec = importlib.util.spec_from_file_location("queue_model", MODEL)
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        for mod in (queue, m):
+            q = mod.Queue(maxsize=1)
+            out = []
+            t = threading.Thread(target=lambda: [out.append(q.get()) or q.task_done() for _ in range(3)])
+            t.start()
+            for i in range(3):
+                q.put(i)
+            q.join()
+            t.join()
+            assert out == [0, 1, 2] and q.empty() and not q.full()
+            try:
+                q.task_done()
+            except ValueError as e:
+                assert str(e) == "task_done() called too many times"
+            s = mod.LifoQueue()
+            s.put(1)
+            s.put(2)
+            assert [s.get_nowait(), s.get(timeout=0)] == [2, 1]
+            raised = 0
+            for bad in (lambda: s.get(timeout=0.01), lambda: s.get(False), lambda: mod.SimpleQueue().get_nowait()):
+                try:
+                    bad()
+                except queue.Empty:
+                    raised += 1
+            assert raised == 3
+            sq = mod.SimpleQueue()
+            sq.put(3)
+            assert sq.qsize() == 1 and sq.get() == 3 and sq.empty()
+        print("same")
+    """).replace("MODEL", repr(str(HERE / "queue_model.py")))
+    r = python3(src, tmp_path)
+    assert r.returncode == 0 and r.stdout == "same\n", r.stderr

@@ -146,6 +146,8 @@ def unprotected_writes(program: Program) -> list[str]:
         for pc, node in enumerate(code.nodes):
             if inside[pc] or node.is_sync or node.kind in INDIVISIBLE_KINDS or node.line in indivisible:
                 continue
+            if node.library:  # the standard library's model (lang/library) writes under its own lock or in its
+                continue  # constructor, as CPython's code does: not the user's to protect
             if not (node.writes or node.fields_written or node.elements_written):
                 continue
             if local is not None and local.node_local(code, pc):

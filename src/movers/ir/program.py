@@ -242,6 +242,9 @@ class Node:
     # text, the local's name) (lang/granularity.py), so that a failed assertion shows what was read.
     reads_into: tuple[tuple[str, str], ...] = ()
     blocked_on: Callable[[Any], str] | None = None  # describes what a disabled node waits for
+    # The library method (lang/library) the node belongs to, as ``queue.Queue.put``; "" in the model's own code.
+    # Its ``line`` follows the model's lines (``Program.library_files``): reports show the user's call instead.
+    library: str = ""
 
     succ: tuple[int, ...] = ()  # control-flow successors in the code (static analyses)
     # For the static escape analysis (analysis/static_escape.py; see ``lang/function.Facts``): where the node
@@ -262,6 +265,19 @@ class Node:
     def is_sync(self) -> bool:
         """A synchronisation operation (visible to every reduction)."""
         return self.kind in SYNC_KINDS
+
+
+def call_line(frames: tuple, node: Node) -> int:
+    """The line a report shows for ``node`` run in a thread whose stack is ``frames`` (each ``(code, pc, *locals)``,
+    innermost last): its own line in the model's code; in the library's, the line of the model's call into it
+    (the innermost frame at a node of the model's own)."""
+    if not node.library:
+        return node.line
+    for f in reversed(frames):
+        nodes = f[0].nodes
+        if f[1] < len(nodes) and not nodes[f[1]].library:
+            return nodes[f[1]].line
+    return node.line
 
 
 @dataclass(eq=False)
@@ -381,6 +397,18 @@ class Program:
     # Some thread asks whether another has ended (``t.is_alive()``): a thread's end is then a write of its
     # Thread object's id, and a thread reaches its own Thread object (lang/timeouts.py, analysis/escape.py).
     ends_observed: bool = False
+    # The standard library's model source compiled into the program (lang/library): each file's first line
+    # number minus one in the program's numbering, and its path.
+    library_files: tuple[tuple[int, str], ...] = ()
+
+    def library_line(self, node: Node) -> tuple[str, int] | None:
+        """The library file and line of a library node, None for the model's own."""
+        if not node.library:
+            return None
+        for start, path in reversed(self.library_files):
+            if node.line > start:
+                return path, node.line - start
+        return None
 
     def codes(self) -> list[Code]:
         """Every function and method, and the module's code when it may run as the main thread."""

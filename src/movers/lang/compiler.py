@@ -82,6 +82,7 @@ from movers.lang.functions_model import (
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.imports import resolve_imports
 from movers.lang.iteration import IterationCompiler
+from movers.lang.library import Library, add_library, library_error
 from movers.lang.statements import StatementCompiler
 from movers.lang.strings import LIST_VALUED
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_call_to, _is_docstring
@@ -138,13 +139,15 @@ class ModuleCompiler:
         self.has_dicts = self.has_defaultdict = self.container_arith = self.has_local = False
         self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
         self.main_code = False  # the module's code is cut at its accesses (``_compile``)
+        # The standard library classes the model uses, compiled from model source (lang/library).
+        self.library = Library()
 
     def defines_method(self, name: str) -> bool:
         """Whether some class of the model defines a method ``name`` (then ``x.name()`` is its call)."""
         return any(name in c.methods for c in self.classes.values())
 
     def error(self, node: ast.AST | None, message: str) -> ModelSyntaxError:
-        return at(self.filename, node, message)
+        return library_error(self.library, at(self.filename, node, message))
 
     @contextmanager
     def collecting(self) -> Iterator[None]:
@@ -169,8 +172,8 @@ class ModuleCompiler:
         end_col = getattr(node, "end_col_offset", None)
         if end_line is None or end_col is None:
             return ""
-        if self._blines is None:
-            self._blines = [ln.encode("utf-8") for ln in _LINE_BREAK.split(self.source)]
+        if self._blines is None:  # the library's lines follow the model's (lang/library)
+            self._blines = [ln.encode("utf-8") for ln in _LINE_BREAK.split(self.source + self.library.text)]
         lines = self._blines
         first, last = node.lineno - 1, end_line - 1  # type: ignore[attr-defined]
         if not 0 <= first <= last < len(lines):
@@ -204,6 +207,8 @@ class ModuleCompiler:
 
     def _compile(self) -> Program:
         tree = resolve_imports(self._parse(), self.filename)
+        self.library = add_library(tree, self.filename, len(_LINE_BREAK.split(self.source)))
+        self._blines = None
         self._survey(tree)
         init_body, declarations = self._top_level(tree)
         self._declare_globals(init_body)
@@ -263,10 +268,19 @@ class ModuleCompiler:
         program.main_thread = bool(program.main_stops)
         program.main_nodes = _reached(program.init, program.main_stops)
         program.daemon_slot = self.daemon_slot
+        self._mark_library(program)
         for _, code in self.invariants:
             self._check_pure(program, code)
         self.plain_found = resolve_comparisons(program)
         return program
+
+    def _mark_library(self, program: Program) -> None:
+        """Each node of a library method records the method (``Node.library``), for reports."""
+        program.library_files = tuple(self.library.files)
+        for name in self.library.classes:
+            for code in self.classes[name].methods.values():
+                for n in code.nodes:
+                    n.library = code.name
 
     def _parse(self) -> ast.Module:
         try:
@@ -733,7 +747,9 @@ class ModuleCompiler:
                 values[p.arg] = box(v)
         params = [p.arg for p in (*pos, *kwonly)]
         code = Code(name, params, list(params), line=fn.lineno, owner=owner)
-        code.signature = Signature(name, tuple(params), len(pos), len(fn.args.posonlyargs), values)
+        # CPython's messages name a method by its qualified name (``Queue.put``, not the library's ``queue.Queue.put``).
+        shown = name.split(".", 1)[1] if owner is not None and owner.name in self.library.classes else name
+        code.signature = Signature(shown, tuple(params), len(pos), len(fn.args.posonlyargs), values)
         return code
 
     # -- declarations -----------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from movers.ir.machine import Ctx, show
-from movers.ir.program import CONDITION, UNBOUND, Node, Program, Ref
+from movers.ir.program import CONDITION, UNBOUND, Node, Program, Ref, call_line
 from movers.ir.sync import ReportCtx
 from movers.report.result import TraceStep, Violation
 from movers.semantics.state import State
@@ -215,8 +215,17 @@ def replay_full(ts: Any, steps: list[tuple[int, tuple[int, ...]]]) -> Replay:
             ch["choice"] = ", ".join(str(c) for c in choices)
         if o.violation is not None and o.violation[0] == "assertion" and node.kind == "assert":
             values = assert_values(program, o.failed_in or before, t, node)
-        out.append(TraceStep(t, node.line, node.source, ch, who(t), _outcome(before, t, choices, node)))
+        line, source = shown(before[2][t], node)
+        out.append(TraceStep(t, line, source, ch, who(t), _outcome(before, t, choices, node)))
     return Replay(out, state, names, values)
+
+
+def shown(frames: tuple, node: Node) -> tuple[int, str]:
+    """A step's line and source as a trace shows them: a step of the library (lang/library) at the line of the
+    model's call into it, its source labelled with the library's method, ``(in queue.Queue.put) ...``."""
+    if not node.library:
+        return node.line, node.source
+    return call_line(frames, node), f"(in {node.library}) {node.source}"
 
 
 def _global_text(state: State, g: int) -> str | None:
@@ -366,7 +375,9 @@ def deadlock_message(ts: Any, state: Any, names: dict[int, str]) -> str:
         node = ts.next_node(state, t)
         if node is None:
             continue
-        lines.append(f"  {thread_label(names, t)}, line {node.line}: {waits_for(ts, state, t, names, objects)}")
+        line, _ = shown(th, node)
+        inside = f" (in {node.library})" if node.library else ""
+        lines.append(f"  {thread_label(names, t)}, line {line}{inside}: {waits_for(ts, state, t, names, objects)}")
     if not lines:
         return ""
     n = len(lines)
@@ -386,6 +397,13 @@ def waits_for(ts: Any, state: Any, t: int, names: dict[int, str], objects: Names
     ctx.ref_name = lambda r: paths.get(r.i)
     ctx.thread_name = lambda k: thread_label(names, k)
     return node.blocked_on(ctx)
+
+
+def _frame(program: Program, f: tuple) -> dict[str, Any]:
+    """A frame of a thread's stack: its function and line; in the library, the line of the library's file."""
+    node = f[0].nodes[f[1]]
+    where = program.library_line(node)
+    return {"function": f[0].name, "line": where[1] if where is not None else node.line}
 
 
 def describe_state(ts: Any, state: Any, names: dict[int, str] | None = None, short: int | None = None
@@ -427,8 +445,8 @@ def full_state(ts: Any, state: Any, names: dict[int, str] | None = None, short: 
         holds = sorted(p[: -len(".owner")] for p, v in shared.items() if p.endswith(".owner") and v == who(t))
         threads.append({
             "thread": t, "name": name, "status": "blocked" if blocked else "can move", "waits": waits,
-            "stack": [{"function": f[0].name, "line": f[0].nodes[f[1]].line} for f in th],
-            "next": node.source if node is not None else "",
+            "stack": [_frame(program, f) for f in th],
+            "next": shown(th, node)[1] if node is not None else "",
             "locals": frame_view(program, state, t, objects, who, short),
             "holds": holds,
         })

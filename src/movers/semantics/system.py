@@ -16,7 +16,7 @@ from typing import Any
 
 from movers.ir.exceptions import Raised, assertion_message, catchable, describe, thread_label, unwind
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
-from movers.ir.program import THREAD, Code, Node, Program, Ref, unbox
+from movers.ir.program import THREAD, Code, Node, Program, Ref, call_line, unbox
 from movers.semantics.state import State, canonical, canonical_order, globals_cover, reachable
 
 # The operations one step may run (glue, or a `with indivisible():` block) before the check stops it as a
@@ -297,7 +297,7 @@ class TransitionSystem:
             node = self.next_node(state, t)
             assert node is not None
             what = node.blocked_on(self._ctx(state, t)) if node.blocked_on else f"blocked at '{node.source}'"
-            waiting.append(f"thread {t} {what} (line {node.line})")
+            waiting.append(f"thread {t} {what} (line {call_line(th, node)})")
         return "; ".join(waiting)
 
     def waiting_on(self, state: State, t: int) -> str:
@@ -512,7 +512,11 @@ class TransitionSystem:
             else:
                 tids = range(len(ctx.threads) + len(ctx.new_threads or ()))
                 names = self.initial_names | thread_names(ctx.heap, tids)
-                where = f" (line {failed_at.line})" if failed_at is not None and failed_at.line else ""
+                where = ""
+                if failed_at is not None and failed_at.line:
+                    # In the library (lang/library): the line of the model's call, and the library's method.
+                    line = call_line(ctx.frames, failed_at)
+                    where = f" (line {line}, in {failed_at.library})" if failed_at.library else f" (line {line})"
                 violation = ("runtime-error",
                              f"thread {thread_label(ctx, names)} died: {describe(ctx.heap, e.ref)}{where}")
         except AssertionFailed as e:
@@ -721,7 +725,8 @@ def thread_names(heap: Any, tids: Any) -> dict[int, str]:
 def _line(ctx: Ctx) -> int:
     if ctx.code is None:
         return 0
-    return ctx.code.nodes[ctx.pc].line if ctx.pc < len(ctx.code.nodes) else 0
+    # In the library (lang/library): the line of the model's call.
+    return call_line(ctx.frames, ctx.code.nodes[ctx.pc]) if ctx.pc < len(ctx.code.nodes) else 0
 
 
 __all__ = ["TransitionSystem", "Outcome", "Effect", "InitError", "runtime_message", "show"]

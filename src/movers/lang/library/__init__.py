@@ -1,0 +1,217 @@
+"""The standard library's classes that movers models as model source, and the loader that compiles them into a
+model that uses them.
+
+Java PathFinder runs model classes in place of the JDK's; movers does the same for the parts of the standard
+library a threading program uses: ``queue.Queue``, ``LifoQueue`` and ``SimpleQueue`` are written once, close
+to CPython's own code, as ordinary model source (``queue_model.py``). A model that names one of them (after
+``lang/imports.py`` resolved its imports, ``queue.Queue`` is the name ``queue.Queue``) gets that file's class,
+and the classes it derives from, added to its module before compilation. They are then compiled as the
+model's own classes are, so every step they take and every access they make is seen by every reduction.
+
+Names. A library class is named by its dotted name (``queue.Queue``), which no class or variable of a model can
+have, so a model may define a ``Queue`` of its own; it is also CPython's name for it (``repr`` shows
+``<queue.Queue object at ...>``), and its methods are ``queue.Queue.put``. The built-in names the library
+code uses (``Lock``, ``Condition``, ``len``, ``Empty``...) must mean the built-ins: a model that defines one of
+them at its top level is refused, as it would change what the library does.
+
+Lines. The library's lines are numbered after the model's own (``Library.offset``): no node of the library
+has a line of the user's file, and the compiler's source text for the library's nodes is the library's
+(``ModuleCompiler.text``). Each node of a library method records the method (``Node.library``): reports show
+such a step at the line of the user's call, labelled ``(in queue.Queue.put)`` (``Program.call_line``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from movers.lang.errors import ModelSyntaxError, at
+from movers.lang.imports import resolve_imports
+from movers.lang.timeouts import VALUE_METHODS, constant
+
+HERE = Path(__file__).resolve().parent
+
+# Each modelled class, by the name the compiler knows it by (``lang/imports.MODULES``): its file here and its
+# name there.
+CLASSES: dict[str, tuple[str, str]] = {
+    "queue.Queue": ("queue_model.py", "Queue"),
+    "queue.LifoQueue": ("queue_model.py", "LifoQueue"),
+    "queue.SimpleQueue": ("queue_model.py", "SimpleQueue"),
+}
+# The methods of the library whose ``timeout`` may be given as a float constant (``_float_timeouts``), and the
+# position of the timeout among their positional arguments where no other type has a method of that name
+# (``d.get(k, 0.5)`` is a dict's default).
+TIMEOUT_POSITION: dict[str, int | None] = {"get": None, "put": 2}
+
+
+@dataclass
+class Library:
+    """What the loader added to a model: the library source text that follows the model's own lines (for
+    ``ModuleCompiler.text``), where each file begins (its first line number in the model, its path), and the
+    classes added (their names in the model)."""
+
+    offset: int = 0
+    text: str = ""
+    files: list[tuple[int, str]] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+
+    def where(self, line: int) -> tuple[str, int] | None:
+        """The library file and its line for a line of the compiled model, or None for the user's lines."""
+        for start, path in reversed(self.files):
+            if line > start:
+                return path, line - start
+        return None
+
+
+@functools.cache
+def _source(name: str) -> str:
+    return (HERE / name).read_text(encoding="utf-8")
+
+
+def _used(tree: ast.Module) -> set[str]:
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in CLASSES}
+
+
+def _class_defs(name: str, offset: int) -> list[ast.ClassDef]:
+    """The classes of library file ``name``, renamed to their names in a model, their lines after ``offset``."""
+    path = str(HERE / name)
+    tree = resolve_imports(ast.parse(_source(name), path), path)
+    rename = {local: canon for canon, (f, local) in CLASSES.items() if f == name}
+    out = []
+    for s in tree.body:
+        if not isinstance(s, ast.ClassDef):
+            continue
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and n.id in rename:
+                n.id = rename[n.id]
+        s.name = rename[s.name]
+        ast.increment_lineno(s, offset)
+        out.append(s)
+    return out
+
+
+def _needed(used: set[str], defs: dict[str, ast.ClassDef]) -> list[str]:
+    """``used`` and the library classes they derive from, bases first."""
+    out: list[str] = []
+
+    def add(name: str) -> None:
+        if name in out:
+            return
+        for b in defs[name].bases:
+            if isinstance(b, ast.Name) and b.id in defs:
+                add(b.id)
+        out.append(name)
+
+    for name in sorted(used):
+        add(name)
+    return out
+
+
+def _builtins_used(c: ast.ClassDef) -> set[str]:
+    """The names a library class reads that are neither its methods' parameters nor locals, nor library classes:
+    the built-ins it relies on."""
+    local = {a.arg for n in ast.walk(c) if isinstance(n, ast.arguments)
+             for a in [*n.posonlyargs, *n.args, *n.kwonlyargs]}
+    local |= {n.id for n in ast.walk(c) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in ast.walk(c) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            and n.id not in local and n.id not in CLASSES and n.id not in ("True", "False", "None")}
+
+
+def _timed_calls(c: ast.ClassDef) -> set[str]:
+    """The synchronisation methods a library class calls with a timeout (``self.not_full.wait(1)``): a class of
+    the model that defines a method of the same name would make the compiler take them for calls of it
+    (lang/timeouts.py)."""
+    return {n.func.attr for n in ast.walk(c) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr in VALUE_METHODS and (n.args or n.keywords)}
+
+
+def _top_level_names(tree: ast.Module) -> dict[str, ast.AST]:
+    """The names the model binds at its top level (functions, classes, module-level variables), each with the
+    node that binds it first."""
+    out: dict[str, ast.AST] = {}
+    for s in tree.body:
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.setdefault(s.name, s)
+        elif not isinstance(s, (ast.Import, ast.ImportFrom)):
+            for n in ast.walk(s):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    out.setdefault(n.id, n)
+    return out
+
+
+def _float_timeouts(tree: ast.Module, user_methods: dict[str, ast.FunctionDef]) -> None:
+    """``q.get(timeout=0.5)``: a float constant given as the timeout of a library method that no class of the
+    model defines becomes the int of its sign (1, 0 or -1). The library compares a timeout only with None and
+    0 (its length is not modelled: queue_model.py), and floats are values nowhere else in a model."""
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in TIMEOUT_POSITION
+                and n.func.attr not in user_methods):
+            continue
+        for k in n.keywords:
+            if k.arg == "timeout":
+                k.value = _sign(k.value)
+        pos = TIMEOUT_POSITION[n.func.attr]
+        if pos is not None and len(n.args) > pos:
+            n.args[pos] = _sign(n.args[pos])
+
+
+def _sign(e: ast.expr) -> ast.expr:
+    """A float constant (``0.5``, ``-1.0``) as the int of its sign; any other expression as it is."""
+    v = constant(e)
+    if type(v) is not float:
+        return e
+    return ast.copy_location(ast.Constant((v > 0) - (v < 0)), e)
+
+
+def add_library(tree: ast.Module, filename: str, source_lines: int) -> Library:
+    """Add to ``tree`` the library classes it uses (and their bases), numbered after the model's
+    ``source_lines`` lines; the ``Library`` says what was added. Raises ModelSyntaxError where the model
+    redefines a built-in name the library relies on."""
+    lib = Library(offset=source_lines)
+    used = _used(tree)
+    if not used:
+        return lib
+    files = sorted({CLASSES[c][0] for c in used})
+    user = _top_level_names(tree)
+    user_methods = {item.name: item for s in tree.body if isinstance(s, ast.ClassDef) for item in s.body
+                    if isinstance(item, ast.FunctionDef)}
+    _float_timeouts(tree, user_methods)
+    line = source_lines
+    parts: list[str] = []
+    for name in files:
+        text = _source(name)
+        lib.files.append((line, str(HERE / name)))
+        defs = {c.name: c for c in _class_defs(name, line)}
+        for cname in _needed({c for c in used if CLASSES[c][0] == name}, defs):
+            c = defs[cname]
+            for b in sorted(_builtins_used(c)):
+                if b in user:
+                    raise at(filename, user[b], f"'{b}' is defined by the model, but movers' model of {cname} "
+                                                f"uses the built-in '{b}': rename it")
+            for m in sorted(_timed_calls(c)):
+                if m in user_methods:
+                    raise at(filename, user_methods[m], f"a method named {m}() in a model that uses {cname} is not "
+                                                        f"supported: movers' model of {cname} calls {m}(timeout) on "
+                                                        "its Conditions, which the compiler would take for calls of "
+                                                        "this method; rename it")
+            tree.body.append(c)
+            lib.classes.append(cname)
+        parts.append(text)
+        line += text.count("\n") + 1
+    lib.text = "".join("\n" + p for p in parts)
+    return lib
+
+
+def library_error(lib: Library, e: ModelSyntaxError) -> ModelSyntaxError:
+    """A refusal at a line of the library, as the library file's (a construct of the model the library cannot
+    be compiled with, such as a class of the model that defines ``wait()``)."""
+    hit = lib.where(e.line)
+    if hit is None:
+        return e
+    path, line = hit
+    return ModelSyntaxError(path, line, e.col, f"in movers' model of the standard library: {e.message}")
+
+
+__all__ = ["CLASSES", "Library", "add_library", "library_error"]

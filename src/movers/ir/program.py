@@ -17,7 +17,7 @@ see its docstring; Python's ``1 == True`` must not merge two states).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -267,7 +267,7 @@ class Node:
         return self.kind in SYNC_KINDS
 
 
-def call_line(frames: tuple, node: Node) -> int:
+def call_line(frames: Sequence[tuple], node: Node) -> int:
     """The line a report shows for ``node`` run in a thread whose stack is ``frames`` (each ``(code, pc, *locals)``,
     innermost last): its own line in the model's code; in the library's, the line of the model's call into it
     (the innermost frame at a node of the model's own)."""

@@ -55,6 +55,7 @@ from movers.ir.program import (
     box,
 )
 from movers.lang.builtins import BuiltinCompiler
+from movers.lang.comprehensions import desugar
 from movers.lang.concurrency import ConcurrencyCompiler
 from movers.lang.deletion import DeletionCompiler
 from movers.lang.errors import MAX_ERRORS, ModelSyntaxError, at, collected
@@ -243,6 +244,7 @@ class ModuleCompiler:
         self._compile_functions()
         init = Code("<module>", [], [], line=1)
         fc = FunctionCompiler(self, init, None, None)
+        init_body = desugar(fc, init_body, self.main_code)
         init_body = fc.hoist(init_body)
         if self.main_code:
             init_body = fc.lowering().block(init_body)

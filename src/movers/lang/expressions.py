@@ -432,12 +432,14 @@ class ExpressionCompiler(FunctionCore):
         self.flow("store", ("element", self.value(e)), NO_VALUE.union(*(self.value(x) for x in parts)))
         return lambda ctx: set_new(ctx, cls, items(ctx))
 
-    def new_dict(self, e: ast.AST, parts: list[ast.expr], pairs: Callable[[Ctx], list],
-                 cls: ClassInfo | None = None) -> Fn:
+    def new_dict(self, e: ast.AST, parts: list[ast.expr], pairs: Callable[[Ctx], Any],
+                 cls: ClassInfo | None = None, av_items: AV = NO_VALUE) -> Fn:
+        """A new dict of ``pairs``; ``parts``: the expressions of its keys and values; ``av_items``: the abstract
+        value of its pairs when they come from elsewhere (a dict comprehension's)."""
         cls = cls or dict_class(getattr(e, "lineno", 0))
         self.facts.allocates = True
         self.note(e, self.new_site(e, "dict"))
-        self.flow("store", ("element", self.value(e)), NO_VALUE.union(*(self.value(x) for x in parts)))
+        self.flow("store", ("element", self.value(e)), NO_VALUE.union(av_items, *(self.value(x) for x in parts)))
         return lambda ctx: dict_new(ctx, cls, pairs(ctx))
 
     def e_BinOp(self, e: ast.BinOp) -> Fn:

@@ -384,8 +384,12 @@ class FunctionCore:
                 self.local(n.name)
         body = [s for s in fn.body if not _is_docstring(s)]
         self.make_cells(fn)
+        lowered = self.mc.granularity == "access" and not self.is_invariant(fn)
+        if not self.is_invariant(fn):  # lang/comprehensions.py: comprehensions that call the model, as loops
+            from movers.lang.comprehensions import desugar
+            body = desugar(self, body, lowered)  # type: ignore[arg-type]
         body = self.hoist(body)  # type: ignore[attr-defined]  # lang/timeouts.py: acquire()/wait() as values
-        if self.mc.granularity == "access" and not self.is_invariant(fn):
+        if lowered:
             body = self.lowering().block(body)
         if self.code.synchronized:
             self.compile_synchronized_body(fn, body)

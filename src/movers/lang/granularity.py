@@ -335,15 +335,18 @@ class Lowering:
             if isinstance(f, ast.Name) and f.id == "len":
                 return int(self.lists_grow)
             if isinstance(f, ast.Name) and f.id in ("list", "set", "dict") and node.args:
+                if getattr(node.args[0], "movers_tuple", False):
+                    return 0  # the items a comprehension gathered in a hidden tuple (``_Cut._comprehension``)
                 return int(not self.finals.elements)  # a copy reads every element of its argument
             if isinstance(f, ast.Name) and f.id in ("min", "max") and len(node.args) == 1:
                 return int(not self.finals.elements)
             if isinstance(f, ast.Name) and f.id in _CONSUMERS[:6]:
                 # a builtin that reads every element of a list at once (in C, under the GIL)
                 return int(not self.finals.elements)
-        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             # its own loop: cut into statements (``_Cut._comprehension``) when it reads shared memory
-            inner = [n for part in [node.elt, *node.generators] for n in _evaluation_order(part) if n is not node]
+            parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            inner = [n for part in [*parts, *node.generators] for n in _evaluation_order(part) if n is not node]
             reads = any(not _is_call_to(g.iter, "range") for g in node.generators) and not self.finals.elements
             return 2 if reads or any(self.own_events(n) for n in inner) else 0
         return 0
@@ -392,7 +395,8 @@ class _Cut:
             return e
         if isinstance(e, (ast.BoolOp, ast.IfExp)) and self._later_events(e):
             return self._short_circuit(e)
-        if isinstance(e, ast.ListComp) or (isinstance(e, ast.GeneratorExp) and getattr(e, "movers_consumed", False)):
+        if isinstance(e, (ast.ListComp, ast.SetComp, ast.DictComp)) or (
+                isinstance(e, ast.GeneratorExp) and getattr(e, "movers_consumed", False)):
             if low.own_events(e):
                 return self._comprehension(e)
             return e
@@ -421,10 +425,13 @@ class _Cut:
             return e
         return self.hoist(e, self._describe(e))
 
-    def _comprehension(self, e: ast.ListComp | ast.GeneratorExp, decides: str = "") -> ast.expr:
+    def _comprehension(self, e: ast.ListComp | ast.GeneratorExp | ast.SetComp | ast.DictComp,
+                       decides: str = "") -> ast.expr:
         """A comprehension as CPython runs it, its own loop, as statements before the one that uses it: each
         element it reads from a list is one access (a ``for`` header). The items gather in a hidden tuple
-        (local work); its variables are hidden temporaries, so they do not leak. With ``decides`` (``any``
+        (local work; a dict comprehension's ``(key, value)`` pairs, the key evaluated first as in CPython 3.8+);
+        its variables are hidden temporaries, so they do not leak. The statement then makes the list, set or
+        dict of that tuple (local work too: the new container is not yet shared). With ``decides`` (``any``
         or ``all``) the loop stops at the first item that decides, as those builtins do."""
         acc = self._fresh()
         names: dict[str, str] = {}
@@ -436,7 +443,11 @@ class _Cut:
                     names[n.id] = self._fresh()
             g.target = _Renamed(names).visit(g.target)
             g.ifs = [_Renamed(names).visit(c) for c in g.ifs]
-        elt = _Renamed(names).visit(e.elt)
+        if isinstance(e, ast.DictComp):
+            elt: ast.expr = ast.copy_location(ast.Tuple([_Renamed(names).visit(e.key), _Renamed(names).visit(e.value)],
+                                                         ast.Load()), e)
+        else:
+            elt = _Renamed(names).visit(e.elt)
 
         def assign(v: ast.expr) -> ast.stmt:
             a = ast.copy_location(ast.Assign(targets=[_store(acc, e)], value=v), e)
@@ -481,7 +492,8 @@ class _Cut:
             return n
         n = _load(acc, e)
         n.movers_tuple = True  # type: ignore[attr-defined]
-        return ast.fix_missing_locations(ast.copy_location(ast.Call(ast.copy_location(ast.Name("list", ast.Load()), e),
+        kind = "dict" if isinstance(e, ast.DictComp) else "set" if isinstance(e, ast.SetComp) else "list"
+        return ast.fix_missing_locations(ast.copy_location(ast.Call(ast.copy_location(ast.Name(kind, ast.Load()), e),
                                                                     [n], []), e))
 
     def _later_events(self, e: ast.BoolOp | ast.IfExp) -> bool:
@@ -719,7 +731,7 @@ _CONSUMERS = ("sum", "sorted", "list", "tuple", "any", "all", "enumerate", "zip"
 
 def _consumes(e: ast.Call) -> bool:
     """A call of a builtin that takes an iterable, which may be a generator expression."""
-    return isinstance(e.func, ast.Name) and e.func.id in (*_CONSUMERS, "min", "max")
+    return isinstance(e.func, ast.Name) and e.func.id in (*_CONSUMERS, "min", "max", "set")
 
 
 class _Renamed(ast.NodeTransformer):

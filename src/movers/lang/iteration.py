@@ -365,13 +365,42 @@ class IterationCompiler(FunctionCore):
 
     def e_GeneratorExp(self, e: ast.GeneratorExp) -> Fn:
         raise self.mc.error(e, "a generator expression is only supported as the argument of sum(), any(), all(), "
-                            "min(), max(), sorted(), list() or tuple(); write a list comprehension [… for …]")
+                            "min(), max(), sorted(), list(), tuple() or set(); write a list comprehension "
+                            "[… for …]")
 
     def e_DictComp(self, e: ast.DictComp) -> Fn:
-        raise self.mc.error(e, "dict comprehensions are not supported yet; build the dict with a for loop")
+        """``{k: v for …}``: a new dict (``lang/containers.py``) of the pairs, each key evaluated before its value
+        (CPython 3.8+), a later equal key overwriting the value (and keeping the first key), as ``dict_new``."""
+        pair = ast.copy_location(ast.Tuple([e.key, e.value], ast.Load()), e)
+        items, av = self.comprehension(e, pair, e.generators)
+        return self.new_dict(e, [], lambda ctx: items(ctx), av_items=av)  # type: ignore[attr-defined]
 
     def e_SetComp(self, e: ast.SetComp) -> Fn:
-        raise self.mc.error(e, "set comprehensions are not supported yet; build the set with a for loop")
+        """``{x for …}``: a new set (``lang/containers.py``) of the items."""
+        items, av = self.comprehension(e, e.elt, e.generators)
+        return self.items_set(e, items, av)
+
+    def items_set(self, e: ast.AST, items: Fn, av: AV) -> Fn:
+        f = self.new_set(e, [], items)  # type: ignore[attr-defined]
+        self.flow("store", ("element", self.value(e)), av)
+        return f
+
+    def b_set(self, e: ast.Call) -> Fn:
+        """``set(x for …)``, and the set a dict or set comprehension's lowering gathered (``movers_tuple``); any
+        other ``set(…)``: ``BuiltinCompiler.b_set``."""
+        if len(e.args) == 1 and not e.keywords and (isinstance(e.args[0], ast.GeneratorExp)
+                                                    or getattr(e.args[0], "movers_tuple", False)):
+            items, av = self.iterable(e.args[0])
+            return self.items_set(e, items, av)
+        return super().b_set(e)  # type: ignore[misc]
+
+    def b_dict(self, e: ast.Call) -> Fn:
+        """The dict of the ``(key, value)`` pairs a dict comprehension's lowering gathered (``movers_tuple``);
+        any other ``dict(…)``: ``BuiltinCompiler.b_dict``."""
+        if len(e.args) == 1 and not e.keywords and getattr(e.args[0], "movers_tuple", False):
+            items, av = self.iterable(e.args[0])
+            return self.new_dict(e, [], lambda ctx: items(ctx), av_items=av)  # type: ignore[attr-defined]
+        return super().b_dict(e)  # type: ignore[misc]
 
     def comprehension(self, e: ast.expr, elt: ast.expr, generators: list[ast.comprehension]) -> tuple[Fn, AV]:
         """The items a comprehension makes, evaluated in one go: each ``for`` over its iterable (the first one's
@@ -379,9 +408,10 @@ class IterationCompiler(FunctionCore):
         for n in _evaluated_here(e):
             if isinstance(n, ast.Call) and self._is_model_call(n):  # type: ignore[attr-defined]
                 # A call is a segment of its statement; in a loop evaluated in one go it cannot be.
-                raise self.mc.error(n, "calls of model functions are not supported in a comprehension here (under "
-                                    "--granularity statement, in the module's code or in a whole statement); "
-                                    "write a for loop")
+                raise self.mc.error(n, "calls of model functions are not supported in a comprehension here (in a "
+                                    "statement that also synchronises, chooses or waits, a with item, a default "
+                                    "value or an invariant); assign the comprehension to a variable in a statement "
+                                    "of its own, or write a for loop")
         saved = dict(self.slot)
         saved_globals = set(self.global_names)
         loops: list[tuple[Fn, Callable[[Ctx, Any], None], list[Fn]]] = []

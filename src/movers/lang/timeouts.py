@@ -35,9 +35,10 @@ inside expressions (``if lock.acquire(blocking=False):``, ``while not ev.wait(0.
 into a statement of its own before the statement that uses its value (``$s1 = lock.acquire(False)``;
 ``if $s1:``), as the granularity lowering moves accesses, and the bookkeeping it adds is glue at either
 granularity (``movers_glue``: ``if m.acquire(False):`` is one statement). Where that would change what
-Python does, it is refused: inside ``and``/``or``, conditional expressions and comprehensions (the call would
-run whether or not Python runs it), and after a read of shared memory in the same expression (the call
-would overtake it).
+Python does, it is refused: inside ``and``/``or`` and conditional expressions (the call would run whether or
+not Python runs it), and after a read of shared memory in the same expression (the call would overtake it). A
+comprehension that calls one is a loop of statements by then (``lang/comprehensions.py``), each call hoisted
+in its turn.
 
 Timeouts are the only place floats are values in a model: a timeout or a sleep length may be a float
 constant (``timeout=0.5``); elsewhere floats stay refused.
@@ -228,6 +229,9 @@ class TimeoutCompiler(FunctionCore):
             return e
         if self.value_call(e):
             assert isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)
+            if guarded == "inside a comprehension":  # one lang/comprehensions.py could not make a loop of
+                raise self.mc.error(e, f"{e.func.attr}() inside a comprehension that also synchronises: write a "
+                                       "for loop")
             if guarded is not None:
                 raise self.mc.error(e, f"{e.func.attr}() {guarded}: it would run whether or not Python evaluates "
                                        "it; assign its result to a variable first")

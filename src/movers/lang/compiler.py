@@ -303,13 +303,15 @@ class ModuleCompiler:
             isinstance(n, ast.Delete) and any(isinstance(t, ast.Subscript) for t in n.targets)
             for n in ast.walk(tree))  # `del xs[i]` (lang/deletion.py)
         # Whether the model has lists at all: only then may a comparison read elements (``compares``).
-        self.has_lists = any(isinstance(n, ast.List) and isinstance(n.ctx, ast.Load) for n in ast.walk(tree)) or any(
+        self.has_lists = any((isinstance(n, ast.List) and isinstance(n.ctx, ast.Load)) or isinstance(n, ast.ListComp)
+                             for n in ast.walk(tree)) or any(
             isinstance(n.func, ast.Attribute) and n.func.attr in LIST_VALUED for n in calls)  # "a b".split()
         # Whether the model makes dicts or sets (``lang/containers.py``): only then do their methods compile.
         self.has_defaultdict = any(_is_call_to(n, "defaultdict") for n in calls)
         self.has_local = any(_is_call_to(n, "local") for n in calls)  # attributes may be per thread
         self.has_dicts = self.has_defaultdict or any(
-            isinstance(n, (ast.Dict, ast.Set)) or _is_call_to(n, "dict") or _is_call_to(n, "set")
+            isinstance(n, (ast.Dict, ast.Set, ast.DictComp, ast.SetComp)) or _is_call_to(n, "dict")
+            or _is_call_to(n, "set")
             for n in ast.walk(tree))
         # Whether `+`, `*`, `|`, `&`, `-` may meet lists or sets (``lang/containers.py``): then they compile to
         # the containers' operators, and each one with two operands that are not constants is an access.
@@ -862,8 +864,8 @@ class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler
 
 
 def _list_valued(e: ast.expr) -> bool:
-    """An expression that is a list whatever it holds: a display, a slice, ``list(…)``."""
-    return (isinstance(e, ast.List) or (isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice))
+    """An expression that is a list whatever it holds: a display, a comprehension, a slice, ``list(…)``."""
+    return (isinstance(e, (ast.List, ast.ListComp)) or (isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice))
             or _is_call_to(e, "list"))
 
 

@@ -690,21 +690,25 @@ def _run_to_completion(ctx: Ctx, limit: int, what: str, stops: frozenset[int] = 
     """Run ``ctx``'s code to its end; stop instead, once a thread has been started, at a node of ``stops``
     (the module's code: there it becomes the main thread, ``TransitionSystem.initial``)."""
     n = 0
+    returned = False
     while ctx.code is not None:
         node = ctx.code.nodes[ctx.pc]
-        if stops and ctx.new_threads and id(node) in stops:
+        # Not between a return and the caller's continuation, which takes the value from ``ctx.retval``: a
+        # step's, not the state's.
+        if stops and ctx.new_threads and id(node) in stops and not returned:
             return
         if node.guard is not None and not node.guard(ctx):
             hint = ""
             if what == "module initialisation":
                 hint = "; no thread has been started yet, so it would block for ever"
             raise ModelError(f"'{node.source}' blocks during {what}{hint}")
-        code, pc = ctx.code, ctx.pc
+        code, pc, depth = ctx.code, ctx.pc, len(ctx.frames)
         try:
             node.run(ctx)
         except RAISING as e:
             if ctx.code is not code or not catchable(e) or not unwind(ctx, e, code, pc):
                 raise
+        returned = len(ctx.frames) < depth
         n += 1
         if n > limit:
             raise ModelError(f"{what} did not finish within {limit:,} operations (movers' bound on it, which no "

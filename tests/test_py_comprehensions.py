@@ -358,3 +358,53 @@ def test_refusals_say_what_to_write(line: str, needle: str) -> None:
     r = movers.check(source)
     assert r.verdict == "error", r.verdict
     assert needle.split(":", 2)[2].strip() in (r.error or ""), r.error
+
+
+def test_comparing_lists_made_by_comprehensions_reads_their_elements() -> None:
+    # A model whose only lists come from comprehensions: `a == b` reads their elements, so no reduction may
+    # take it for independent of `a[0] = 5` (dwyer-s did, and missed the violation).
+    source = src("""
+        import threading
+
+        a = [i for i in range(2)]
+        b = [i for i in range(2)]
+
+
+        def w():
+            a[0] = 5
+
+
+        def r():
+            assert a == b
+
+
+        threading.Thread(target=w).start()
+        threading.Thread(target=r).start()
+    """)
+    every_reduction(source, "violation", "assertion")
+    every_reduction(source.replace("a[0] = 5", "a[0] = 0"), "ok")
+
+
+@pytest.mark.parametrize(("made", "change"), [("s = {i for i in range(2)}", "s.discard(0)"),
+                                              ("s = {i: i for i in range(2)}", "s.pop(0)")])
+def test_a_model_whose_only_sets_or_dicts_come_from_comprehensions(made: str, change: str) -> None:
+    # Their methods compile, and their length is an access that a change of their contents conflicts with.
+    source = src(f"""
+        import threading
+
+        {made}
+
+
+        def w():
+            {change}
+
+
+        def r():
+            assert len(s) == 2
+
+
+        threading.Thread(target=w).start()
+        threading.Thread(target=r).start()
+    """)
+    every_reduction(source, "violation", "assertion")
+    every_reduction(source.replace("threading.Thread(target=w).start()\n", ""), "ok")

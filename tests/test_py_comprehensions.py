@@ -408,3 +408,28 @@ def test_a_model_whose_only_sets_or_dicts_come_from_comprehensions(made: str, ch
     """)
     every_reduction(source, "violation", "assertion")
     every_reduction(source.replace("threading.Thread(target=w).start()\n", ""), "ok")
+
+
+def test_the_main_thread_starts_inside_a_call_that_returns_a_value() -> None:
+    # The module's code becomes the main thread at its first conflicting step after a start(): never between
+    # a function's return and the caller's use of the value (which lived only in that step).
+    source = src("""
+        import threading
+
+        done = []
+
+
+        def submit():
+            threading.Thread(target=lambda: done.append(1)).start()
+            return 7
+
+
+        def main():
+            x = submit()
+            assert x == 7 and len(done) <= 1
+
+
+        main()
+    """)
+    every_reduction(source, "ok")
+    every_reduction(source.replace("x == 7", "x == 8"), "violation", "assertion")

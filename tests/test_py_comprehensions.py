@@ -433,3 +433,30 @@ def test_the_main_thread_starts_inside_a_call_that_returns_a_value() -> None:
     """)
     every_reduction(source, "ok")
     every_reduction(source.replace("x == 7", "x == 8"), "violation", "assertion")
+
+
+def test_gathering_a_comprehensions_items_is_local_work_in_a_model_that_adds_lists() -> None:
+    # The items gather in a hidden tuple: no access even where `+` may meet lists (a model that concatenates
+    # lists somewhere), so a comprehension costs the same steps with or without an unrelated concatenation.
+    source = src("""
+        import threading
+
+        a = [1, 2, 3]
+
+
+        def w():
+            a[0] = 5
+
+
+        def r():
+            v = [-x for x in a]
+            assert v
+
+        OTHER
+        threading.Thread(target=w).start()
+        threading.Thread(target=r).start()
+    """)
+    plain = movers.check(source.replace("OTHER", ""))
+    adding = movers.check(source.replace("OTHER", "z = [1] + [2]"))
+    assert plain.verdict == adding.verdict == "ok"
+    assert adding.stats.states == plain.stats.states, (adding.stats.states, plain.stats.states)

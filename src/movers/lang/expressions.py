@@ -465,7 +465,7 @@ class ExpressionCompiler(FunctionCore):
         a, b = self._expr(e.left), self._expr(e.right)
         if self.mc.has_dicts and isinstance(e.op, (ast.BitOr, ast.BitAnd, ast.Sub)):
             return self.set_operator(e, a, b, op)
-        if self.mc.container_arith and isinstance(e.op, (ast.Add, ast.Mult)):
+        if self.mc.container_arith and isinstance(e.op, (ast.Add, ast.Mult)) and not getattr(e, "movers_local", False):
             return self.list_operator(e, a, b, op)
         self.note(e, self.value(e.left), self.value(e.right))  # tuple + tuple, tuple * n
         if isinstance(e.op, ast.Add):

@@ -305,7 +305,7 @@ class Lowering:
         """The accesses (or model calls) ``node`` makes itself, its operands apart."""
         if (isinstance(node, ast.BinOp) and isinstance(node.op, _CONTAINER_OPERATORS) and self.container_arith
                 and not self.finals.elements and not isinstance(node.left, ast.Constant)
-                and not isinstance(node.right, ast.Constant)):
+                and not isinstance(node.right, ast.Constant) and not getattr(node, "movers_local", False)):
             return 1  # `a + b` of lists, `s | t` of sets read their elements (lang/containers.py)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             return int(self.is_global(node.id) and node.id not in self.finals.globals)
@@ -465,7 +465,9 @@ class _Cut:
             start = const(decides != "any")
         else:
             item = ast.copy_location(ast.Tuple([elt], ast.Load()), e)
-            inner = [assign(ast.copy_location(ast.BinOp(_load(acc, e), ast.Add(), item), e))]
+            grow = ast.copy_location(ast.BinOp(_load(acc, e), ast.Add(), item), e)
+            grow.movers_local = True  # type: ignore[attr-defined]  # a tuple grows: no list is read
+            inner = [assign(grow)]
             start = ast.copy_location(ast.Tuple([], ast.Load()), e)
         body = inner
         for k in range(len(gens) - 1, -1, -1):

@@ -400,6 +400,8 @@ class _Cut:
             if low.own_events(e):
                 return self._comprehension(e)
             return e
+        if isinstance(e, ast.GeneratorExp):
+            return e  # consumed by nothing: refused as it is (its variables are its own, nothing to hoist)
         if isinstance(e, ast.Call) and _consumes(e):
             for a in e.args[:1]:
                 if isinstance(a, ast.GeneratorExp):

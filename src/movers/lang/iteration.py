@@ -17,7 +17,10 @@
 - A comprehension is its own loop (its variables do not leak, as in Python 3). Evaluated as an expression it
   runs in the step of its statement (``--granularity statement``, the module's initialisation); under
   ``--granularity access`` the lowering (``granularity.py``) first turns it into a loop of statements, so that
-  each element read from a shared list is one access, as the bytecode of a comprehension reads them.
+  each element read from a shared list is one access, as the bytecode of a comprehension reads them. One that
+  calls the model is that loop at either granularity (``comprehensions.py``): a call cannot be part of a
+  comprehension evaluated in one go. A dict comprehension gathers ``(key, value)`` pairs, a set comprehension
+  its items, into the new dict or set (``lang/containers.py``).
 - ``range``, ``enumerate``, ``zip``, ``reversed`` and generator expressions are values only where they are
   consumed (a ``for`` loop, the builtins above, ``len(range(…))``); anywhere else they are refused.
 """
@@ -408,10 +411,10 @@ class IterationCompiler(FunctionCore):
         for n in _evaluated_here(e):
             if isinstance(n, ast.Call) and self._is_model_call(n):  # type: ignore[attr-defined]
                 # A call is a segment of its statement; in a loop evaluated in one go it cannot be.
-                raise self.mc.error(n, "calls of model functions are not supported in a comprehension here (in a "
-                                    "statement that also synchronises, chooses or waits, a with item, a default "
-                                    "value or an invariant); assign the comprehension to a variable in a statement "
-                                    "of its own, or write a for loop")
+                raise self.mc.error(n, "calls of model functions are not supported in a comprehension here (in "
+                                    "print(), in a statement that also synchronises, chooses or waits, a with "
+                                    "item, a default value or an invariant); assign the comprehension to a "
+                                    "variable in a statement of its own, or write a for loop")
         saved = dict(self.slot)
         saved_globals = set(self.global_names)
         loops: list[tuple[Fn, Callable[[Ctx, Any], None], list[Fn]]] = []

@@ -503,3 +503,47 @@ def test_conditions_of_while_and_if_that_call_the_model(granularity: str, tmp_pa
     # The bug twin: waiting for any job rather than all of them.
     twin = POLLING.replace("while not all(j.done()", "while not any(j.done()")
     every_reduction(twin, "violation", "assertion", granularity=granularity)
+
+
+PLACES = src("""
+    import threading
+
+    log = []
+
+
+    def f(x):
+        log.append(x)
+        return x + 1
+
+
+    def outer(n):
+        def inner(k):
+            return [f(i) for i in range(k)]
+        return inner(n)
+
+
+    def main():
+        assert outer(2) == [1, 2]
+        total = 0
+        for r in [f(x) for x in (5, 6)]:
+            total += r
+        assert total == 13
+        assert sum(f(x) for x in (1,)) == 2, "sum"
+        g = lambda xs: [f(x) for x in xs]
+        assert g((0,)) == [1]
+        return [f(x) for x in (7,)]
+
+
+    t = threading.Thread(target=main)
+    t.start()
+    t.join()
+    assert log == [0, 1, 5, 6, 1, 0, 7], log
+""")
+
+
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+def test_in_nested_functions_lambdas_for_headers_returns_and_asserts(granularity: str, tmp_path: Path) -> None:
+    assert cpython(PLACES, tmp_path).returncode == 0
+    every_reduction(PLACES, "ok", granularity=granularity)
+    every_reduction(PLACES.replace("[0, 1, 5, 6, 1, 0, 7]", "[0, 1, 5, 6, 0, 1, 7]"), "violation", "assertion",
+                    granularity=granularity)

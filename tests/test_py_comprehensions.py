@@ -547,3 +547,13 @@ def test_in_nested_functions_lambdas_for_headers_returns_and_asserts(granularity
     every_reduction(PLACES, "ok", granularity=granularity)
     every_reduction(PLACES.replace("[0, 1, 5, 6, 1, 0, 7]", "[0, 1, 5, 6, 0, 1, 7]"), "violation", "assertion",
                     granularity=granularity)
+
+
+@pytest.mark.parametrize("name", ["futures", "is-alive", "polling", "places", "race-list"])
+def test_facts_cover_the_accesses(name: str) -> None:
+    # Every access a step makes is in its node's static footprint (what the reductions rely on).
+    from test_footprints import all_uncovered, compile_src
+
+    source = {"futures": FUTURES, "is-alive": IS_ALIVE, "polling": POLLING, "places": PLACES,
+              "race-list": RACE.replace("READ", "    d = [a[i] for i in range(2)]").replace("TOTAL", "d[0] + d[1]")}
+    assert all_uncovered(compile_src(source[name])) == []

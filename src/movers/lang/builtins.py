@@ -90,6 +90,42 @@ class BuiltinCompiler(FunctionCore):
             self.flow("store", ("element", self.value(e)), self.new_site(e.args[0], e.args[0].id))
         return f
 
+    def b_deque(self, e: ast.Call) -> Fn:
+        """``deque()``, ``deque(iterable)``, ``deque(iterable, maxlen)`` (by position or keyword): a new deque
+        (``lang/deques.py``), its own allocation site; the iterable's items are read at once, as ``list(xs)``."""
+        from movers.lang import deques
+        given: dict[str, ast.expr] = dict(zip(("iterable", "maxlen"), e.args, strict=False))
+        if len(e.args) > 2:
+            raise self.mc.error(e, f"deque() takes at most 2 arguments ({len(e.args)} given)")
+        for k in e.keywords:
+            if k.arg not in ("iterable", "maxlen") or k.arg in given:
+                raise self.mc.error(k if k.arg else e, f"deque() got an unexpected keyword argument '{k.arg}'"
+                                    if k.arg not in ("iterable", "maxlen") else
+                                    f"deque() got multiple values for argument '{k.arg}'")
+            given[k.arg] = k.value
+        order = [a for a in [*e.args, *(k.value for k in e.keywords)]]  # Python's order of evaluation
+        parts = {name: self._expr(x) for name, x in sorted(given.items(), key=lambda p: order.index(p[1]))}
+        cls = deques.deque_class(e.lineno)
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "deque"))
+        src = parts.get("iterable")
+        size = parts.get("maxlen")
+        if src is not None:
+            av = self.value(given["iterable"])
+            self.facts.elements_read = True
+            self.facts.uses.append(av)
+            self.flow("store", ("element", self.value(e)), av | frozenset({("element", av)}))
+        first = next(iter(parts), "")
+
+        def run(ctx: Ctx) -> Ref:
+            if first == "maxlen":  # evaluated first when written first
+                n = size(ctx)  # type: ignore[misc]
+                return deques.deque_new(ctx, cls, _deque_items(ctx, src(ctx)) if src else (), n)
+            items = _deque_items(ctx, src(ctx)) if src else ()
+            return deques.deque_new(ctx, cls, items, size(ctx) if size else None)
+
+        return run
+
     def b_list(self, e: ast.Call) -> Fn:
         """``list()``, or ``list(xs)`` of a list, tuple, dict (its keys) or set: a new list."""
         if len(e.args) > 1 or e.keywords:
@@ -453,7 +489,17 @@ _BUILTIN_TYPES: dict[str, Callable[[Ctx, Any], bool]] = {
     "str": lambda ctx, v: type(v) is str,
     "tuple": lambda ctx, v: type(v) is tuple,
     "list": lambda ctx, v: type(v) is Ref and ctx.heap[v.i][0].is_list,
+    "deque": lambda ctx, v: type(v) is Ref and ctx.heap[v.i][0].builtin == "deque",
 }
+def _deque_items(ctx: Ctx, v: Any) -> tuple:
+    items = as_tuple(ctx, v)
+    if type(items) is str:
+        return tuple(items)
+    if type(items) is not tuple:
+        raise ModelError(f"'{strings.type_name(v, ctx)}' object is not iterable", exc="TypeError")
+    return items
+
+
 def _iterable_items(ctx: Ctx, v: Any) -> tuple:
     items = as_tuple(ctx, v)
     if type(items) is not tuple:

@@ -39,6 +39,7 @@ from movers.lang.strings import READ_LISTS, STR_METHODS
 from movers.lang.syntax import (
     BUILTIN_METHODS,
     CHANGING_METHODS,
+    DEQUE_CHANGING_METHODS,
     DICT_CHANGING_METHODS,
     LIST_CHANGING_METHODS,
     SYNC_METHODS,
@@ -93,7 +94,8 @@ def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool
             elif isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)):
                 elements = False
             elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                  and n.func.attr in ("append", "pop", *DICT_CHANGING_METHODS, *LIST_CHANGING_METHODS)):
+                  and n.func.attr in ("append", "pop", *DICT_CHANGING_METHODS, *LIST_CHANGING_METHODS,
+                                      *DEQUE_CHANGING_METHODS)):
                 elements = False
     return Finals(frozenset(set(global_names) - written), frozenset(constructor_fields - fields_written), elements)
 
@@ -334,7 +336,7 @@ class Lowering:
                 return int(not self.finals.elements)  # str(xs) reads a list's elements
             if isinstance(f, ast.Name) and f.id == "len":
                 return int(self.lists_grow)
-            if isinstance(f, ast.Name) and f.id in ("list", "set", "dict") and node.args:
+            if isinstance(f, ast.Name) and f.id in ("list", "set", "dict", "deque") and node.args:
                 return int(not self.finals.elements)  # a copy reads every element of its argument
             if isinstance(f, ast.Name) and f.id in ("min", "max") and len(node.args) == 1:
                 return int(not self.finals.elements)

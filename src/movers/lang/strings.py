@@ -45,6 +45,8 @@ read_list: Callable[[Ctx, Ref], tuple] = _no_reader
 # (which builds on runtime_ops, which builds on this module) when it is imported, before any dict exists.
 read_dict_items: Callable[[Ctx, Ref], tuple] = _no_reader
 read_set_items: Callable[[Ctx, Ref], tuple] = _no_reader
+# ``repr`` of a deque: installed by ``lang/deques.py``.
+deque_text: Callable[[Ctx, Ref, tuple, frozenset[int]], str] = _no_reader  # type: ignore[assignment]
 
 
 def too_long() -> ModelError:
@@ -207,6 +209,8 @@ def _object_repr(ctx: Ctx, v: Ref, o: tuple, seen: frozenset[int]) -> str:
     """``repr`` of a heap object that is not a list: a dict's and a set's contents and an exception's and a
     dataclass's constructor call, as CPython shows them; any other object as ``<Name object>``."""
     cls = o[0]
+    if cls.builtin == "deque":
+        return deque_text(ctx, v, o, seen)
     if cls.builtin in ("dict", "set"):
         if v.i in seen:
             return "{...}"

@@ -274,6 +274,25 @@ def method(ctx: Ctx, r: Ref, name: str, vals: list[Any], copy_cls: ClassInfo) ->
     return ctx.alloc((copy_cls, None, maxlen, None, *o[FIRST:]))
 
 
+def arithmetic(ctx: Ctx, cls: ClassInfo, r: Ref, other: Any, add: bool) -> Ref:
+    """``d + e`` of two deques and ``d * n``: a new deque with ``d``'s maxlen, as CPython makes it."""
+    o = ctx.heap[r.i]
+    if add:
+        if type(other) is not Ref or not is_deque(ctx.heap[other.i]):
+            raise ModelError(f'can only concatenate deque (not "{strings.type_name(other, ctx)}") to deque',
+                             exc="TypeError")
+        new = items(ctx, r) + items(ctx, other)
+    else:
+        if type(other) is not int and type(other) is not bool:
+            raise ModelError(f"can't multiply sequence by non-int of type '{strings.type_name(other, ctx)}'",
+                             exc="TypeError")
+        xs = items(ctx, r)
+        if len(xs) * other > MAX_SEQUENCE:
+            raise too_big("deque too long")
+        new = xs * other
+    return deque_new(ctx, cls, new, o[MAXLEN])
+
+
 # -- iteration -------------------------------------------------------------------------------------------------
 
 

@@ -562,10 +562,16 @@ class ExpressionCompiler(FunctionCore):
         self.flow("store", ("element", site), frozenset({("element", lv), ("element", rv)}))
         add = isinstance(e.op, ast.Add)
 
+        dcls = deques.deque_class(e.lineno) if self.mc.has_deques else None
+
         def run(ctx: Ctx) -> Any:
             x, y = a(ctx), b(ctx)
             if type(x) is not Ref and type(y) is not Ref:
                 return op(x, y)
+            if dcls is not None and type(x) is Ref and deques.is_deque(ctx.heap[x.i]):
+                return deques.arithmetic(ctx, dcls, x, y, add)
+            if dcls is not None and type(y) is Ref and deques.is_deque(ctx.heap[y.i]) and not add:
+                return deques.arithmetic(ctx, dcls, y, x, add)
             xs = list_items(ctx, x) if type(x) is Ref and ctx.heap[x.i][0].is_list else None
             ys = list_items(ctx, y) if type(y) is Ref and ctx.heap[y.i][0].is_list else None
             if add and xs is not None and ys is not None:

@@ -70,6 +70,8 @@ def _field_index(o: tuple, name: str) -> int:
 
 def writable_field(o: tuple, name: str) -> int:
     cls = o[0]
+    if cls.builtin == "deque" and name == "maxlen":
+        raise ModelError("attribute 'maxlen' of 'collections.deque' objects is not writable", exc="AttributeError")
     if cls.builtin or (cls.is_thread and name in THREAD.fields):
         raise ModelError(f"'{name}' of a {cls.name} cannot be assigned", exc="AttributeError")
     return _field_index(o, name)

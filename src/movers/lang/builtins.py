@@ -103,25 +103,26 @@ class BuiltinCompiler(FunctionCore):
                                     if k.arg not in ("iterable", "maxlen") else
                                     f"deque() got multiple values for argument '{k.arg}'")
             given[k.arg] = k.value
-        order = [a for a in [*e.args, *(k.value for k in e.keywords)]]  # Python's order of evaluation
-        parts = {name: self._expr(x) for name, x in sorted(given.items(), key=lambda p: order.index(p[1]))}
+        order = [*e.args, *(k.value for k in e.keywords)]  # Python's order of evaluation
+        first = min(given, key=lambda name: order.index(given[name]), default="")
+        src: Fn | None = None
+        size: Fn | None = None
+        for name in sorted(given, key=lambda name: order.index(given[name])):
+            if name == "iterable":  # its items, read at once (a range, a string, a list, a deque...)
+                src, av = self.iterable(given[name])  # type: ignore[attr-defined]
+            else:
+                size = self._expr(given[name])
         cls = deques.deque_class(e.lineno)
         self.facts.allocates = True
         self.note(e, self.new_site(e, "deque"))
-        src = parts.get("iterable")
-        size = parts.get("maxlen")
         if src is not None:
-            av = self.value(given["iterable"])
-            self.facts.elements_read = True
-            self.facts.uses.append(av)
-            self.flow("store", ("element", self.value(e)), av | frozenset({("element", av)}))
-        first = next(iter(parts), "")
+            self.flow("store", ("element", self.value(e)), av)
 
         def run(ctx: Ctx) -> Ref:
             if first == "maxlen":  # evaluated first when written first
                 n = size(ctx)  # type: ignore[misc]
-                return deques.deque_new(ctx, cls, _deque_items(ctx, src(ctx)) if src else (), n)
-            items = _deque_items(ctx, src(ctx)) if src else ()
+                return deques.deque_new(ctx, cls, src(ctx) if src else (), n)
+            items = src(ctx) if src else ()
             return deques.deque_new(ctx, cls, items, size(ctx) if size else None)
 
         return run
@@ -491,15 +492,6 @@ _BUILTIN_TYPES: dict[str, Callable[[Ctx, Any], bool]] = {
     "list": lambda ctx, v: type(v) is Ref and ctx.heap[v.i][0].is_list,
     "deque": lambda ctx, v: type(v) is Ref and ctx.heap[v.i][0].builtin == "deque",
 }
-def _deque_items(ctx: Ctx, v: Any) -> tuple:
-    items = as_tuple(ctx, v)
-    if type(items) is str:
-        return tuple(items)
-    if type(items) is not tuple:
-        raise ModelError(f"'{strings.type_name(v, ctx)}' object is not iterable", exc="TypeError")
-    return items
-
-
 def _iterable_items(ctx: Ctx, v: Any) -> tuple:
     items = as_tuple(ctx, v)
     if type(items) is not tuple:

@@ -155,6 +155,7 @@ def test_the_values_are_checked(old: str, new: str) -> None:
      "'<' not supported between instances of 'collections.deque' and 'list'"),
     ("x = deque([1]) + [2]\n", "TypeError", 'can only concatenate deque (not "list") to deque'),
     ("d = deque([1])\nd.rotate('a')\n", "TypeError", "'str' object cannot be interpreted as an integer"),
+    ("d = deque([1, 2])\nx = d[0:1]\n", "TypeError", "sequence index must be integer, not 'slice'"),
     # An iterator fails once the deque was mutated, even after its last item, even by rotate(0).
     ("d = deque([1, 2])\nfor x in d:\n    if x == 2:\n        d.append(3)\n", "RuntimeError",
      "deque mutated during iteration"),
@@ -200,6 +201,14 @@ def test_iterating_after_a_mutation_is_fine() -> None:
     """)
     assert python3(src).returncode == 0
     assert movers.check(source=src).verdict == "ok"
+
+
+def test_a_deque_method_as_a_value_is_refused_with_what_to_write() -> None:
+    src = "from collections import deque\nd = deque([1])\nf = d.pop\nx = f()\n"
+    assert python3(src).returncode == 0
+    res = movers.check(source=src)
+    assert "wrap the call in a lambda: lambda: d.pop()" in res.violations[0].message
+    assert movers.check(source=src.replace("f = d.pop", "f = lambda: d.pop()")).verdict == "ok"
 
 
 def test_unsupported_is_refused_with_a_message() -> None:

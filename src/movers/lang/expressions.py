@@ -542,6 +542,8 @@ class ExpressionCompiler(FunctionCore):
             if type(v) is tuple or type(v) is str:
                 return strings.sliced(v, lo, hi, st, ctx)
             if type(v) is not Ref or not ctx.heap[v.i][0].is_list:
+                if type(v) is Ref and deques.is_deque(ctx.heap[v.i]):
+                    raise ModelError("sequence index must be integer, not 'slice'", exc="TypeError")
                 raise ModelError(f"cannot slice {show(v)}", exc="TypeError")
             o = ctx.heap[v.i]
             if ctx.track:
@@ -787,6 +789,9 @@ class ExpressionCompiler(FunctionCore):
                     return threadinfo.local_get(ctx, r, name)
                 if bound and name in getattr(o[0], "bound_methods", ()):
                     return ctx.alloc((o[0].bound_methods[name], None, r))
+                if o[0].builtin == "deque" and name in deques.DEQUE_METHODS:
+                    raise ModelError(f"a deque's method as a value (.{name} without a call) is not supported; "
+                                     f"wrap the call in a lambda: lambda: d.{name}()")
                 raise ModelError(f"{o[0].name} object has no field '{name}'", exc="AttributeError")
             if ctx.track:
                 ctx.reads.append((r, idx))

@@ -185,6 +185,17 @@ def test_what_does_not_mutate_for_an_iterator_is_cpythons(change: str) -> None:
     assert movers.check(source=src).verdict == ("ok" if ok else "violation")
 
 
+@pytest.mark.parametrize("imports, name", [
+    ("from collections import deque as dq", "dq"), ("import collections", "collections.deque"),
+    ("import collections as c", "c.deque"), ("from collections import deque", "deque"),
+])
+def test_every_way_of_importing_deque(imports: str, name: str) -> None:
+    src = f"{imports}\nd = {name}([1], maxlen=2)\nd.appendleft(0)\nd.appendleft(5)\nassert list(d) == [5, 0]\n"
+    assert python3(src).returncode == 0
+    assert movers.check(source=src).verdict == "ok"
+    assert movers.check(source=src.replace("[5, 0]", "[5, 0, 1]")).verdict == "violation"
+
+
 def test_iterating_after_a_mutation_is_fine() -> None:
     # A new iterator after a mutation sees the deque as it is; the token of the old one is dropped.
     src = program("""

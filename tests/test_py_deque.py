@@ -149,6 +149,8 @@ def test_the_values_are_checked(old: str, new: str) -> None:
     ("d = deque(5)\n", "TypeError", "'int' object is not iterable"),
     ("d = deque([1], maxlen=1)\nd.insert(0, 2)\n", "IndexError", "deque already at its maximum size"),
     ("d = deque([1])\nd.pop(0)\n", "TypeError", "deque.pop() takes no arguments (1 given)"),
+    ("d = deque([1])\nx = d.index()\n", "TypeError", "index() takes at least 1 argument (0 given)"),
+    ("d = deque([1, 2, 3])\nx = d.index(1, 1)\n", "ValueError", "1 is not in deque"),
     ("x = {deque(): 1}\n", "TypeError", "unhashable type: 'collections.deque'"),
     ("d = deque([1])\nd.maxlen = 3\n", "AttributeError",
      "attribute 'maxlen' of 'collections.deque' objects is not writable"),

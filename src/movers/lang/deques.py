@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from movers.ir.machine import Ctx, ModelError, show
+from movers.ir.machine import Ctx, ModelError
 from movers.ir.program import ClassInfo, Ref, box, unbox
 from movers.lang import runtime_ops, strings
 from movers.lang.runtime_ops import MAX_SEQUENCE, _eq, too_big
@@ -50,12 +50,6 @@ def is_deque(o: tuple) -> bool:
 def _read_all(ctx: Ctx, r: Ref, o: tuple) -> None:
     if ctx.track:
         ctx.reads.extend((r, j) for j in range(STAMP, len(o) + 1))
-
-
-def _deque_of(ctx: Ctx, r: Any, what: str) -> tuple:
-    if type(r) is not Ref or not is_deque(ctx.heap[r.i]):
-        raise ModelError(f"{what} needs a deque, got {show(r)}", exc="TypeError")
-    return ctx.heap[r.i]
 
 
 def _store(ctx: Ctx, r: Ref, o: tuple, items: tuple | list, mutates: bool = True) -> None:
@@ -201,8 +195,12 @@ def _arity(method: str, n: int) -> None:
         raise ModelError(f"deque.{method}() takes no arguments ({n} given)", exc="TypeError")
     if lo == hi == 1:
         raise ModelError(f"deque.{method}() takes exactly one argument ({n} given)", exc="TypeError")
-    raise ModelError(f"{method} expected {'at least ' if n < lo else 'at most '}{lo if n < lo else hi} "
-                     f"argument{'s' if (lo if n < lo else hi) != 1 else ''}, got {n}", exc="TypeError")
+    if method == "rotate":
+        raise ModelError(f"deque.rotate expected at most 1 argument, got {n}", exc="TypeError")
+    if lo == hi:
+        raise ModelError(f"{method}() takes exactly {lo} arguments ({n} given)", exc="TypeError")
+    raise ModelError(f"{method}() takes {'at least' if n < lo else 'at most'} {lo if n < lo else hi} "
+                     f"argument{'s' if (lo if n < lo else hi) != 1 else ''} ({n} given)", exc="TypeError")
 
 
 def method(ctx: Ctx, r: Ref, name: str, vals: list[Any], copy_cls: ClassInfo) -> Any:
@@ -215,7 +213,8 @@ def method(ctx: Ctx, r: Ref, name: str, vals: list[Any], copy_cls: ClassInfo) ->
     maxlen = o[MAXLEN]
     if name in ("append", "appendleft"):
         if maxlen == 0:
-            return None  # CPython: nothing kept, nothing changes
+            _store(ctx, r, o, [])  # CPython appends and trims: nothing kept, but a mutation for iterators
+            return None
         _bounded(n + 1)
         new = [*xs, vals[0]] if name == "append" else [vals[0], *xs]
         _store(ctx, r, o, _trimmed(new, maxlen, left=name == "appendleft"))

@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+from conftest import ROOT
 from differential import run_differential
 from test_footprints import all_uncovered
 
@@ -580,3 +581,20 @@ def test_random_deque_models_reductions_agree(seed: int) -> None:
     src = _random_model(random.Random(seed))
     run_differential(src, ALL, compare_kinds=False)
     assert all_uncovered(movers.load(source=src)) == []
+
+
+def test_movers_lang_exports_deque_for_cpython() -> None:
+    # A movers.lang model may use deque without importing collections, and still run under python3 (the shim
+    # exports CPython's deque, as it does defaultdict).
+    src = ("from movers.lang import *\nd = deque([1, 2], maxlen=2)\nd.append(3)\nassert list(d) == [2, 3]\n"
+           "assert repr(d) == 'deque([2, 3], maxlen=2)'\n")
+    r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=60,
+                       env={"PYTHONPATH": str(ROOT / "src")})
+    assert r.returncode == 0, r.stderr
+    assert movers.check(source=src).verdict == "ok"
+
+
+def test_print_does_not_hide_a_deque_mutation() -> None:
+    # print() is not evaluated by movers: a mutation in its arguments would be lost, so it is refused.
+    with pytest.raises(ModelSyntaxError, match=r"call d.popleft\(\) in a statement of its own"):
+        movers.load(source="from collections import deque\nd = deque([1])\nprint(d.popleft())\n")

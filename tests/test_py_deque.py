@@ -554,7 +554,7 @@ def test_canonical_heap_walks_a_deques_elements_and_token() -> None:
 
 def test_the_trace_shows_a_deque() -> None:
     v = movers.check(LOST_UPDATE).violations[0]
-    assert v.values == {"d[0]": "1"} or "deque([1])" in str(v.state), (v.values, v.state)
+    assert v.values == {"d[0]": "1"}  # the report reads a deque's item as a list's
     assert v.state["globals"]["d"] == "deque([1])"
 
 

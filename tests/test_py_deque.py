@@ -594,6 +594,18 @@ def test_movers_lang_exports_deque_for_cpython() -> None:
     assert movers.check(source=src).verdict == "ok"
 
 
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+@pytest.mark.parametrize("body", [
+    "d = deque([1])\nd += [2]\n", "def f():\n    d = deque([1])\n    d += [2]\n\n\nf()\n"])
+def test_in_place_concatenation_is_refused_with_what_to_write(body: str, granularity: str) -> None:
+    # CPython extends the deque in place (the same object); movers says so rather than rebinding a copy.
+    src = "from collections import deque\n" + body
+    assert python3(src).returncode == 0
+    res = movers.check(source=src, granularity=granularity)
+    assert "'+=' on a deque (in place) is not supported yet; write d.extend(xs)" in res.violations[0].message
+    assert movers.check(source=src.replace("d += [2]", "d.extend([2])"), granularity=granularity).verdict == "ok"
+
+
 def test_print_does_not_hide_a_deque_mutation() -> None:
     # print() is not evaluated by movers: a mutation in its arguments would be lost, so it is refused.
     with pytest.raises(ModelSyntaxError, match=r"call d.popleft\(\) in a statement of its own"):

@@ -292,6 +292,12 @@ def arithmetic(ctx: Ctx, cls: ClassInfo, r: Ref, other: Any, add: bool) -> Ref:
     return deque_new(ctx, cls, new, o[MAXLEN])
 
 
+def in_place(add: bool) -> ModelError:
+    """``d += xs`` and ``d *= n`` change the deque in place in CPython; movers does not model that yet."""
+    return ModelError(f"'{'+=' if add else '*='}' on a deque (in place) is not supported yet; write "
+                      f"{'d.extend(xs)' if add else 'the items with d.extend(…)'}")
+
+
 # -- iteration -------------------------------------------------------------------------------------------------
 
 

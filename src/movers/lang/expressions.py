@@ -565,12 +565,15 @@ class ExpressionCompiler(FunctionCore):
         add = isinstance(e.op, ast.Add)
 
         dcls = deques.deque_class(e.lineno) if self.mc.has_deques else None
+        inplace = getattr(e, "movers_inplace", False)
 
         def run(ctx: Ctx) -> Any:
             x, y = a(ctx), b(ctx)
             if type(x) is not Ref and type(y) is not Ref:
                 return op(x, y)
             if dcls is not None and type(x) is Ref and deques.is_deque(ctx.heap[x.i]):
+                if inplace:
+                    raise deques.in_place(add)
                 return deques.arithmetic(ctx, dcls, x, y, add)
             if dcls is not None and type(y) is Ref and deques.is_deque(ctx.heap[y.i]) and not add:
                 return deques.arithmetic(ctx, dcls, y, x, add)

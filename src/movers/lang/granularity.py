@@ -551,8 +551,9 @@ class _Cut:
             load = _as_load(t)
             current = self.hoist(load, f"read {low.text(s.target)}") if low.own_events(load) else load
             value = self.value(s.value)
-            final: ast.stmt = ast.Assign(targets=[_as_store(t)],
-                                         value=ast.copy_location(ast.BinOp(current, s.op, value), s))
+            binop = ast.copy_location(ast.BinOp(current, s.op, value), s)
+            binop.movers_inplace = True  # type: ignore[attr-defined]  # `d += xs` extends a deque in place
+            final: ast.stmt = ast.Assign(targets=[_as_store(t)], value=binop)
             final = ast.copy_location(final, s)
             return self._final(final, t)
         if isinstance(s, (ast.Assign, ast.AnnAssign)):

@@ -173,6 +173,15 @@ class StatementCompiler(FunctionCore):
                     store(ctx, op(load(ctx), value(ctx)))
                     ctx.pc = nxt.pc
 
+                if self.mc.has_deques and isinstance(s.op, (ast.Add, ast.Mult)):
+                    plain = finish
+
+                    def finish(ctx: Ctx) -> None:
+                        v = load(ctx)
+                        if type(v) is Ref and deques.is_deque(ctx.heap[v.i]):
+                            raise deques.in_place(isinstance(s.op, ast.Add))
+                        plain(ctx)
+
                 return finish
             if isinstance(t, ast.Attribute):
                 obj = self.expr(t.value)

@@ -103,6 +103,10 @@ assert [x + 1 for x in d] == [5, 3, 11] and tuple(d) == (4, 2, 10) and list(zip(
 assert list(deque("ab")) == ["a", "b"] and list(deque({1: 2})) == [1] and list(deque(range(3))) == [0, 1, 2]
 assert list(deque([1], 2)) == [1] and deque(iterable=[1], maxlen=1).maxlen == 1
 assert isinstance(d, deque) and not isinstance([1], deque)
+p, q, r = d
+f, *rest = d
+assert (p, q, r) == (4, 2, 10) and f == 4 and rest == [2, 10]
+assert "-".join(deque(["a", "b"])) == "a-b"
 assert list(deque([1, 2], maxlen=3) + deque([3, 4])) == [2, 3, 4] and list(deque([1]) * 2) == [1, 1]
 d.clear()
 assert len(d) == 0 and d == deque() and not d
@@ -128,6 +132,8 @@ def test_single_thread_values_are_cpythons() -> None:
     ("assert list(d) == [2, -1, 11, 1]", "assert list(d) == [11, 1, 2, -1]"),  # rotate() goes right
     ("assert t == 8", "assert t == 9"),
     ("assert u == (5, 1, 2)", "assert u == (2, 1, 5)"),
+    ("(p, q, r) == (4, 2, 10)", "(p, q, r) == (4, 10, 2)"),
+    ('"-".join(deque(["a", "b"])) == "a-b"', '"-".join(deque(["a", "b"])) == "b-a"'),
 ])
 def test_the_values_are_checked(old: str, new: str) -> None:
     # Twins of the test above: each wrong expectation fails under python3 and is a violation here.

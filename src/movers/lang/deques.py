@@ -343,3 +343,4 @@ runtime_ops.deque_len = length
 runtime_ops.deque_eq = equal
 runtime_ops.deque_items = items
 strings.deque_text = text
+strings.read_deque = items

@@ -1236,6 +1236,8 @@ class ExpressionCompiler(FunctionCore):
             def store_tuple(ctx: Ctx, v: Any) -> None:
                 if type(v) is Ref and ctx.heap[v.i][0].is_list:
                     v = list_items(ctx, v)
+                elif type(v) is Ref and deques.is_deque(ctx.heap[v.i]):
+                    v = deques.items(ctx, v)
                 if type(v) is not tuple or len(v) != n:
                     raise ModelError(f"cannot unpack {show(v)} into {n} values", exc="ValueError")
                 for p, x in zip(parts, v, strict=True):
@@ -1299,6 +1301,8 @@ class ExpressionCompiler(FunctionCore):
         def store_unpacked(ctx: Ctx, v: Any) -> None:
             if type(v) is Ref and ctx.heap[v.i][0].is_list:
                 v = list_items(ctx, v)
+            elif type(v) is Ref and deques.is_deque(ctx.heap[v.i]):
+                v = deques.items(ctx, v)
             if type(v) is not tuple:
                 raise ModelError(f"cannot unpack non-iterable {show(v)}", exc="TypeError")
             if len(v) < least:

@@ -616,3 +616,40 @@ def test_print_does_not_hide_a_deque_mutation() -> None:
     # print() is not evaluated by movers: a mutation in its arguments would be lost, so it is refused.
     with pytest.raises(ModelSyntaxError, match=r"call d.popleft\(\) in a statement of its own"):
         movers.load(source="from collections import deque\nd = deque([1])\nprint(d.popleft())\n")
+
+
+# -- random single-thread programs agree with python3 ---------------------------------------------------------------
+
+_OPS = ["d.append({k})", "d.appendleft({k})", "log.append(d.pop())", "log.append(d.popleft())",
+        "d.extend([{k}, {j}])", "d.extendleft(({k}, {j}))", "d.rotate({s})", "d.remove({k})",
+        "log.append(d.count({k}))", "log.append(d.index({k}))", "d.insert({s}, {k})", "d.reverse()",
+        "log.append(d[{s}])", "d[{s}] = {k}", "del d[{s}]", "log.append(len(d))", "log.append({k} in d)",
+        "d.clear()", "log.append(list(d.copy()))", "log.append(repr(d))", "log.append(d == deque([{k}, {j}]))",
+        "for x in d:\n        log.append(x)\n        INNER"]
+_INNER = ["d.append({k})", "d[0] = {k}", "d.reverse()", "log.append(x)"]
+
+
+def _random_program(rng: random.Random) -> str:
+    """A few random deque operations, each in a ``try`` that logs the exception CPython raises."""
+    lines = ["from collections import deque",
+             f"d = deque([{rng.randrange(3)}, {rng.randrange(3)}], maxlen={rng.choice(['None', '1', '2', '3'])})",
+             "log = []"]
+    for _ in range(rng.randrange(6, 14)):
+        op = rng.choice(_OPS).replace("INNER", rng.choice(_INNER))
+        op = op.format(k=rng.randrange(4), j=rng.randrange(4), s=rng.randrange(-3, 3)).replace("{k}", "1")
+        lines += ["try:", "    " + op, "except IndexError:", "    log.append('I')", "except ValueError:",
+                  "    log.append('V')", "except RuntimeError:", "    log.append('R')"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_programs_agree_with_python3(seed: int) -> None:
+    src = _random_program(random.Random(seed))
+    r = python3(src + "print(repr(d))\nprint(repr(log))\n")
+    assert r.returncode == 0, r.stderr
+    shown, log = r.stdout.strip().splitlines()
+    checked = src + f"assert repr(d) == {shown!r}, repr(d)\nassert log == {log}, log\n"
+    res = movers.check(source=checked)
+    assert res.verdict == "ok", (checked, [v.message for v in res.violations], res.error)
+    wrong = src + f"assert log != {log}\n"  # the twin: the log is really compared
+    assert movers.check(source=wrong).verdict == "violation"

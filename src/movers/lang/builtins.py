@@ -17,8 +17,8 @@ from typing import Any
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Func, Ref
-from movers.lang import strings, threadinfo
-from movers.lang.function import NO_VALUE, Fn, FunctionCore
+from movers.lang import deques, strings, threadinfo
+from movers.lang.function import AV, NO_VALUE, Fn, FunctionCore
 from movers.lang.functions_model import signature_of
 from movers.lang.runtime_ops import KWARGS, THREAD_NAME, as_tuple, choice_count, extremum, length_of, truth_of
 from movers.lang.syntax import _is_call_to
@@ -93,7 +93,6 @@ class BuiltinCompiler(FunctionCore):
     def b_deque(self, e: ast.Call) -> Fn:
         """``deque()``, ``deque(iterable)``, ``deque(iterable, maxlen)`` (by position or keyword): a new deque
         (``lang/deques.py``), its own allocation site; the iterable's items are read at once, as ``list(xs)``."""
-        from movers.lang import deques
         given: dict[str, ast.expr] = dict(zip(("iterable", "maxlen"), e.args, strict=False))
         if len(e.args) > 2:
             raise self.mc.error(e, f"deque() takes at most 2 arguments ({len(e.args)} given)")
@@ -107,6 +106,7 @@ class BuiltinCompiler(FunctionCore):
         first = min(given, key=lambda name: order.index(given[name]), default="")
         src: Fn | None = None
         size: Fn | None = None
+        av: AV = NO_VALUE
         for name in sorted(given, key=lambda name: order.index(given[name])):
             if name == "iterable":  # its items, read at once (a range, a string, a list, a deque...)
                 src, av = self.iterable(given[name])  # type: ignore[attr-defined]

@@ -324,7 +324,7 @@ class ModuleCompiler:
         # Whether the model names ``deque`` (``lang/deques.py``): only then do its methods compile.
         self.has_deques = any(isinstance(n, ast.Name) and n.id == "deque" for n in ast.walk(tree))
         if self.has_deques:
-            self.container_arith = True  # `d + e` of deques is refused at run time, as for other objects
+            self.container_arith = True  # `d + e`, `d * n` of deques: the containers' operators (deques.arithmetic)
         if self.has_dicts or self.has_deques:
             # A dict's size changes with its contents: its length, like a growing list's, is an access.
             self.lists_grow = self.has_lists = True

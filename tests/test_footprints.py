@@ -55,7 +55,7 @@ def uncovered(program: Program, ts: TransitionSystem, fps: Footprints, state: tu
             if idx == MON:
                 if not (fp.locks or "owner" in fp.fields_read or node.kind in LOCK_KINDS):
                     missing.append(what + "lock state")
-            elif cls.is_list or cls.builtin in ("dict", "set"):
+            elif cls.is_list or cls.builtin in ("dict", "set") or (cls.builtin == "deque" and idx > 2):
                 if not (fp.elements_written if written else fp.elements_read):
                     missing.append(what + ("an array element" if cls.is_list else f"an entry of a {cls.builtin}"))
             else:

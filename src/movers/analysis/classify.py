@@ -115,6 +115,8 @@ def key_name(program: Program, key: Any) -> str:
         return f"dict (line {cls.line}) entry {(idx - 2) // 2}"
     if cls.builtin == "set":
         return f"set (line {cls.line}) element {idx - 2}"
+    if cls.builtin == "deque":  # lang/deques.py: maxlen, the iterators' token, then the elements
+        return f"deque (line {cls.line}) {'maxlen' if idx == 2 else 'iterators' if idx == 3 else f'element {idx - 4}'}"
     return f"{cls.name}.{cls.fields[idx - 2]}"
 
 

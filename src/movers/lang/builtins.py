@@ -17,8 +17,8 @@ from typing import Any
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import THREAD, Func, Ref
-from movers.lang import strings, threadinfo
-from movers.lang.function import NO_VALUE, Fn, FunctionCore
+from movers.lang import deques, strings, threadinfo
+from movers.lang.function import AV, NO_VALUE, Fn, FunctionCore
 from movers.lang.functions_model import signature_of
 from movers.lang.runtime_ops import KWARGS, THREAD_NAME, as_tuple, choice_count, extremum, length_of, truth_of
 from movers.lang.syntax import _is_call_to
@@ -89,6 +89,43 @@ class BuiltinCompiler(FunctionCore):
         if e.args[0].id != "int":
             self.flow("store", ("element", self.value(e)), self.new_site(e.args[0], e.args[0].id))
         return f
+
+    def b_deque(self, e: ast.Call) -> Fn:
+        """``deque()``, ``deque(iterable)``, ``deque(iterable, maxlen)`` (by position or keyword): a new deque
+        (``lang/deques.py``), its own allocation site; the iterable's items are read at once, as ``list(xs)``."""
+        given: dict[str, ast.expr] = dict(zip(("iterable", "maxlen"), e.args, strict=False))
+        if len(e.args) > 2:
+            raise self.mc.error(e, f"deque() takes at most 2 arguments ({len(e.args)} given)")
+        for k in e.keywords:
+            if k.arg not in ("iterable", "maxlen") or k.arg in given:
+                raise self.mc.error(k if k.arg else e, f"deque() got an unexpected keyword argument '{k.arg}'"
+                                    if k.arg not in ("iterable", "maxlen") else
+                                    f"deque() got multiple values for argument '{k.arg}'")
+            given[k.arg] = k.value
+        order = [*e.args, *(k.value for k in e.keywords)]  # Python's order of evaluation
+        first = min(given, key=lambda name: order.index(given[name]), default="")
+        src: Fn | None = None
+        size: Fn | None = None
+        av: AV = NO_VALUE
+        for name in sorted(given, key=lambda name: order.index(given[name])):
+            if name == "iterable":  # its items, read at once (a range, a string, a list, a deque...)
+                src, av = self.iterable(given[name])  # type: ignore[attr-defined]
+            else:
+                size = self._expr(given[name])
+        cls = deques.deque_class(e.lineno)
+        self.facts.allocates = True
+        self.note(e, self.new_site(e, "deque"))
+        if src is not None:
+            self.flow("store", ("element", self.value(e)), av)
+
+        def run(ctx: Ctx) -> Ref:
+            if first == "maxlen":  # evaluated first when written first
+                n = size(ctx)  # type: ignore[misc]
+                return deques.deque_new(ctx, cls, src(ctx) if src else (), n)
+            items = src(ctx) if src else ()
+            return deques.deque_new(ctx, cls, items, size(ctx) if size else None)
+
+        return run
 
     def b_list(self, e: ast.Call) -> Fn:
         """``list()``, or ``list(xs)`` of a list, tuple, dict (its keys) or set: a new list."""
@@ -453,6 +490,7 @@ _BUILTIN_TYPES: dict[str, Callable[[Ctx, Any], bool]] = {
     "str": lambda ctx, v: type(v) is str,
     "tuple": lambda ctx, v: type(v) is tuple,
     "list": lambda ctx, v: type(v) is Ref and ctx.heap[v.i][0].is_list,
+    "deque": lambda ctx, v: type(v) is Ref and ctx.heap[v.i][0].builtin == "deque",
 }
 def _iterable_items(ctx: Ctx, v: Any) -> tuple:
     items = as_tuple(ctx, v)

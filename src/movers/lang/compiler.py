@@ -138,6 +138,7 @@ class ModuleCompiler:
         self.lists_grow = self.uses_events = self.uses_barriers = self.has_lists = self.uses_try = False
         self.uses_is_alive = False
         self.has_dicts = self.has_defaultdict = self.container_arith = self.has_local = False
+        self.has_deques = False
         self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
         self.main_code = False  # the module's code is cut at its accesses (``_compile``)
         # The standard library classes the model uses, compiled from model source (lang/library).
@@ -324,7 +325,11 @@ class ModuleCompiler:
                 (_list_valued(x) or (isinstance(x, ast.Name) and x.id in list_names))
                 and not (isinstance(n.op, ast.Mult) and x is n.left and isinstance(x, ast.List) and len(x.elts) == 1)
                 for x in (n.left, n.right)) for n in ast.walk(tree))
-        if self.has_dicts:
+        # Whether the model names ``deque`` (``lang/deques.py``): only then do its methods compile.
+        self.has_deques = any(isinstance(n, ast.Name) and n.id == "deque" for n in ast.walk(tree))
+        if self.has_deques:
+            self.container_arith = True  # `d + e`, `d * n` of deques: the containers' operators (deques.arithmetic)
+        if self.has_dicts or self.has_deques:
             # A dict's size changes with its contents: its length, like a growing list's, is an access.
             self.lists_grow = self.has_lists = True
         # Whether a `.wait()` may meet an Event or a Barrier: only then does it get their branches (a guard,
@@ -945,8 +950,8 @@ def _reached(init: Code, stops: frozenset[int]) -> frozenset[int]:
                 work.append(s)
     return frozenset(id(init.nodes[pc]) for pc in seen)
 # Allocation sites whose objects ``==`` compares by their contents: lists, and dicts and sets
-# (``lang/containers.py``; "container" is the site of a ``copy()`` that may be either).
-_COMPARED_BY_CONTENTS = frozenset({"list", "dict", "set", "container"})
+# (``lang/containers.py``; "container" is the site of a ``copy()`` that may be either), and deques.
+_COMPARED_BY_CONTENTS = frozenset({"list", "dict", "set", "container", "deque"})
 
 
 def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:

@@ -50,7 +50,7 @@ def is_dict(o: tuple) -> bool:
 def _check_key(ctx: Ctx, k: Any) -> None:
     if type(k) is Ref:
         cls = ctx.heap[k.i][0]
-        if cls.is_list or cls.builtin == "dict":
+        if cls.is_list or cls.builtin == "dict" or cls.builtin == "deque":
             raise ModelError(f"unhashable type: '{cls.name}'", exc="TypeError")
     elif type(k) is tuple:
         for x in k:

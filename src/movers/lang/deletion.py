@@ -19,6 +19,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import UNBOUND, Ref
+from movers.lang import deques
 from movers.lang.containers import dict_delete, is_dict
 from movers.lang.function import FunctionCore
 from movers.lang.runtime_ops import _read_length, int_like
@@ -34,6 +35,9 @@ def delete_item(ctx: Ctx, r: Any, k: Any) -> None:
     o = ctx.heap[r.i]
     if is_dict(o):
         dict_delete(ctx, r, k)
+        return
+    if deques.is_deque(o):
+        deques.del_item(ctx, r, k)
         return
     if not o[0].is_list:
         raise ModelError(f"'{o[0].name}' object doesn't support item deletion", exc="TypeError")

@@ -22,7 +22,7 @@ from movers.ir import sync
 from movers.ir.exceptions import ARGS, BUILTIN_EXCEPTIONS, is_exception_class, new_exception
 from movers.ir.machine import Ctx, ModelError, new_object, show
 from movers.ir.program import FIELDS, MON, THREAD, UNBOUND, ClassInfo, Code, Ref, box, unbox
-from movers.lang import strings, threadinfo
+from movers.lang import deques, strings, threadinfo
 from movers.lang.containers import (
     DICT_METHODS,
     LIST_CHANGING,
@@ -544,6 +544,8 @@ class ExpressionCompiler(FunctionCore):
             if type(v) is tuple or type(v) is str:
                 return strings.sliced(v, lo, hi, st, ctx)
             if type(v) is not Ref or not ctx.heap[v.i][0].is_list:
+                if type(v) is Ref and deques.is_deque(ctx.heap[v.i]):
+                    raise ModelError("sequence index must be integer, not 'slice'", exc="TypeError")
                 raise ModelError(f"cannot slice {show(v)}", exc="TypeError")
             o = ctx.heap[v.i]
             if ctx.track:
@@ -564,10 +566,19 @@ class ExpressionCompiler(FunctionCore):
         self.flow("store", ("element", site), frozenset({("element", lv), ("element", rv)}))
         add = isinstance(e.op, ast.Add)
 
+        dcls = deques.deque_class(e.lineno) if self.mc.has_deques else None
+        inplace = getattr(e, "movers_inplace", False)
+
         def run(ctx: Ctx) -> Any:
             x, y = a(ctx), b(ctx)
             if type(x) is not Ref and type(y) is not Ref:
                 return op(x, y)
+            if dcls is not None and type(x) is Ref and deques.is_deque(ctx.heap[x.i]):
+                if inplace:
+                    raise deques.in_place(add)
+                return deques.arithmetic(ctx, dcls, x, y, add)
+            if dcls is not None and type(y) is Ref and deques.is_deque(ctx.heap[y.i]) and not add:
+                return deques.arithmetic(ctx, dcls, y, x, add)
             xs = list_items(ctx, x) if type(x) is Ref and ctx.heap[x.i][0].is_list else None
             ys = list_items(ctx, y) if type(y) is Ref and ctx.heap[y.i][0].is_list else None
             if add and xs is not None and ys is not None:
@@ -730,6 +741,8 @@ class ExpressionCompiler(FunctionCore):
                 if not o[0].is_list:
                     if is_dict(o):
                         return dict_get(ctx, v, i)
+                    if deques.is_deque(o):
+                        return deques.get_item(ctx, v, i)
                     raise ModelError(f"a {o[0].name} object is not subscriptable", exc="TypeError")
                 idx = element_index(ctx, v, o, i)
                 if ctx.track:
@@ -781,6 +794,9 @@ class ExpressionCompiler(FunctionCore):
                     return threadinfo.local_get(ctx, r, name)
                 if bound and name in getattr(o[0], "bound_methods", ()):
                     return ctx.alloc((o[0].bound_methods[name], None, r))
+                if o[0].builtin == "deque" and name in deques.DEQUE_METHODS:
+                    raise ModelError(f"a deque's method as a value (.{name} without a call) is not supported; "
+                                     f"wrap the call in a lambda: lambda: d.{name}()")
                 raise ModelError(f"{o[0].name} object has no field '{name}'", exc="AttributeError")
             if ctx.track:
                 ctx.reads.append((r, idx))
@@ -925,7 +941,8 @@ class ExpressionCompiler(FunctionCore):
     def method_tables(self) -> list[dict[str, tuple[int, int]]]:
         """The tables of container methods (``lang/containers.py``) objects of this model may have."""
         return ([DICT_METHODS, SET_METHODS] if self.mc.has_dicts else []) + (
-            [LIST_METHODS] if self.mc.has_lists or self.mc.has_dicts else [])
+            [LIST_METHODS] if self.mc.has_lists or self.mc.has_dicts else []) + (
+            [deques.DEQUE_METHODS] if self.mc.has_deques else [])
 
     def container_methods(self) -> frozenset[str]:
         return _NON_DICT_METHODS.union(*self.method_tables())
@@ -935,10 +952,14 @@ class ExpressionCompiler(FunctionCore):
         """Dict and set methods (``lang/containers.py``): the facts of ``d.method(...)`` added to those of the other
         types the name may mean, and the run-time dispatch on the receiver's type."""
         self.facts.elements_read = True
-        if method in DICT_CHANGING_METHODS or method in LIST_CHANGING:
+        in_deque = self.mc.has_deques and method in deques.DEQUE_METHODS
+        if method in DICT_CHANGING_METHODS or method in LIST_CHANGING or (in_deque and method in deques.DEQUE_CHANGING):
             self.facts.elements_written = True
         if e.args:  # keys and default values may be stored into the dict, and returned
             self.flow("store", ("element", rv), NO_VALUE.union(*(self.value(a) for a in e.args)))
+        if method in ("extend", "extendleft") and e.args:  # the items of the argument are stored
+            self.facts.uses.append(self.value(e.args[0]))
+            self.flow("store", ("element", rv), frozenset({("element", self.value(e.args[0]))}))
         # The result: a value or a key of the dict, a tuple of them, a default, or a copy of the dict.
         copy_cls = dict_class(getattr(e, "lineno", 0))
         copy_set = set_class(getattr(e, "lineno", 0))
@@ -951,6 +972,7 @@ class ExpressionCompiler(FunctionCore):
 
         in_dict, in_set, in_list = method in DICT_METHODS, method in SET_METHODS, method in LIST_METHODS
         copy_list = self.list_class(e)
+        copy_deque = deques.deque_class(getattr(e, "lineno", 0))
 
         def op(ctx: Ctx, r: Any, vals: list[Any]) -> Any:
             if type(r) is Ref:
@@ -961,6 +983,8 @@ class ExpressionCompiler(FunctionCore):
                     return set_method(ctx, r, method, vals, copy_set)
                 if kind == "list" and in_list:
                     return list_method(ctx, r, method, vals, copy_list)
+                if kind == "deque" and in_deque:
+                    return deques.method(ctx, r, method, vals, copy_deque)
             return other(ctx, r, vals)
 
         return op
@@ -1180,6 +1204,8 @@ class ExpressionCompiler(FunctionCore):
             self.facts.elements_written = True
             self.facts.uses.append(self.value(t.value))
             self.flow("store", ("element", self.value(t.value)), value)
+            if self.mc.has_deques:  # `d[i] = v` on a deque checks i against its length
+                self.facts.elements_read = True
             if self.mc.has_dicts:  # `d[k] = v` looks k up (reads the dict) and may store k
                 self.facts.elements_read = True
                 self.flow("store", ("element", self.value(t.value)), self.value(t.slice))
@@ -1192,6 +1218,9 @@ class ExpressionCompiler(FunctionCore):
                 if not o[0].is_list:
                     if is_dict(o):
                         dict_set(ctx, r, index(ctx), v)
+                        return
+                    if deques.is_deque(o):
+                        deques.set_item(ctx, r, index(ctx), v)
                         return
                     raise ModelError(f"item assignment on a {o[0].name} object", exc="TypeError")
                 ctx.set_field(r, element_index(ctx, r, o, index(ctx)), v)
@@ -1209,6 +1238,8 @@ class ExpressionCompiler(FunctionCore):
             def store_tuple(ctx: Ctx, v: Any) -> None:
                 if type(v) is Ref and ctx.heap[v.i][0].is_list:
                     v = list_items(ctx, v)
+                elif type(v) is Ref and deques.is_deque(ctx.heap[v.i]):
+                    v = deques.items(ctx, v)
                 if type(v) is not tuple or len(v) != n:
                     raise ModelError(f"cannot unpack {show(v)} into {n} values", exc="ValueError")
                 for p, x in zip(parts, v, strict=True):
@@ -1272,6 +1303,8 @@ class ExpressionCompiler(FunctionCore):
         def store_unpacked(ctx: Ctx, v: Any) -> None:
             if type(v) is Ref and ctx.heap[v.i][0].is_list:
                 v = list_items(ctx, v)
+            elif type(v) is Ref and deques.is_deque(ctx.heap[v.i]):
+                v = deques.items(ctx, v)
             if type(v) is not tuple:
                 raise ModelError(f"cannot unpack non-iterable {show(v)}", exc="TypeError")
             if len(v) < least:

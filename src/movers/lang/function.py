@@ -70,6 +70,7 @@ class ModuleFacts(Protocol):
     main_code: bool
     has_defaultdict: bool
     container_arith: bool
+    has_deques: bool
 
     def defines_method(self, name: str) -> bool: ...
 

@@ -87,7 +87,7 @@ def constant_value(e: ast.expr) -> tuple[bool, Any]:
 
 def _is_mutable_display(e: ast.expr) -> bool:
     return isinstance(e, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)) or (
-        isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("list", "dict", "set"))
+        isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("list", "dict", "set", "deque"))
 
 
 def refuse_star(a: ast.arguments) -> str:
@@ -351,7 +351,8 @@ class DataclassSpec:
 # A ``field(default_factory=f)``: the value each __init__ creates, as an expression.
 _FACTORIES = {"list": lambda at: ast.List(elts=[], ctx=ast.Load()),
               "dict": lambda at: ast.Dict(keys=[], values=[]),
-              "set": lambda at: ast.Call(func=ast.Name(id="set", ctx=ast.Load()), args=[], keywords=[])}
+              "set": lambda at: ast.Call(func=ast.Name(id="set", ctx=ast.Load()), args=[], keywords=[]),
+              "deque": lambda at: ast.Call(func=ast.Name(id="deque", ctx=ast.Load()), args=[], keywords=[])}
 
 
 def dataclass_options(d: ast.expr) -> dict[str, bool] | str | None:

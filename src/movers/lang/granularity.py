@@ -39,6 +39,7 @@ from movers.lang.strings import READ_LISTS, STR_METHODS
 from movers.lang.syntax import (
     BUILTIN_METHODS,
     CHANGING_METHODS,
+    DEQUE_CHANGING_METHODS,
     DICT_CHANGING_METHODS,
     LIST_CHANGING_METHODS,
     SYNC_METHODS,
@@ -93,7 +94,8 @@ def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool
             elif isinstance(n, ast.Subscript) and isinstance(n.ctx, (ast.Store, ast.Del)):
                 elements = False
             elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                  and n.func.attr in ("append", "pop", *DICT_CHANGING_METHODS, *LIST_CHANGING_METHODS)):
+                  and n.func.attr in ("append", "pop", *DICT_CHANGING_METHODS, *LIST_CHANGING_METHODS,
+                                      *DEQUE_CHANGING_METHODS)):
                 elements = False
     return Finals(frozenset(set(global_names) - written), frozenset(constructor_fields - fields_written), elements)
 
@@ -334,7 +336,7 @@ class Lowering:
                 return int(not self.finals.elements)  # str(xs) reads a list's elements
             if isinstance(f, ast.Name) and f.id == "len":
                 return int(self.lists_grow)
-            if isinstance(f, ast.Name) and f.id in ("list", "set", "dict") and node.args:
+            if isinstance(f, ast.Name) and f.id in ("list", "set", "dict", "deque") and node.args:
                 if getattr(node.args[0], "movers_tuple", False):
                     return 0  # the items a comprehension gathered in a hidden tuple (``_Cut._comprehension``)
                 return int(not self.finals.elements)  # a copy reads every element of its argument
@@ -565,8 +567,9 @@ class _Cut:
             load = _as_load(t)
             current = self.hoist(load, f"read {low.text(s.target)}") if low.own_events(load) else load
             value = self.value(s.value)
-            final: ast.stmt = ast.Assign(targets=[_as_store(t)],
-                                         value=ast.copy_location(ast.BinOp(current, s.op, value), s))
+            binop = ast.copy_location(ast.BinOp(current, s.op, value), s)
+            binop.movers_inplace = True  # type: ignore[attr-defined]  # `d += xs` extends a deque in place
+            final: ast.stmt = ast.Assign(targets=[_as_store(t)], value=binop)
             final = ast.copy_location(final, s)
             return self._final(final, t)
         if isinstance(s, (ast.Assign, ast.AnnAssign)):

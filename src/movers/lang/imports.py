@@ -30,7 +30,7 @@ MODULES: dict[str, dict[str, str]] = {
     "collections": {"deque": "deque", "defaultdict": "defaultdict"},
 }
 # Resolved names the compiler does not implement yet: a use is refused with the name as the user wrote it.
-PENDING: set[str] = {"ThreadPoolExecutor", "as_completed", "Future", "deque"}
+PENDING: set[str] = {"ThreadPoolExecutor", "as_completed", "Future"}
 # Where each canonical name comes from, for messages.
 _ORIGIN = {canon: f"{mod}.{member}" for mod, members in MODULES.items() for member, canon in members.items()}
 SUPPORTED = ("movers checks models that use threading, queue, concurrent.futures, time, dataclasses, collections "

@@ -35,6 +35,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError
 from movers.ir.program import ClassInfo, Ref, box, unbox
+from movers.lang import deques
 from movers.lang.containers import dict_keys, set_items
 from movers.lang.function import AV, NO_VALUE, Fn, FunctionCore
 from movers.lang.runtime_ops import (
@@ -77,6 +78,8 @@ def items_of(ctx: Ctx, v: Any) -> tuple:
             return dict_keys(ctx, v)
         if o[0].builtin == "set":
             return set_items(ctx, v)
+        if o[0].builtin == "deque":
+            return deques.items(ctx, v)
     raise _not_iterable(ctx, v)
 
 
@@ -137,6 +140,9 @@ def iter_next(ctx: Ctx, v: Any, i: int) -> Any:
     dict's or a set's iterator (``(class, dict, size)``: a class is never a value of the model, so no tuple
     being iterated looks like one) checks first that the size has not changed, as CPython's does."""
     if type(v) is tuple and v and type(v[0]) is ClassInfo:
+        if v[0] is deques.ITER:
+            x = deques.iter_next(ctx, v, i)
+            return STOP if x is None else x[0]
         return _container_next(ctx, v[1], v[2], i)
     if i < length_of(ctx, v):
         return item_at(ctx, v, i)
@@ -160,6 +166,8 @@ def iter_start(ctx: Ctx, v: Any) -> Any:
         o = ctx.heap[v.i]
         if o[0].builtin in ("dict", "set"):
             return (o[0], v, length_of(ctx, v))
+        if o[0].builtin == "deque":
+            return deques.iter_start(ctx, v)
         if not o[0].is_list:
             raise _not_iterable(ctx, v)
     elif type(v) is not tuple and type(v) is not str:
@@ -201,6 +209,9 @@ def zip_accessor(inners: list[Accessor]) -> Accessor:
 
 def reversed_accessor(ctx: Ctx, state: Any, i: int) -> Any:
     v, n0 = state
+    if type(v) is tuple and v and v[0] is deques.ITER:  # a deque's reverse iterator (``dequereviter``)
+        x = deques.iter_next(ctx, v, i, reverse=True)
+        return STOP if x is None else x[0]
     j = n0 - 1 - i
     if 0 <= j < length_of(ctx, v):
         return item_at(ctx, v, j)
@@ -519,7 +530,7 @@ class IterationCompiler(FunctionCore):
 
             def first(ctx: Ctx) -> Any:
                 v = iter_start(ctx, seq(ctx))
-                return (v, length_of(ctx, v))
+                return (v, v[2] if type(v) is tuple and v and v[0] is deques.ITER else length_of(ctx, v))
 
             return first, reversed_accessor, self._element_av(e.args[0]), True
         if self._is_builtin_call(e, ITERATORS) or isinstance(e, ast.GeneratorExp):

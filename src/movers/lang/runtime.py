@@ -59,7 +59,7 @@ import sys
 import threading
 import time
 import weakref
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from functools import wraps
@@ -76,6 +76,7 @@ __all__ = [
     "BoundedSemaphore",
     "Thread",
     "defaultdict",
+    "deque",
     "assume",
     "atomic",
     "choose",

@@ -36,6 +36,10 @@ dict_eq: Callable[[Ctx, Ref, tuple, Ref, tuple], bool] = _no_container
 set_eq: Callable[[Ctx, Ref, tuple, Ref, tuple], bool] = _no_container
 dict_keys: Callable[[Ctx, Ref], tuple] = _no_container
 set_items: Callable[[Ctx, Ref], tuple] = _no_container
+# The same for deques, installed by ``lang/deques.py``.
+deque_len: Callable[[Ctx, Ref, tuple], int] = _no_container
+deque_eq: Callable[[Ctx, Ref, tuple, Ref, tuple], bool] = _no_container
+deque_items: Callable[[Ctx, Ref], tuple] = _no_container
 
 
 def check_ref(v: Any, what: str) -> Ref:
@@ -66,6 +70,8 @@ def _field_index(o: tuple, name: str) -> int:
 
 def writable_field(o: tuple, name: str) -> int:
     cls = o[0]
+    if cls.builtin == "deque" and name == "maxlen":
+        raise ModelError("attribute 'maxlen' of 'collections.deque' objects is not writable", exc="AttributeError")
     if cls.builtin or (cls.is_thread and name in THREAD.fields):
         raise ModelError(f"'{name}' of a {cls.name} cannot be assigned", exc="AttributeError")
     return _field_index(o, name)
@@ -92,6 +98,8 @@ def length_of(ctx: Ctx, v: Any) -> int:
         if not o[0].is_list:
             if o[0].builtin in CONTAINERS:
                 return dict_len(ctx, v, o)
+            if o[0].builtin == "deque":
+                return deque_len(ctx, v, o)
             raise ModelError(f"len() of a {o[0].name} object", exc="TypeError")
         _read_length(ctx, v, o)
         return len(o) - 2
@@ -107,6 +115,8 @@ def truth_of(ctx: Ctx, v: Any) -> bool:
         if not o[0].is_list:
             if o[0].builtin in CONTAINERS:
                 return dict_len(ctx, v, o) > 0
+            if o[0].builtin == "deque":
+                return deque_len(ctx, v, o) > 0
             return True
         _read_length(ctx, v, o)
         return len(o) > 2
@@ -249,6 +259,8 @@ def _eq(ctx: Ctx, a: Any, b: Any, depth: int = 0) -> bool:
             return dict_eq(ctx, a, da, b, db)
         if da[0].builtin == "set" and db[0].builtin == "set":
             return set_eq(ctx, a, da, b, db)
+        if da[0].builtin == "deque" and db[0].builtin == "deque":
+            return deque_eq(ctx, a, da, b, db)
         return False  # an object is equal to itself only
     if len(oa) != len(ob):
         return False
@@ -288,6 +300,8 @@ def _order(ctx: Ctx, a: Any, b: Any, op: str, depth: int = 0) -> bool:
         xs: Any = a
         ys: Any = b
         refs = None
+    elif ta is Ref and tb is Ref and ctx.heap[a.i][0].builtin == "deque" == ctx.heap[b.i][0].builtin:
+        return _order(ctx, deque_items(ctx, a), deque_items(ctx, b), op, depth + 1)  # as CPython, item by item
     else:
         oa = _elements(ctx, a) if ta is Ref else None
         ob = _elements(ctx, b) if tb is Ref and oa is not None else None
@@ -438,6 +452,8 @@ def as_tuple(ctx: Ctx, v: Any) -> Any:
             return dict_keys(ctx, v)
         if o[0].builtin == "set":
             return set_items(ctx, v)
+        if o[0].builtin == "deque":
+            return deque_items(ctx, v)
     return v
 
 

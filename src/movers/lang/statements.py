@@ -19,7 +19,7 @@ from typing import Any
 
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import UNBOUND, Ref, box, unbox
-from movers.lang import codegen, strings, threadinfo
+from movers.lang import codegen, deques, strings, threadinfo
 from movers.lang.containers import dict_get, dict_set
 from movers.lang.expressions import _model_methods
 from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
@@ -31,7 +31,14 @@ from movers.lang.runtime_ops import (
     range_int,
     writable_field,
 )
-from movers.lang.syntax import CHANGING_METHODS, DECLARATIONS, SYNC_METHODS, _is_call_to, _is_docstring
+from movers.lang.syntax import (
+    CHANGING_METHODS,
+    DECLARATIONS,
+    DEQUE_CHANGING_METHODS,
+    SYNC_METHODS,
+    _is_call_to,
+    _is_docstring,
+)
 from movers.lang.timeouts import thread_end
 
 
@@ -166,6 +173,15 @@ class StatementCompiler(FunctionCore):
                     store(ctx, op(load(ctx), value(ctx)))
                     ctx.pc = nxt.pc
 
+                if self.mc.has_deques and isinstance(s.op, (ast.Add, ast.Mult)):
+                    plain = finish
+
+                    def finish(ctx: Ctx) -> None:
+                        v = load(ctx)
+                        if type(v) is Ref and deques.is_deque(ctx.heap[v.i]):
+                            raise deques.in_place(isinstance(s.op, ast.Add))
+                        plain(ctx)
+
                 return finish
             if isinstance(t, ast.Attribute):
                 obj = self.expr(t.value)
@@ -210,6 +226,10 @@ class StatementCompiler(FunctionCore):
                     o = ctx.heap[r.i]
                     if o[0].builtin == "dict":  # d[k] += v: one lookup, one store (lang/containers.py)
                         dict_set(ctx, r, i, op(dict_get(ctx, r, i), value(ctx)))
+                        ctx.pc = nxt.pc
+                        return
+                    if o[0].builtin == "deque":  # d[i] += v (lang/deques.py)
+                        deques.set_item(ctx, r, i, op(deques.get_item(ctx, r, i), value(ctx)))
                         ctx.pc = nxt.pc
                         return
                     idx = element_index(ctx, r, o, i)
@@ -518,7 +538,7 @@ class StatementCompiler(FunctionCore):
         for a in e.args:
             for n in ast.walk(a):
                 if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                        and n.func.attr in CHANGING_METHODS):
+                        and n.func.attr in CHANGING_METHODS | DEQUE_CHANGING_METHODS):
                     raise self.mc.error(n, f"print() does not evaluate its arguments: call "
                                            f"{self.mc.text(n)} in a statement of its own")
             if not (isinstance(a, ast.Constant) and isinstance(a.value, str)):

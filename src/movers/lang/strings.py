@@ -45,6 +45,9 @@ read_list: Callable[[Ctx, Ref], tuple] = _no_reader
 # (which builds on runtime_ops, which builds on this module) when it is imported, before any dict exists.
 read_dict_items: Callable[[Ctx, Ref], tuple] = _no_reader
 read_set_items: Callable[[Ctx, Ref], tuple] = _no_reader
+# ``repr`` of a deque and its items, every slot read: installed by ``lang/deques.py``.
+deque_text: Callable[[Ctx, Ref, tuple, frozenset[int]], str] = _no_reader  # type: ignore[assignment]
+read_deque: Callable[[Ctx, Ref], tuple] = _no_reader
 
 
 def too_long() -> ModelError:
@@ -207,6 +210,8 @@ def _object_repr(ctx: Ctx, v: Ref, o: tuple, seen: frozenset[int]) -> str:
     """``repr`` of a heap object that is not a list: a dict's and a set's contents and an exception's and a
     dataclass's constructor call, as CPython shows them; any other object as ``<Name object>``."""
     cls = o[0]
+    if cls.builtin == "deque":
+        return deque_text(ctx, v, o, seen)
     if cls.builtin in ("dict", "set"):
         if v.i in seen:
             return "{...}"
@@ -405,9 +410,12 @@ def _join(ctx: Ctx, s: str, items: Any) -> str:
     """``s.join(items)`` of a tuple, a string or a list (whose elements are read)."""
     if type(items) is Ref:
         o = ctx.heap[items.i]
-        if not o[0].is_list:
+        if o[0].builtin == "deque":
+            items = read_deque(ctx, items)
+        elif not o[0].is_list:
             raise _type_error("can only join an iterable")
-        items = read_list(ctx, items)
+        else:
+            items = read_list(ctx, items)
     elif type(items) is not tuple and type(items) is not str:
         raise _type_error("can only join an iterable")
     size = len(s) * max(len(items) - 1, 0)

@@ -21,7 +21,10 @@ SET_METHOD_NAMES = {"add", "discard", "remove", "pop", "clear", "copy"}
 # List methods besides append and pop (``lang/containers.py``).
 LIST_METHOD_NAMES = {"insert", "remove", "extend", "index", "count", "sort", "reverse", "clear", "copy"}
 LIST_CHANGING_METHODS = {"insert", "remove", "extend", "sort", "reverse", "clear"}
-BUILTIN_METHODS |= DICT_METHOD_NAMES | SET_METHOD_NAMES | LIST_METHOD_NAMES
+# Deque methods (``lang/deques.py``) that lists have not; those that change the deque.
+DEQUE_METHOD_NAMES = {"appendleft", "popleft", "extendleft", "rotate"}
+DEQUE_CHANGING_METHODS = DEQUE_METHOD_NAMES
+BUILTIN_METHODS |= DICT_METHOD_NAMES | SET_METHOD_NAMES | LIST_METHOD_NAMES | DEQUE_METHOD_NAMES
 CHANGING_METHODS = {"set", "clear", "append", "pop"}
 DECLARATIONS = {"exclusive", "guarded_by", "thread_local", "self_locking", "lock_protected"}
 LOCKING_DECLARATIONS = {"self_locking", "lock_protected"}

@@ -308,7 +308,7 @@ class Visibility:
                     return True
                 continue
             cls = heap[i][0]
-            if cls.is_list or cls.builtin in ("dict", "set"):  # a dict's entries are elements, as a list's
+            if cls.is_list or cls.builtin in ("dict", "set", "deque"):  # a dict's entries are elements, as a list's
                 if self.inv_elements:
                     return True
             elif idx - 2 < len(cls.fields) and cls.fields[idx - 2] in self.inv_fields:

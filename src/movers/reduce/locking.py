@@ -274,7 +274,7 @@ class Disciplines:
             else:
                 own = set(THREAD.fields) if cls.is_thread and self.stable_own else set()
                 changing = [f for f in cls.fields if f not in self.final and f not in own]
-                out = bool(changing or cls.is_list or cls.builtin in ("dict", "set")) or (
+                out = bool(changing or cls.is_list or cls.builtin in ("dict", "set", "deque")) or (
                     (self.wsl(cls) or self.ld(cls)) and (bool(cls.fields) or self.reads_owner))
             self._risk[cls] = out
         return out

@@ -330,8 +330,9 @@ def assert_values(program: Program, state: State, t: int, node: Node) -> dict[st
             if type(r) is not Ref or type(k) is not int:
                 return _MISSING
             o = state[1][r.i]
-            items = o[2:]
-            if not o[0].is_list or not -len(items) <= k < len(items):
+            deque = o[0].builtin == "deque"  # (cls, monitor, maxlen, token, *items): lang/deques.py
+            items = o[4:] if deque else o[2:]
+            if not (o[0].is_list or deque) or not -len(items) <= k < len(items):
                 return _MISSING
             return items[k]
         return _MISSING

@@ -30,6 +30,11 @@ def value_text(
                 return _list_text(obj)
             inner = inside | {v.i}
             return "[" + ", ".join(value_text(state, x, labels, inner) for x in obj[2:]) + "]"
+        if obj[0].builtin == "deque":  # (cls, monitor, maxlen, stamp, *elements): lang/deques.py
+            if v.i in inside:
+                return "[...]"
+            items = ", ".join(value_text(state, x, labels, inside | {v.i}) for x in obj[4:])
+            return f"deque([{items}])" if obj[2] is None else f"deque([{items}], maxlen={obj[2]})"
         if obj[0].builtin == "set":
             items = ", ".join(value_text(state, x, labels, inside) for x in obj[2:])
             return "{" + items + "}" if items else "set()"
@@ -167,7 +172,7 @@ class _Walk:
             for k, v in enumerate(obj[2:]):
                 self.leaf(f"{path}[{k}]", v)
             return
-        if cls.builtin == "set":
+        if cls.builtin == "set" or cls.builtin == "deque":
             out[path] = value_text(state, r, self.labels)
             return
         if cls.builtin == "dict":

@@ -277,10 +277,11 @@ class ModuleCompiler:
     def _mark_library(self, program: Program) -> None:
         """Each node of a library method records the method (``Node.library``), for reports."""
         program.library_files = tuple(self.library.files)
-        for name in self.library.classes:
-            for code in self.classes[name].methods.values():
-                for n in code.nodes:
-                    n.library = code.name
+        codes = [code for name in self.library.classes for code in self.classes[name].methods.values()]
+        codes += [self.functions[name] for name in self.library.functions if name in self.functions]
+        for code in codes:
+            for n in code.nodes:
+                n.library = code.name
 
     def _parse(self) -> ast.Module:
         try:
@@ -748,7 +749,8 @@ class ModuleCompiler:
         params = [p.arg for p in (*pos, *kwonly)]
         code = Code(name, params, list(params), line=fn.lineno, owner=owner)
         # CPython's messages name a method by its qualified name (``Queue.put``, not the library's ``queue.Queue.put``).
-        shown = name.split(".", 1)[1] if owner is not None and owner.name in self.library.classes else name
+        shown = (f"{self.library.local_name(owner.name)}.{fn.name}" if owner is not None
+                 and owner.name in self.library.classes else name)
         code.signature = Signature(shown, tuple(params), len(pos), len(fn.args.posonlyargs), values)
         return code
 

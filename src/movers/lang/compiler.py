@@ -88,6 +88,7 @@ from movers.lang.strings import LIST_VALUED
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_call_to, _is_docstring
 from movers.lang.threadinfo import SUBCLASS_FIELDS
 from movers.lang.timeouts import TimeoutCompiler
+from movers.lang.withs import ContextCompiler, exit_parameter_refusal
 
 # How the tokenizer breaks lines (str.splitlines also breaks at form feeds and others, shifting line numbers).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -338,7 +339,9 @@ class ModuleCompiler:
                                 for n in calls for k in n.keywords)
         # Whether an exception can be caught: only then do `with` blocks get a handler that runs their exit on
         # the way out (an uncaught exception ends the search), so models without `try` compile as before.
-        self.uses_try = any(isinstance(n, ast.Try) for n in ast.walk(tree))
+        # A context manager's __exit__ may stop an exception too (lang/withs.py).
+        self.uses_try = any(isinstance(n, ast.Try) or (isinstance(n, ast.FunctionDef) and n.name == "__exit__")
+                            for n in ast.walk(tree))
         # Whether some thread asks whether another has ended: only then is a thread's end an access
         # (lang/timeouts.py), so that models without is_alive() compile exactly as before.
         self.uses_is_alive = any(isinstance(n.func, ast.Attribute) and n.func.attr == "is_alive" for n in calls)
@@ -723,12 +726,18 @@ class ModuleCompiler:
                         code.synchronized = True
                     else:
                         raise self.error(d, f"unsupported decorator '@{dn}' on a method")
-                if item.name.startswith("__") and item.name.endswith("__") and item.name != "__init__":
+                if item.name == "__exit__":
+                    why = exit_parameter_refusal(item)
+                    if why is not None:
+                        with self.collecting():
+                            raise self.error(*why)
+                if item.name.startswith("__") and item.name.endswith("__") and item.name not in (
+                        "__init__", "__enter__", "__exit__"):
                     # Python would call it implicitly (==, bool(), len(), hash…); the checker would not. Declared
                     # all the same, so that its calls are not refused too.
                     with self.collecting():
                         raise self.error(item, f"unsupported construct: special method '{item.name}' "
-                                         "(only __init__ is supported)")
+                                         "(only __init__, and __enter__ and __exit__ for 'with', are supported)")
                 if not item.args.args:
                     raise self.error(item, "a method must take 'self' as its first parameter")
                 info.methods[item.name] = code
@@ -854,7 +863,7 @@ class ModuleCompiler:
 
 
 class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler, ExpressionCompiler, IterationCompiler,
-                       BuiltinCompiler, TimeoutCompiler, DeletionCompiler):
+                       BuiltinCompiler, TimeoutCompiler, DeletionCompiler, ContextCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 

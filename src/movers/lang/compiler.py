@@ -78,6 +78,7 @@ from movers.lang.functions_model import (
     own_nodes,
     parameters,
     refuse_star,
+    star_name,
 )
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.imports import resolve_imports
@@ -548,7 +549,7 @@ class ModuleCompiler:
             params: set[str] = set()
         else:
             a = fn.args  # type: ignore[attr-defined]
-            params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+            params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | set(star_name(a))
             declared = {x for n in own_nodes(fn) if isinstance(n, ast.Global) for x in n.names}
             scope = params | {n.id for n in own_nodes(fn) if isinstance(n, ast.Name)
                               and isinstance(n.ctx, ast.Store) and n.id not in declared}
@@ -580,10 +581,11 @@ class ModuleCompiler:
             pos, kwonly, defaults = parameters(child.args)
             dnames = [p.arg for p, d in zip([*pos, *kwonly], defaults, strict=True) if d is not None]
             own_params = [p.arg for p in (*pos, *kwonly)]
+            star = star_name(child.args)
             body = [ast.Return(value=child.body)] if isinstance(child, ast.Lambda) else child.body
             synth = ast.FunctionDef(
                 name=qn, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=n) for n in captured]
-                                           + [ast.arg(arg=p.arg) for p in pos],
+                                           + [ast.arg(arg=p.arg) for p in pos], vararg=child.args.vararg,
                                            kwonlyargs=[ast.arg(arg=p.arg) for p in kwonly], kw_defaults=[],
                                            defaults=[]),
                 body=body, decorator_list=[], returns=None, type_comment=None)
@@ -593,9 +595,10 @@ class ModuleCompiler:
             ast.fix_missing_locations(synth)
             ncap = len(captured)
             names = (*captured, *own_params)
-            code = Code(qn, list(names), list(names), line=child.lineno)
+            code = Code(qn, [*names, *star], [*names, *star], line=child.lineno)
             code.signature = Signature(qn, names, ncap + len(pos), ncap + len(child.args.posonlyargs),
-                                       {n: FieldDefault(ncap + k) for k, n in enumerate(dnames)}, hidden=ncap)
+                                       {n: FieldDefault(ncap + k) for k, n in enumerate(dnames)}, hidden=ncap,
+                                       star=star[0] if star else None)
             cls = closure_class(qn, captured, dnames, child.lineno) if captured or dnames else None
             if cls is not None:
                 cls.closure = code  # type: ignore[attr-defined]
@@ -755,10 +758,12 @@ class ModuleCompiler:
                     raise self.error(d, default_message(p.arg, d))
                 values[p.arg] = box(v)
         params = [p.arg for p in (*pos, *kwonly)]
-        code = Code(name, params, list(params), line=fn.lineno, owner=owner)
+        star = star_name(fn.args)
+        code = Code(name, params + star, params + star, line=fn.lineno, owner=owner)
         # CPython's messages name a method by its qualified name (``Queue.put``, not the library's ``queue.Queue.put``).
         shown = name.split(".", 1)[1] if owner is not None and owner.name in self.library.classes else name
-        code.signature = Signature(shown, tuple(params), len(pos), len(fn.args.posonlyargs), values)
+        code.signature = Signature(shown, tuple(params), len(pos), len(fn.args.posonlyargs), values,
+                                   star=star[0] if star else None)
         return code
 
     # -- declarations -----------------------------------------------------------------------------------------

@@ -349,6 +349,8 @@ class Lowering:
             if isinstance(f, ast.Name) and f.id in _CONSUMERS[:6]:
                 # a builtin that reads every element of a list at once (in C, under the GIL)
                 return int(not self.finals.elements)
+        if isinstance(node, ast.Starred) and isinstance(node.ctx, ast.Load):
+            return int(not self.finals.elements)  # f(*xs) reads a list's elements
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             # its own loop: cut into statements (``_Cut._comprehension``) when it reads shared memory
             inner = [n for part in [node.elt, *node.generators] for n in _evaluation_order(part) if n is not node]
@@ -411,6 +413,14 @@ class _Cut:
             if (isinstance(e.func, ast.Name) and e.func.id in ("any", "all") and len(e.args) == 1 and not e.keywords
                     and isinstance(e.args[0], ast.GeneratorExp) and low.own_events(e.args[0])):
                 return self._comprehension(e.args[0], e.func.id)
+        if isinstance(e, ast.Starred):
+            # f(*xs): the items of a list are read at once, as tuple(xs) would (a step of its own); a tuple's
+            # are local work.
+            e.value = self._walk(e.value, keep)
+            if low.own_events(e):
+                e.value = self.hoist(ast.copy_location(ast.Call(func=ast.copy_location(
+                    ast.Name(id="tuple", ctx=ast.Load()), e), args=[e.value], keywords=[]), e))
+            return e
         if isinstance(e, ast.Call):
             if isinstance(e.func, ast.Attribute):
                 e.func.value = self._walk(e.func.value, keep)
@@ -923,7 +933,5 @@ def _has_whole_call(s: ast.AST) -> bool:
                                                  or f.attr in CHANGING_METHODS - {"append", "pop"}) \
                     and not _str_join(n, s):
                 return True
-        if isinstance(n, ast.Starred) and not isinstance(n.ctx, ast.Store) and not isinstance(s, ast.Assert):
-            return True
     return False
 

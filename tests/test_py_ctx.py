@@ -497,3 +497,44 @@ def test_star_of_a_shared_list_reads_its_elements_in_a_step_of_its_own() -> None
     p = compile_model(src)
     steps = [n for n in p.functions["w"].nodes if n.costly]
     assert len(steps) >= 3, [(n.source, n.elements_read) for n in steps]  # g[0], the items of xs, the store
+
+
+MODULE_WITH = """
+import threading
+
+
+class Held:
+    def __init__(self, lock):
+        self.lock = lock
+
+    def __enter__(self):
+        ACQUIRE
+        return 5
+
+    def __exit__(self, exc_type, exc, tb):
+        RELEASE
+
+
+lock = threading.Lock()
+n = [0]
+
+
+def work():
+    with Held(lock) as five:
+        n[0] = n[0] + five
+
+
+t = threading.Thread(target=work)
+t.start()
+with Held(lock) as k:
+    n[0] = n[0] + k
+with lock as got:
+    assert got
+t.join()
+assert n[0] == 10, n
+"""
+
+
+def test_with_in_the_main_thread_and_a_manager_made_in_the_with() -> None:
+    verdicts(MODULE_WITH.replace("ACQUIRE", "self.lock.acquire()").replace("RELEASE", "self.lock.release()"), "ok")
+    verdicts(MODULE_WITH.replace("ACQUIRE", "pass").replace("RELEASE", "pass"), "violation", "assertion")

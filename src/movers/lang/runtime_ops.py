@@ -530,7 +530,8 @@ def start_thread(ctx: Ctx, r: Any) -> None:
             code, first, fields = function_of(ctx, target)
             frame_locals = code.new_frame_locals(bind(signature_of(code), first, list(args[:kw]), args[kw + 1],
                                                       list(args[kw + 2:]), fields))
-        elif type(target) is Func and target.code is not None and len(target.code.params) == len(args):
+        elif (type(target) is Func and target.code is not None and len(target.code.params) == len(args)
+              and signature_of(target.code).star is None):
             code = target.code
             frame_locals = code.new_frame_locals(list(args))
         else:

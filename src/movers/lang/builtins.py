@@ -427,9 +427,12 @@ class BuiltinCompiler(FunctionCore):
                 tests.append(lambda ctx, v, cls=cls: type(v) is Ref and ctx.heap[v.i][0].is_subclass_of(cls))
             elif isinstance(k, ast.Name) and k.id in _BUILTIN_TYPES and k.id not in self.slot:
                 tests.append(_BUILTIN_TYPES[k.id])
+            elif isinstance(k, ast.Name) and k.id not in self.slot and self.exception_class(k.id) is not None:
+                exc = self.exception_class(k.id)  # ValueError, queue.Empty...: CPython's hierarchy
+                tests.append(lambda ctx, v, cls=exc: type(v) is Ref and ctx.heap[v.i][0].is_subclass_of(cls))
             else:
-                raise self.mc.error(k, "isinstance(x, C): C must be a class of the model, int, bool, str, tuple or "
-                                       "list, or a tuple of those")
+                raise self.mc.error(k, "isinstance(x, C): C must be a class of the model, a built-in exception "
+                                       "class, int, bool, str, tuple or list, or a tuple of those")
 
         def run(ctx: Ctx) -> bool:
             v = x(ctx)

@@ -272,8 +272,8 @@ class StatementCompiler(FunctionCore):
             def percent(ctx: Ctx) -> str:
                 vs = tuple(v(ctx) for v in values)
                 try:
-                    return template % tuple(x if type(x) in (int, bool, str) else show(x) for x in vs)
-                except (TypeError, ValueError):
+                    return template % tuple(x if type(x) in (int, bool, str) else strings.to_str(ctx, x) for x in vs)
+                except (TypeError, ValueError, ModelError):
                     return template + " % " + ", ".join(show(x) for x in vs)
 
             return percent
@@ -539,23 +539,16 @@ def _literal_join(f: ast.Attribute) -> bool:
 
 
 def _formatted(value: Fn, spec: str, conversion: int = -1) -> Callable[[Ctx], str]:
-    """One ``{expr}`` or ``{expr:spec}`` of an f-string message: the value as users see it (``show``), or
-    Python's ``format`` of it when a specification is given and applies; a string is its text, as in
-    Python, and ``{s!r}`` its repr."""
+    """One ``{expr}``, ``{expr!r}`` or ``{expr:spec}`` of an f-string message: CPython's text for it (a list,
+    dict or object as ``str()`` shows it), or the value as users see it (``show``) when the specification
+    does not apply."""
 
     def run(ctx: Ctx) -> str:
         v = value(ctx)
-        if type(v) is str and conversion != 114 and conversion != 97:
-            try:
-                return strings.format_value(ctx, v, -1, spec)
-            except ModelError:
-                return v
-        if spec and type(v) in (int, bool):
-            try:
-                return format(v, spec)
-            except ValueError:
-                pass
-        return show(v)
+        try:
+            return strings.format_value(ctx, v, conversion, spec)
+        except ModelError:  # a specification that does not apply: the value as users see it
+            return show(v)
 
     return run
 

@@ -167,7 +167,7 @@ class ContextCompiler(FunctionCore):
             return ctx.loc[mgr]
 
         cont, bound = self.label(), self.label()
-        enter_setup = self.method_call_setup(recv, "__enter__", [], e)
+        enter_setup = self.method_call_setup(recv, "__enter__", [], s)
 
         def make_enter() -> Callable[[Ctx], None]:
             ret, nxt = cont.pc, bound.pc
@@ -227,7 +227,7 @@ class ContextCompiler(FunctionCore):
         def emit_exit(at: ast.AST) -> None:
             after, called = self.label(), self.label()
             nones: list[Fn] = [lambda ctx: None] * 3
-            exit_setup = self.method_call_setup(recv, "__exit__", nones, e)
+            exit_setup = self.method_call_setup(recv, "__exit__", nones, s)
 
             def make_exit() -> Callable[[Ctx], None]:
                 ret, nxt = called.pc, after.pc
@@ -265,7 +265,7 @@ class ContextCompiler(FunctionCore):
         def in_flight(ctx: Ctx) -> Any:
             return ctx.loc[exc]
 
-        exc_setup = self.method_call_setup(recv, "__exit__", [in_flight] * 3, e)
+        exc_setup = self.method_call_setup(recv, "__exit__", [in_flight] * 3, s)
 
         def make_handler() -> Callable[[Ctx], None]:
             ret, again = called.pc, reraise.pc

@@ -41,6 +41,8 @@ It differs in:
   ``t`` not None may raise ``TimeoutError`` whenever the future is not done yet.
 - Workers are not named (``thread_name_prefix`` is accepted and not used): a trace shows them as
   ``ThreadPoolExecutor._worker``.
+- ``submit(fn, *args)`` takes no keyword arguments for ``fn`` (movers has no ``**kwargs`` yet): pass them
+  by position, or submit a lambda.
 - Not modelled: ``ProcessPoolExecutor``, ``wait()``, ``initializer``, ``chunksize``, the interpreter-shutdown
   and broken-pool paths.
 """
@@ -187,17 +189,16 @@ class Future:
 class _WorkItem:
     """A submitted call and its future."""
 
-    def __init__(self, future, fn, args, kwargs):
+    def __init__(self, future, fn, args):
         self.future = future
         self.fn = fn
         self.args = args
-        self.kwargs = kwargs
 
     def run(self):
         if not self.future.set_running_or_notify_cancel():
             return
         try:
-            result = self.fn(*self.args, **self.kwargs)
+            result = self.fn(*self.args)
         except BaseException as exc:
             self.future.set_exception(exc)
         else:
@@ -247,21 +248,23 @@ class ThreadPoolExecutor:
             t.start()
             self._threads.append(t)
 
-    def submit(self, fn, *args, **kwargs):
+    def submit(self, fn, *args):
         # CPython holds _shutdown_lock here: one step.
         with indivisible():
             if self._shutdown:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             f = Future()
-            w = _WorkItem(f, fn, args, kwargs)
+            w = _WorkItem(f, fn, args)
             self._work_queue.put(w)
             self._adjust_thread_count()
             return f
 
     def map(self, fn, *iterables, timeout=None, chunksize=1):
+        # CPython: [self.submit(fn, *args) for args in zip(*iterables)].
+        columns = [list(it) for it in iterables]
         fs = []
-        for args in zip(*iterables):
-            fs.append(self.submit(fn, *args))
+        for i in range(min(len(c) for c in columns)):
+            fs.append(self.submit(fn, *[c[i] for c in columns]))
         return _ResultIterator(fs, timeout)
 
     def shutdown(self, wait=True, *, cancel_futures=False):

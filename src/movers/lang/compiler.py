@@ -922,7 +922,7 @@ def main_stops(program: Program) -> frozenset[int]:
     for c in threads:
         for n in c.nodes:
             rg |= n.reads
-            wg |= n.writes
+            wg |= n.writes - {"$daemons"}  # only the deadlock check reads it
             rf |= n.fields_read
             wf |= n.fields_written
             re_ = re_ or n.elements_read

@@ -551,6 +551,8 @@ class ConcurrencyCompiler(FunctionCore):
         facts.flows.append(("method_call", rv, method, ()))
         if method == "start":
             facts.flows.append(("start", rv))
+            if self.mc.daemon_slot is not None:
+                facts.writes.add("$daemons")  # a daemon thread's start() adds its id (runtime_ops.start_thread)
         name = self.mc.text(f.value)
         user_call_site = self.label()
         nxt = self.label()

@@ -20,7 +20,7 @@ from movers.ir.program import THREAD, Func, Ref
 from movers.lang import deques, strings, threadinfo
 from movers.lang.function import AV, NO_VALUE, Fn, FunctionCore
 from movers.lang.functions_model import signature_of
-from movers.lang.runtime_ops import KWARGS, THREAD_NAME, as_tuple, choice_count, extremum, length_of, truth_of
+from movers.lang.runtime_ops import DAEMON, KWARGS, THREAD_NAME, as_tuple, choice_count, extremum, length_of, truth_of
 from movers.lang.syntax import _is_call_to
 
 
@@ -405,9 +405,8 @@ class BuiltinCompiler(FunctionCore):
                 raise self.mc.error(k, f"unsupported Thread argument '{k.arg}'")
         if target is None:
             raise self.mc.error(e, "Thread(target=f, args=(…)) needs a target")
-        if daemon and func is None:
-            raise self.mc.error(e, "Thread(daemon=True) needs target= the name of a function of the model (def): "
-                                "a daemon lambda or closure is not supported yet")
+        # A daemon lambda, closure or bound method: the daemons' slot travels in its args (runtime_ops.DAEMON).
+        daemon_slot = self.mc.daemon_slot if daemon and func is None else None
         if (label is not None or daemon) and func is not None:
             # A Func of its own per named (or daemon) call site: the name travels with the thread object to its
             # start, where reports pick it up (the thread's code stays the function's).
@@ -443,6 +442,8 @@ class BuiltinCompiler(FunctionCore):
                 raise ModelError("Thread args must be a tuple", exc="TypeError")
             if kw_names:  # kept after the positional ones, behind a marker (runtime_ops.start_thread)
                 a = (*a, KWARGS, kw_names, *(v(ctx) for v in kw_values))
+            if daemon_slot is not None:
+                a = (*a, DAEMON, daemon_slot)
             if unkept is not None:  # name= of a lambda's or closure's thread: last, behind its marker
                 a = (*a, THREAD_NAME, unkept)
             return ctx.alloc((THREAD, None, None, t(ctx), a))
@@ -463,9 +464,12 @@ class BuiltinCompiler(FunctionCore):
                 tests.append(lambda ctx, v, cls=cls: type(v) is Ref and ctx.heap[v.i][0].is_subclass_of(cls))
             elif isinstance(k, ast.Name) and k.id in _BUILTIN_TYPES and k.id not in self.slot:
                 tests.append(_BUILTIN_TYPES[k.id])
+            elif isinstance(k, ast.Name) and k.id not in self.slot and self.exception_class(k.id) is not None:
+                exc = self.exception_class(k.id)  # ValueError, queue.Empty...: CPython's hierarchy
+                tests.append(lambda ctx, v, cls=exc: type(v) is Ref and ctx.heap[v.i][0].is_subclass_of(cls))
             else:
-                raise self.mc.error(k, "isinstance(x, C): C must be a class of the model, int, bool, str, tuple or "
-                                       "list, or a tuple of those")
+                raise self.mc.error(k, "isinstance(x, C): C must be a class of the model, a built-in exception "
+                                       "class, int, bool, str, tuple or list, or a tuple of those")
 
         def run(ctx: Ctx) -> bool:
             v = x(ctx)

@@ -79,6 +79,7 @@ from movers.lang.functions_model import (
     own_nodes,
     parameters,
     refuse_star,
+    star_name,
 )
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
 from movers.lang.imports import resolve_imports
@@ -89,6 +90,7 @@ from movers.lang.strings import LIST_VALUED
 from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_call_to, _is_docstring
 from movers.lang.threadinfo import SUBCLASS_FIELDS
 from movers.lang.timeouts import TimeoutCompiler
+from movers.lang.withs import ContextCompiler, exit_parameter_refusal
 
 # How the tokenizer breaks lines (str.splitlines also breaks at form feeds and others, shifting line numbers).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -280,10 +282,11 @@ class ModuleCompiler:
     def _mark_library(self, program: Program) -> None:
         """Each node of a library method records the method (``Node.library``), for reports."""
         program.library_files = tuple(self.library.files)
-        for name in self.library.classes:
-            for code in self.classes[name].methods.values():
-                for n in code.nodes:
-                    n.library = code.name
+        codes = [code for name in self.library.classes for code in self.classes[name].methods.values()]
+        codes += [self.functions[name] for name in self.library.functions if name in self.functions]
+        for code in codes:
+            for n in code.nodes:
+                n.library = code.name
 
     def _parse(self) -> ast.Module:
         try:
@@ -347,7 +350,9 @@ class ModuleCompiler:
                                 for n in calls for k in n.keywords)
         # Whether an exception can be caught: only then do `with` blocks get a handler that runs their exit on
         # the way out (an uncaught exception ends the search), so models without `try` compile as before.
-        self.uses_try = any(isinstance(n, ast.Try) for n in ast.walk(tree))
+        # A context manager's __exit__ may stop an exception too (lang/withs.py).
+        self.uses_try = any(isinstance(n, ast.Try) or (isinstance(n, ast.FunctionDef) and n.name == "__exit__")
+                            for n in ast.walk(tree))
         # Whether some thread asks whether another has ended: only then is a thread's end an access
         # (lang/timeouts.py), so that models without is_alive() compile exactly as before.
         self.uses_is_alive = any(isinstance(n.func, ast.Attribute) and n.func.attr == "is_alive" for n in calls)
@@ -554,7 +559,7 @@ class ModuleCompiler:
             params: set[str] = set()
         else:
             a = fn.args  # type: ignore[attr-defined]
-            params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+            params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | set(star_name(a))
             declared = {x for n in own_nodes(fn) if isinstance(n, ast.Global) for x in n.names}
             scope = params | {n.id for n in own_nodes(fn) if isinstance(n, ast.Name)
                               and isinstance(n.ctx, ast.Store) and n.id not in declared}
@@ -586,10 +591,11 @@ class ModuleCompiler:
             pos, kwonly, defaults = parameters(child.args)
             dnames = [p.arg for p, d in zip([*pos, *kwonly], defaults, strict=True) if d is not None]
             own_params = [p.arg for p in (*pos, *kwonly)]
+            star = star_name(child.args)
             body = [ast.Return(value=child.body)] if isinstance(child, ast.Lambda) else child.body
             synth = ast.FunctionDef(
                 name=qn, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=n) for n in captured]
-                                           + [ast.arg(arg=p.arg) for p in pos],
+                                           + [ast.arg(arg=p.arg) for p in pos], vararg=child.args.vararg,
                                            kwonlyargs=[ast.arg(arg=p.arg) for p in kwonly], kw_defaults=[],
                                            defaults=[]),
                 body=body, decorator_list=[], returns=None, type_comment=None)
@@ -599,9 +605,10 @@ class ModuleCompiler:
             ast.fix_missing_locations(synth)
             ncap = len(captured)
             names = (*captured, *own_params)
-            code = Code(qn, list(names), list(names), line=child.lineno)
+            code = Code(qn, [*names, *star], [*names, *star], line=child.lineno)
             code.signature = Signature(qn, names, ncap + len(pos), ncap + len(child.args.posonlyargs),
-                                       {n: FieldDefault(ncap + k) for k, n in enumerate(dnames)}, hidden=ncap)
+                                       {n: FieldDefault(ncap + k) for k, n in enumerate(dnames)}, hidden=ncap,
+                                       star=star[0] if star else None)
             cls = closure_class(qn, captured, dnames, child.lineno) if captured or dnames else None
             if cls is not None:
                 cls.closure = code  # type: ignore[attr-defined]
@@ -732,12 +739,18 @@ class ModuleCompiler:
                         code.synchronized = True
                     else:
                         raise self.error(d, f"unsupported decorator '@{dn}' on a method")
-                if item.name.startswith("__") and item.name.endswith("__") and item.name != "__init__":
+                if item.name == "__exit__":
+                    why = exit_parameter_refusal(item)
+                    if why is not None:
+                        with self.collecting():
+                            raise self.error(*why)
+                if item.name.startswith("__") and item.name.endswith("__") and item.name not in (
+                        "__init__", "__enter__", "__exit__"):
                     # Python would call it implicitly (==, bool(), len(), hash…); the checker would not. Declared
                     # all the same, so that its calls are not refused too.
                     with self.collecting():
                         raise self.error(item, f"unsupported construct: special method '{item.name}' "
-                                         "(only __init__ is supported)")
+                                         "(only __init__, and __enter__ and __exit__ for 'with', are supported)")
                 if not item.args.args:
                     raise self.error(item, "a method must take 'self' as its first parameter")
                 info.methods[item.name] = code
@@ -755,10 +768,13 @@ class ModuleCompiler:
                     raise self.error(d, default_message(p.arg, d))
                 values[p.arg] = box(v)
         params = [p.arg for p in (*pos, *kwonly)]
-        code = Code(name, params, list(params), line=fn.lineno, owner=owner)
+        star = star_name(fn.args)
+        code = Code(name, params + star, params + star, line=fn.lineno, owner=owner)
         # CPython's messages name a method by its qualified name (``Queue.put``, not the library's ``queue.Queue.put``).
-        shown = name.split(".", 1)[1] if owner is not None and owner.name in self.library.classes else name
-        code.signature = Signature(shown, tuple(params), len(pos), len(fn.args.posonlyargs), values)
+        shown = (f"{self.library.local_name(owner.name)}.{fn.name}" if owner is not None
+                 and owner.name in self.library.classes else name)
+        code.signature = Signature(shown, tuple(params), len(pos), len(fn.args.posonlyargs), values,
+                                   star=star[0] if star else None)
         return code
 
     # -- declarations -----------------------------------------------------------------------------------------
@@ -863,7 +879,7 @@ class ModuleCompiler:
 
 
 class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler, ExpressionCompiler, IterationCompiler,
-                       BuiltinCompiler, TimeoutCompiler, DeletionCompiler):
+                       BuiltinCompiler, TimeoutCompiler, DeletionCompiler, ContextCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
 
@@ -915,7 +931,7 @@ def main_stops(program: Program) -> frozenset[int]:
     for c in threads:
         for n in c.nodes:
             rg |= n.reads
-            wg |= n.writes
+            wg |= n.writes - {"$daemons"}  # only the deadlock check reads it
             rf |= n.fields_read
             wf |= n.fields_written
             re_ = re_ or n.elements_read

@@ -38,8 +38,13 @@ class ConcurrencyCompiler(FunctionCore):
             return
         item = items[0]
         e = item.context_expr
-        if item.optional_vars is not None:
-            raise self.mc.error(item.optional_vars, "unsupported construct: 'with … as'")
+        var = item.optional_vars
+        special = next((f for f in ("indivisible", "atomic", "synchronized") if _is_call_to(e, f)), None)
+        if var is not None and special is not None:
+            raise self.mc.error(var, f"'with {special}(…)' has no value to bind: drop the 'as {self.mc.text(var)}'")
+        if special is None and self.mc.defines_method("__enter__"):
+            self.context_with(s, e, var)  # type: ignore[attr-defined]  # lang/withs.py
+            return
         if _is_call_to(e, "indivisible"):
             self.compile_indivisible(s)
             return
@@ -60,9 +65,15 @@ class ConcurrencyCompiler(FunctionCore):
             self.compile_monitor_with(s, r, s.body, f"with {self.mc.text(e)}:", self.mc.text(e.args[0]),
                                       init=(slot, obj), facts=facts, av=self.value(e.args[0]))
             return
-        self.compile_lock_with(s, e)
+        self.compile_lock_with(s, e, var)
 
-    def compile_lock_with(self, s: ast.With, e: ast.expr) -> None:
+    def compile_lock_with(self, s: ast.With, e: ast.expr, var: ast.expr | None = None) -> None:
+        """``with lock:`` on a Lock, RLock, Semaphore or Condition; ``with lock as got:`` binds True, what
+        CPython's ``__enter__`` of each returns, after the acquire (at the start of the block, as CPython)."""
+        body = s.body
+        if var is not None:
+            true = ast.copy_location(ast.Constant(True), var)
+            body = [ast.fix_missing_locations(ast.copy_location(ast.Assign(targets=[var], value=true), var)), *body]
         slot = self.hidden("lock")
         with self.recording() as facts:
             lock = self.expr(e, allow_calls=False)
@@ -111,7 +122,7 @@ class ConcurrencyCompiler(FunctionCore):
             self.here(after)
 
         # An exception leaving the block runs its exit too (lang/exceptions.py).
-        self.protect(lambda: self.compile_block(s.body), emit_exit, s, Exit(emit_exit))  # type: ignore[attr-defined]
+        self.protect(lambda: self.compile_block(body), emit_exit, s, Exit(emit_exit))  # type: ignore[attr-defined]
         # The exit clears the lock's slot, so that states do not remember which lock a finished block held.
         emit_exit(s)
 
@@ -540,6 +551,8 @@ class ConcurrencyCompiler(FunctionCore):
         facts.flows.append(("method_call", rv, method, ()))
         if method == "start":
             facts.flows.append(("start", rv))
+            if self.mc.daemon_slot is not None:
+                facts.writes.add("$daemons")  # a daemon thread's start() adds its id (runtime_ops.start_thread)
         name = self.mc.text(f.value)
         user_call_site = self.label()
         nxt = self.label()

@@ -43,6 +43,7 @@ from movers.lang.containers import (
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
 from movers.lang.functions_model import Source, bind, bind_static, function_of, parameters, signature_of
 from movers.lang.granularity import is_boolean
+from movers.lang.iteration import items_of
 from movers.lang.runtime_ops import (
     BINOPS,
     BOXED,
@@ -356,7 +357,8 @@ class ExpressionCompiler(FunctionCore):
         """A call of a function value (a variable, an element): the function is known only at run time, so
         the static facts name every function whose value a call may reach (``value_callees``)."""
         fv = self._expr(e.func)
-        args = self.call_args(e)
+        args = self.call_args(e, spread=True)
+        spread = self.spreading(e, args)
         keywords = tuple(k.arg or "" for k in e.keywords)
         npos = len(e.args)
         every = NO_VALUE.union(*(self.value(a) for a in [*e.args, *(k.value for k in e.keywords)]))
@@ -376,6 +378,10 @@ class ExpressionCompiler(FunctionCore):
 
         def setup(ctx: Ctx, ret_pc: int) -> None:
             code, first, fields = function_of(ctx, fv(ctx))
+            if spread is not None:
+                pos, kwvals = spread(ctx)
+                ctx.push(code, bind(signature_of(code), first, pos, keywords, kwvals, fields), ret_pc)
+                return
             vals = [a(ctx) for a in args]
             sig = signature_of(code)
             if keywords or len(code.params) != len(first) + len(vals) or sig.npos != len(code.params):
@@ -821,7 +827,12 @@ class ExpressionCompiler(FunctionCore):
             if name in self.mc.functions and name not in self.slot:
                 code = self.mc.functions[name]
                 self.facts.callees.add(name)
-                args = self.call_args(e)
+                args = self.call_args(e, spread=True)
+                spread = self.spreading(e, args)
+                if spread is not None:  # f(*xs): matched when the items are known (CPython's TypeError)
+                    self.flow("call", code, self.spread_values(e, code))
+                    self.note(e, frozenset({("return", code)}))
+                    return self.site(_spread_call(code, spread, tuple(k.arg or "" for k in e.keywords)), e)
                 how = self.bound(e, code, 0)
                 values = self.arranged(how, args)
                 self.flow("call", code, self.bound_values(e, how))
@@ -860,7 +871,7 @@ class ExpressionCompiler(FunctionCore):
                             "have only acquire, release, wait, wait_for, notify, notify_all, start, join, set, clear, "
                             "is_set, append and pop"))
             recv = self._expr(f.value)
-            args = self.call_args(e)
+            args = self.call_args(e, spread=True)
             self.facts.callees.add("." + f.attr)
             rv = self.value(f.value)
             self.flow("method_call", rv, f.attr, self.method_args_values(e, f.attr))
@@ -993,17 +1004,58 @@ class ExpressionCompiler(FunctionCore):
         if n != len(code.params):
             raise self.mc.error(e, f"{code.name}() takes {len(code.params)} arguments, {n} given")
 
-    def call_args(self, e: ast.Call) -> list[Fn]:
+    def call_args(self, e: ast.Call, spread: bool = False) -> list[Fn]:
         """The arguments of a model call compiled in Python's order of evaluation: the positional ones, then
-        the keyword ones left to right (``bound`` says which parameter each fills)."""
+        the keyword ones left to right (``bound`` says which parameter each fills). With ``spread``, a
+        positional argument may be ``*xs``: its value is the iterable (``spreading`` expands it)."""
         for a in e.args:
             if isinstance(a, ast.Starred):
-                raise self.mc.error(a, "unsupported construct: *args in a call; pass the items one by one")
+                if spread:
+                    continue
+                raise self.mc.error(a, "unsupported construct: *args in a call of a built-in or an exception "
+                                       "class; pass the items one by one")
         for k in e.keywords:
             if k.arg is None:
                 raise self.mc.error(k, "unsupported construct: **mapping in a call; give the keyword arguments "
                                     "by name")
-        return [self._expr(a) for a in e.args] + [self._expr(k.value) for k in e.keywords]
+        return [self._starred(a) if isinstance(a, ast.Starred) else self._expr(a) for a in e.args] + [
+            self._expr(k.value) for k in e.keywords]
+
+    def _starred(self, a: ast.Starred) -> Fn:
+        """``*xs`` in a call: the iterable, whose items are read (a list's elements: an access)."""
+        v = self._expr(a.value)
+        av = self.value(a.value)
+        self.facts.elements_read = True
+        self.facts.uses.append(av)
+        self.note(a, av, frozenset({("element", av)}))
+        return v
+
+    def spreading(self, e: ast.Call, args: list[Fn]) -> Callable[[Ctx], tuple[list[Any], list[Any]]] | None:
+        """For a call with ``*xs`` among its arguments: the positional values, the items of each ``*xs`` in its
+        place (CPython's order), and the keyword values; None for a call without."""
+        stars = [isinstance(a, ast.Starred) for a in e.args]
+        if not any(stars):
+            return None
+        npos = len(e.args)
+        pos = list(zip(args[:npos], stars, strict=True))
+        kws = args[npos:]
+
+        def run(ctx: Ctx) -> tuple[list[Any], list[Any]]:
+            out: list[Any] = []
+            for a, star in pos:
+                v = a(ctx)
+                if star:
+                    out.extend(items_of(ctx, v))
+                else:
+                    out.append(v)
+            return out, [k(ctx) for k in kws]
+
+        return run
+
+    def spread_values(self, e: ast.Call, code: Code, first: tuple[AV, ...] = ()) -> tuple[AV, ...]:
+        """The parameters' abstract values for a call with ``*xs``: any argument may reach any parameter."""
+        every = NO_VALUE.union(*(self.value(a) for a in [*e.args, *(k.value for k in e.keywords)]))
+        return (*first, *(every,) * (len(code.params) - len(first)))
 
     def bound(self, e: ast.Call, code: Code, first: int) -> list[Source]:
         """Where each parameter of ``code`` from the ``first`` on gets its value in call ``e`` (CPython's
@@ -1021,25 +1073,31 @@ class ExpressionCompiler(FunctionCore):
 
         def run(ctx: Ctx) -> list[Any]:
             vals = [a(ctx) for a in args]
-            return [vals[s] if type(s) is int else s[1] for s in how]  # type: ignore[index]
+            return [vals[s] if type(s) is int else tuple(vals[i] for i in s[1]) if s[0] == "star"  # type: ignore[index]
+                    else s[1] for s in how]
 
         return run
 
     def bound_values(self, e: ast.Call, how: list[Source]) -> tuple[AV, ...]:
         """The abstract values of the parameters (a default is a constant: it holds no reference)."""
         exprs = [*e.args, *(k.value for k in e.keywords)]
-        return tuple(self.value(exprs[s]) if type(s) is int else NO_VALUE for s in how)  # type: ignore[index]
+        # ``*args`` receives a tuple: its value is the union of its items'.
+        return tuple(self.value(exprs[s]) if type(s) is int else  # type: ignore[index]
+                     NO_VALUE.union(*(self.value(exprs[i]) for i in s[1])) if s[0] == "star" else NO_VALUE
+                     for s in how)
 
     def method_args_values(self, e: ast.Call, method: str) -> tuple[AV, ...]:
         """The parameters' abstract values of a method call for the escape analysis, which matches them by
         position: with keywords, the method's classes may order them differently, so every parameter may
         receive any argument (a sound over-approximation)."""
-        if not e.keywords:
+        defs = [item for c in self.mc.class_nodes.values() for item in c.body
+                if isinstance(item, ast.FunctionDef) and item.name == method]
+        if not e.keywords and not any(d.args.vararg for d in defs) and not any(
+                isinstance(a, ast.Starred) for a in e.args):
             return tuple(self.value(a) for a in e.args)
         every = NO_VALUE.union(*(self.value(a) for a in [*e.args, *(k.value for k in e.keywords)]))
         width = max([len(item.args.args) + len(item.args.kwonlyargs) + len(item.args.posonlyargs)
-                     for c in self.mc.class_nodes.values() for item in c.body
-                     if isinstance(item, ast.FunctionDef) and item.name == method] or [0])
+                     + (1 if item.args.vararg else 0) for item in defs] or [0])
         return (every,) * width
 
     def site(self, setup: Callable[[Ctx, int], None], e: ast.AST, temp: int | None = None) -> Fn:
@@ -1060,6 +1118,7 @@ class ExpressionCompiler(FunctionCore):
     def method_call_setup(self, recv: Fn, method: str, args: list[Fn], e: ast.AST) -> Callable[[Ctx, int], None]:
         keywords = tuple(k.arg or "" for k in e.keywords) if isinstance(e, ast.Call) else ()
         npos = len(args) - len(keywords)
+        spread = self.spreading(e, args) if isinstance(e, ast.Call) else None
 
         def setup(ctx: Ctx, ret_pc: int) -> None:
             r = recv(ctx)
@@ -1069,6 +1128,10 @@ class ExpressionCompiler(FunctionCore):
             code = cls.lookup(method)
             if code is None:
                 raise ModelError(f"{cls.name} object has no method '{method}'", exc="AttributeError")
+            if spread is not None:
+                pos, kwvals = spread(ctx)
+                ctx.push(code, bind(signature_of(code), [r], pos, keywords, kwvals), ret_pc)
+                return
             vals = [a(ctx) for a in args]
             sig = signature_of(code)
             if keywords or sig.npos != len(args) + 1 or len(code.params) != sig.npos:
@@ -1135,7 +1198,7 @@ class ExpressionCompiler(FunctionCore):
         return init
 
     def constructor(self, e: ast.Call, cls: ClassInfo) -> Fn:
-        args = self.call_args(e)
+        args = self.call_args(e, spread=cls.lookup("__init__") is not None and not is_exception_class(cls))
         init = cls.lookup("__init__")
         self.facts.allocates = True
         self.facts.callees.add(cls.name + ".__init__")
@@ -1151,6 +1214,22 @@ class ExpressionCompiler(FunctionCore):
             if args:
                 raise self.mc.error(e, f"{cls.name}() takes no arguments (it has no __init__)")
             return lambda ctx: ctx.alloc(new_object(cls))
+        spread = self.spreading(e, args)
+        if spread is not None:
+            sig = signature_of(init)
+            keywords = tuple(k.arg or "" for k in e.keywords)
+            self.flow("call", init, self.spread_values(e, init, (self.value(e),)))
+            site_temp = self.hidden("t")
+
+            def spread_setup(ctx: Ctx, ret_pc: int) -> None:
+                pos, kwvals = spread(ctx)
+                r = ctx.alloc(new_object(cls))
+                ctx.loc[site_temp] = r
+                ctx.push(init, bind(sig, [r], pos, keywords, kwvals), ret_pc)
+
+            read = self.site(spread_setup, e, temp=site_temp)
+            self.site_stack[0][-1].temp = -1  # type: ignore[index]
+            return read
         how = self.bound(e, init, 1)
         values = self.arranged(how, args)
         self.flow("call", init, (self.value(e), *self.bound_values(e, how)))
@@ -1328,6 +1407,18 @@ _INT_COMPARISONS: dict[type, Callable[[int, int], bool]] = {
 UNKNOWN_METHODS = {
     "is_alive": "t.is_alive() must be used as a value (alive = t.is_alive())",
 }
+
+
+def _spread_call(code: Code, spread: Callable[[Ctx], tuple[list[Any], list[Any]]], keywords: tuple[str, ...]
+                 ) -> Callable[[Ctx, int], None]:
+    """The call of a module function with ``*xs`` among its arguments, matched once the items are known."""
+    sig = signature_of(code)
+
+    def setup(ctx: Ctx, ret_pc: int) -> None:
+        pos, kwvals = spread(ctx)
+        ctx.push(code, bind(sig, [], pos, keywords, kwvals), ret_pc)
+
+    return setup
 
 
 def _constant(v: Any) -> Fn:

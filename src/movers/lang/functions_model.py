@@ -41,7 +41,8 @@ from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import ClassInfo, Code, Func, Ref, box
 
 # A parameter's value in a call matched at compile time: the index of the call's argument (positional ones
-# first, then keywords, in the source's order) or a default: ("default", value).
+# first, then keywords, in the source's order), a default: ("default", value), or the tuple of the extra
+# positional arguments that ``*args`` receives: ("star", (index, ...)).
 Source = int | tuple[str, Any]
 
 
@@ -69,6 +70,9 @@ class Signature:
     defaults: dict[str, Any] = field(default_factory=dict)
     # Leading parameters a message does not count: a closure's captured variables (a method's self counts).
     hidden: int = 0
+    # ``*args``: its name; the function's last parameter, not in ``names`` (no keyword fills it), which
+    # receives the tuple of the positional arguments past the ``npos`` first, as in CPython.
+    star: str | None = None
 
 
 def constant_value(e: ast.expr) -> tuple[bool, Any]:
@@ -91,10 +95,7 @@ def _is_mutable_display(e: ast.expr) -> bool:
 
 
 def refuse_star(a: ast.arguments) -> str:
-    """Why a parameter list is refused (``*args``, ``**kwargs``), or ''."""
-    if a.vararg is not None:
-        return (f"unsupported construct: *{a.vararg.arg} in a definition; take a tuple or a list parameter "
-                "instead")
+    """Why a parameter list is refused (``**kwargs``), or ''."""
     if a.kwarg is not None:
         return (f"unsupported construct: **{a.kwarg.arg} in a definition; name the keyword parameters "
                 "(def f(a, *, key=None))")
@@ -124,11 +125,11 @@ def bind_static(sig: Signature, nargs: int, keywords: Sequence[str | None], firs
     npos = sig.npos - first
     nkw = max(sig.nkw - first, 0)
     fname = sig.name
-    if nargs > npos:
+    if nargs > npos and sig.star is None:
         given, takes = nargs + first - sig.hidden, sig.npos - sig.hidden  # CPython counts a method's self
         return f"{fname}() takes {takes} positional argument{'s' if takes != 1 else ''} but {given} were given"
     out: list[Source | None] = [None] * len(names)
-    for k in range(nargs):
+    for k in range(min(nargs, npos)):
         out[k] = k
     for j, kw in enumerate(keywords):
         if kw is None:
@@ -152,6 +153,8 @@ def bind_static(sig: Signature, nargs: int, keywords: Sequence[str | None], firs
             ", ".join(f"'{m}'" for m in missing[:-1]) + f", and '{missing[-1]}'")
         return (f"{fname}() missing {len(missing)} required {kind} argument{'s' if len(missing) > 1 else ''}: "
                 f"{listed}")
+    if sig.star is not None:
+        out.append(("star", tuple(range(npos, nargs))))
     return out  # type: ignore[return-value]
 
 
@@ -168,10 +171,17 @@ def bind(sig: Signature, first: list[Any], args: list[Any], keywords: tuple[str,
     for src in how:
         if isinstance(src, int):
             out.append(given[src])
+        elif src[0] == "star":
+            out.append(tuple(given[i] for i in src[1]))
         else:
             d = src[1]
             out.append(fields[d.k] if type(d) is FieldDefault else d)
     return out
+
+
+def star_name(a: ast.arguments) -> list[str]:
+    """``[args]`` for a definition with ``*args``, else ``[]``: the name of its last parameter, if any."""
+    return [a.vararg.arg] if a.vararg is not None else []
 
 
 def boxed_defaults(names: list[str], values: list[Any]) -> dict[str, Any]:
@@ -200,7 +210,7 @@ def free_variables(fn: ast.FunctionDef | ast.Lambda) -> list[str]:
     """The names ``fn`` reads and does not bind itself (parameters, assignments, nested definitions), in the
     order of first use; globals and builtins among them are sorted out by the caller."""
     a = fn.args
-    bound = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
+    bound = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | set(star_name(a))
     body: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
     declared_global: set[str] = set()
     for b in body:
@@ -482,7 +492,8 @@ def nonlocals(fn: ast.AST) -> set[str]:
 def bound_here(fn: ast.AST) -> set[str]:
     """The names ``fn``'s own scope binds (parameters, assignments, nested defs), ``nonlocal`` ones apart."""
     a = getattr(fn, "args", None)
-    out = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} if a is not None else set()
+    out = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else [])]} \
+        if a is not None else set()
     out |= {n.id for n in own_nodes(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     out |= {n.name for n in own_nodes(fn) if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n is not fn}
     return out - nonlocals(fn)

@@ -218,22 +218,30 @@ class Lowering:
         return cut.dead_cleared([s.test]) + [s]
 
     def _while(self, s: ast.While) -> list[ast.stmt]:
-        s.body = self.block(s.body)
+        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
         if _has_whole_call(s.test) or self._expr_events(s.test, truth=True) <= 1:
             return [s]
-        # while test: body  ->  while True: <pre>; if test': <clear> else: <clear>; break; body
+        # while test: body [else: tail]  ->  while True: <pre>; if test': <clear> else: <clear>; tail; break; body
+        # (the else block runs when the test is false, and a break in the body skips it, as in CPython). A
+        # tail that breaks or continues the loop around this one runs after the loop, under a hidden flag.
         cut = _Cut(self, s)
         test = _described(cut.value(s.test, keep_last=True), s.test, self.text(s.test))
         leave = ast.copy_location(ast.Break(), s)
+        flag = self.temp() if _leaves_loop(s.orelse) else None
+        tail = s.orelse if flag is None else [_set(flag, True, s)]
         check = ast.copy_location(ast.If(test=test, body=_clears(cut.temps, s) or [ast.copy_location(ast.Pass(), s)],
-                                         orelse=_clears(cut.temps, s) + [leave]), s)
+                                         orelse=_clears(cut.temps, s) + tail + [leave]), s)
         pre = cut.dead_cleared([test])  # the test as cut: the temporaries it reads stay live
         loop = ast.copy_location(ast.While(test=ast.copy_location(ast.Constant(True), s), body=pre + [check]
                                            + s.body, orelse=[]), s)
-        return [loop]
+        if flag is None:
+            return [loop]
+        after = ast.copy_location(ast.If(test=ast.copy_location(ast.Name(flag, ast.Load()), s),
+                                         body=_clears([flag], s) + s.orelse, orelse=_clears([flag], s)), s)
+        return [_set(flag, False, s), loop, ast.fix_missing_locations(after)]
 
     def _for(self, s: ast.For) -> list[ast.stmt]:
-        s.body = self.block(s.body)
+        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
         it = s.iter
         # The iterable (or range's bounds) is evaluated once, by the first header, which (over a list) also
         # reads the first element: hoist what it reads when that makes more than one access.
@@ -345,6 +353,8 @@ class Lowering:
             if isinstance(f, ast.Name) and f.id in _CONSUMERS[:6]:
                 # a builtin that reads every element of a list at once (in C, under the GIL)
                 return int(not self.finals.elements)
+        if isinstance(node, ast.Starred) and isinstance(node.ctx, ast.Load):
+            return int(not self.finals.elements)  # f(*xs) reads a list's elements
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             # its own loop: cut into statements (``_Cut._comprehension``) when it reads shared memory
             parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
@@ -411,6 +421,14 @@ class _Cut:
             if (isinstance(e.func, ast.Name) and e.func.id in ("any", "all") and len(e.args) == 1 and not e.keywords
                     and isinstance(e.args[0], ast.GeneratorExp) and low.own_events(e.args[0])):
                 return self._comprehension(e.args[0], e.func.id)
+        if isinstance(e, ast.Starred):
+            # f(*xs): the items of a list are read at once, as tuple(xs) would (a step of its own); a tuple's
+            # are local work.
+            e.value = self._walk(e.value, keep)
+            if low.own_events(e):
+                e.value = self.hoist(ast.copy_location(ast.Call(func=ast.copy_location(
+                    ast.Name(id="tuple", ctx=ast.Load()), e), args=[e.value], keywords=[]), e))
+            return e
         if isinstance(e, ast.Call):
             if isinstance(e.func, ast.Attribute):
                 e.func.value = self._walk(e.func.value, keep)
@@ -817,6 +835,13 @@ def _clears(temps: list[str], at: ast.AST) -> list[ast.stmt]:
     return out
 
 
+def _set(name: str, v: bool, at: ast.AST) -> ast.stmt:
+    """``$v = True`` (or False): a hidden flag, local work."""
+    a = ast.copy_location(ast.Assign(targets=[_store(name, at)], value=ast.copy_location(ast.Constant(v), at)), at)
+    a.movers_text = ""  # type: ignore[attr-defined]
+    return ast.fix_missing_locations(a)
+
+
 def _temps_used(nodes: Sequence[ast.AST], temps: set[str]) -> set[str]:
     return {n.id for s in nodes for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in temps}
 
@@ -903,6 +928,20 @@ def _evaluated(s: ast.AST) -> list[ast.AST]:
     return out
 
 
+def _leaves_loop(body: list[ast.stmt]) -> bool:
+    """Whether ``body`` has a ``break`` or ``continue`` of its own (not one of a loop inside it)."""
+    def walk(n: ast.AST) -> bool:
+        if isinstance(n, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(n, (ast.For, ast.While)):
+            return any(walk(x) for x in n.orelse)
+        if isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+        return any(walk(c) for c in ast.iter_child_nodes(n))
+
+    return any(walk(b) for b in body)
+
+
 def _has_whole_call(s: ast.AST) -> bool:
     for n in _evaluated(s):
         if isinstance(n, ast.Call):
@@ -913,7 +952,5 @@ def _has_whole_call(s: ast.AST) -> bool:
                                                  or f.attr in CHANGING_METHODS - {"append", "pop"}) \
                     and not _str_join(n, s):
                 return True
-        if isinstance(n, ast.Starred) and not isinstance(n.ctx, ast.Store) and not isinstance(s, ast.Assert):
-            return True
     return False
 

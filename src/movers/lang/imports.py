@@ -25,12 +25,13 @@ MODULES: dict[str, dict[str, str]] = {
     # The classes are model source (lang/library), named by their dotted names so that no name of the model
     # can clash with them.
     "queue": {**{n: f"queue.{n}" for n in ("Queue", "LifoQueue", "SimpleQueue")}, "Empty": "Empty", "Full": "Full"},
-    "concurrent.futures": {n: n for n in ("ThreadPoolExecutor", "as_completed", "Future")},
+    "concurrent.futures": {n: f"concurrent.futures.{n}" for n in ("ThreadPoolExecutor", "as_completed", "Future",
+                                                                   "CancelledError", "InvalidStateError")},
     "dataclasses": {"dataclass": "dataclass", "field": "field"},
     "collections": {"deque": "deque", "defaultdict": "defaultdict"},
 }
 # Resolved names the compiler does not implement yet: a use is refused with the name as the user wrote it.
-PENDING: set[str] = {"ThreadPoolExecutor", "as_completed", "Future"}
+PENDING: set[str] = set()
 # Where each canonical name comes from, for messages.
 _ORIGIN = {canon: f"{mod}.{member}" for mod, members in MODULES.items() for member, canon in members.items()}
 SUPPORTED = ("movers checks models that use threading, queue, concurrent.futures, time, dataclasses, collections "

@@ -504,6 +504,9 @@ def dataclass_eq(ctx: Ctx, a: Ref, b: Ref, depth: int) -> bool:
 # can pass by accident.
 KWARGS = "\x00movers:kwargs"
 THREAD_NAME = "\x00movers:name"
+# Thread(target=<a lambda, closure or bound method>, daemon=True): the hidden list of daemons' slot follows this
+# marker at the end of the thread's args, before a THREAD_NAME (a named Func carries its own).
+DAEMON = "\x00movers:daemon"
 
 
 def subclass_daemon(ctx: Ctx, r: Ref, tid: int) -> None:
@@ -535,20 +538,24 @@ def start_thread(ctx: Ctx, r: Any) -> None:
         target, args = o[3], o[4]
         if len(args) >= 2 and type(args[-2]) is str and args[-2] == THREAD_NAME:
             args = args[:-2]  # the name of a lambda's thread (threadinfo.thread_name reads it)
+        daemon_slot = target.daemon_slot if type(target) is Func else None
+        if len(args) >= 2 and type(args[-2]) is str and args[-2] == DAEMON:
+            daemon_slot, args = args[-1], args[:-2]
         kw = next((k for k, x in enumerate(args) if type(x) is str and x == KWARGS), -1)
         if kw >= 0:  # Thread(kwargs={...}): the names, then the values, after the marker
             code, first, fields = function_of(ctx, target)
             frame_locals = code.new_frame_locals(bind(signature_of(code), first, list(args[:kw]), args[kw + 1],
                                                       list(args[kw + 2:]), fields))
-        elif type(target) is Func and target.code is not None and len(target.code.params) == len(args):
+        elif (type(target) is Func and target.code is not None and len(target.code.params) == len(args)
+              and signature_of(target.code).star is None):
             code = target.code
             frame_locals = code.new_frame_locals(list(args))
         else:
             # A lambda, a closure, a function with defaults (lang/functions_model.py).
             code, first, fields = function_of(ctx, target)
             frame_locals = code.new_frame_locals(bind(signature_of(code), first, list(args), (), [], fields))
-        if type(target) is Func and target.daemon_slot is not None:
-            ctx.set_global(target.daemon_slot, (*(unbox(ctx.g[target.daemon_slot]) or ()), tid))
+        if daemon_slot is not None:
+            ctx.set_global(daemon_slot, (*(unbox(ctx.g[daemon_slot]) or ()), tid))
     else:
         code = cls.lookup("run")
         if code is None:
@@ -587,7 +594,8 @@ def join_op(ctx: Ctx, r: Any) -> None:
 
 
 __all__ = [
-    "BINOPS", "BOXED", "KWARGS", "THREAD_NAME", "MAX_COMPARE_DEPTH", "MAX_INT_BITS", "MAX_SEQUENCE", "as_tuple",
+    "BINOPS", "BOXED", "DAEMON", "KWARGS", "THREAD_NAME", "MAX_COMPARE_DEPTH", "MAX_INT_BITS", "MAX_SEQUENCE",
+    "as_tuple",
     "check_ref", "choice_count", "comparison", "element_index", "extremum", "int_like", "item_at", "join_guard",
     "join_op", "length_of", "list_append", "list_items", "list_pop", "make_in", "range_int", "start_thread",
     "too_big", "truth_of", "writable_field",

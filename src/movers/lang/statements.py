@@ -292,8 +292,8 @@ class StatementCompiler(FunctionCore):
             def percent(ctx: Ctx) -> str:
                 vs = tuple(v(ctx) for v in values)
                 try:
-                    return template % tuple(x if type(x) in (int, bool, str) else show(x) for x in vs)
-                except (TypeError, ValueError):
+                    return template % tuple(x if type(x) in (int, bool, str) else strings.to_str(ctx, x) for x in vs)
+                except (TypeError, ValueError, ModelError):
                     return template + " % " + ", ".join(show(x) for x in vs)
 
             return percent
@@ -423,25 +423,27 @@ class StatementCompiler(FunctionCore):
         self.here(end)
 
     def stmt_While(self, s: ast.While) -> None:
-        if s.orelse:
-            raise self.mc.error(s, "unsupported construct: while … else")
         c = _constant_truth(s.test)
         head, end = self.label(), self.label()
+        # CPython runs the else block when the condition turns false, not after a break.
+        done = self.label() if s.orelse else end
         self.here(head)
         if c is False:
+            self.compile_block(s.orelse)
             return
         self.while_heads.append(head)
         if c is None:
-            self.test_stmt(s, s.test, end, "loop")
+            self.test_stmt(s, s.test, done, "loop")
         self.exits.append(Exit(lambda n: None, (head, end)))
         self.compile_block(s.body)
         self.exits.pop()
         self.jump(head)
+        if s.orelse:
+            self.here(done)
+            self.compile_block(s.orelse)
         self.here(end)
 
     def stmt_For(self, s: ast.For) -> None:
-        if s.orelse:
-            raise self.mc.error(s, "unsupported construct: for … else")
         it = s.iter
         cur, stop = self.hidden("i"), self.hidden("n")
         is_range = _is_call_to(it, "range") and "range" not in self.slot
@@ -462,8 +464,10 @@ class StatementCompiler(FunctionCore):
                 store = self.store(s.target, item)
             facts.absorb(target_facts)
         body, end, nxt_head, brk = self.label(), self.label(), self.label(), self.label()
+        # Where the exhausted loop goes: its else block, which a break skips (CPython).
+        done = self.label() if s.orelse else end
         src = f"for {self.mc.text(s.target)} in {self.mc.text(it)}"
-        loop = _Loop(cur=cur, stop=stop, step=stp, store=store, body=body, end=end)
+        loop = _Loop(cur=cur, stop=stop, step=stp, store=store, body=body, end=done)
         if bounds is not None:
             first_make, next_make = _range_headers(loop, bounds)
         else:
@@ -471,14 +475,14 @@ class StatementCompiler(FunctionCore):
         # Both headers get every fact: over-approximating the second (which only reads the hidden counters
         # and, for a list, the next element) costs reductions nothing worth a second record.
         info = facts.info()
-        fast = (codegen.range_loop(self, s.target, it.args, cur, stop, body, end)  # type: ignore[attr-defined]
+        fast = (codegen.range_loop(self, s.target, it.args, cur, stop, body, done)  # type: ignore[attr-defined]
                 if bounds is not None and bounds[2] is None else None)
-        first_succ = [nxt_head] if bounds is None and creates else [body, end]
+        first_succ = [nxt_head] if bounds is None and creates else [body, done]
         self.emit(first_make, True, s, kind="loop", source=src, succ=first_succ, **info,
                   fast=fast[0] if fast else None)
         self.here(nxt_head)
         # The next header of a range loop reads only its hidden counters (and stores the loop variable).
-        self.emit(next_make, True, s, kind="loop", source=src, succ=[body, brk], **info,
+        self.emit(next_make, True, s, kind="loop", source=src, succ=[body, brk, *([done] if s.orelse else [])], **info,
                   fast=fast[1] if fast else None, step_facts=target_facts.info() if bounds is not None else info)
         self.here(body)
         self.exits.append(Exit(lambda n: None, (nxt_head, brk)))
@@ -500,6 +504,9 @@ class StatementCompiler(FunctionCore):
 
         self.emit(brk_make, False, s, source="", succ=[end],
                   fast=codegen.leave_loop(cur, stop, end) if fast else None)
+        if s.orelse:
+            self.here(done)
+            self.compile_block(s.orelse)
         self.here(end)
 
     def _range_bounds(self, it: ast.Call) -> tuple[Fn, Fn, Fn | None]:
@@ -552,23 +559,16 @@ def _literal_join(f: ast.Attribute) -> bool:
 
 
 def _formatted(value: Fn, spec: str, conversion: int = -1) -> Callable[[Ctx], str]:
-    """One ``{expr}`` or ``{expr:spec}`` of an f-string message: the value as users see it (``show``), or
-    Python's ``format`` of it when a specification is given and applies; a string is its text, as in
-    Python, and ``{s!r}`` its repr."""
+    """One ``{expr}``, ``{expr!r}`` or ``{expr:spec}`` of an f-string message: CPython's text for it (a list,
+    dict or object as ``str()`` shows it), or the value as users see it (``show``) when the specification
+    does not apply."""
 
     def run(ctx: Ctx) -> str:
         v = value(ctx)
-        if type(v) is str and conversion != 114 and conversion != 97:
-            try:
-                return strings.format_value(ctx, v, -1, spec)
-            except ModelError:
-                return v
-        if spec and type(v) in (int, bool):
-            try:
-                return format(v, spec)
-            except ValueError:
-                pass
-        return show(v)
+        try:
+            return strings.format_value(ctx, v, conversion, spec)
+        except ModelError:  # a specification that does not apply: the value as users see it
+            return show(v)
 
     return run
 

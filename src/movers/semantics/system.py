@@ -16,7 +16,7 @@ from typing import Any
 
 from movers.ir.exceptions import Raised, assertion_message, catchable, describe, thread_label, unwind
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
-from movers.ir.program import THREAD, Code, Node, Program, Ref, call_line, unbox
+from movers.ir.program import LOCK_CLASSES, MON, THREAD, Code, Node, Program, Ref, call_line, unbox
 from movers.semantics.state import State, canonical, canonical_order, globals_cover, reachable
 
 # The operations one step may run (glue, or a `with indivisible():` block) before the check stops it as a
@@ -205,10 +205,12 @@ class TransitionSystem:
             main_tid = len(threads) if ctx.code is not None else None
             for code in p.codes():
                 code.main_tid = main_tid  # type: ignore[attr-defined]
+            heap = list(ctx.heap)
             if ctx.code is not None:  # stopped at a costly step after a start(): the main thread from here
                 self.initial_names[len(threads)] = "MainThread"
                 threads.append((*ctx.frames, (ctx.code, ctx.pc, *ctx.loc)))
-            self._initial = canonical((ctx.g, tuple(ctx.heap), tuple(threads)))
+                heap = _hand_over(heap, ctx.tid, len(threads) - 1)
+            self._initial = canonical((ctx.g, tuple(heap), tuple(threads)))
         return self._initial
 
     # -- queries ----------------------------------------------------------------------------------------------
@@ -688,14 +690,16 @@ def _unfinished(node: Node, indivisible: bool, limit: int = GLUE_LIMIT) -> str:
 
 def _run_to_completion(ctx: Ctx, limit: int, what: str, stops: frozenset[int] = frozenset()) -> None:
     """Run ``ctx``'s code to its end; stop instead, once a thread has been started, at a node of ``stops``
-    (the module's code: there it becomes the main thread, ``TransitionSystem.initial``)."""
+    (the module's code: there it becomes the main thread, ``TransitionSystem.initial``), but not inside a
+    ``with indivisible():`` block, which is one step wherever it is, nor between a return and the caller's
+    continuation, which takes the returned value (``Ctx.retval``, not part of a state)."""
     n = 0
     returned = False
     while ctx.code is not None:
         node = ctx.code.nodes[ctx.pc]
         # Not between a return and the caller's continuation, which takes the value from ``ctx.retval``: a
-        # step's, not the state's.
-        if stops and ctx.new_threads and id(node) in stops and not returned:
+        # step's, not the state's; nor inside ``with indivisible():``, one step wherever it is.
+        if stops and ctx.new_threads and id(node) in stops and not returned and not ctx.atomic:
             return
         if node.guard is not None and not node.guard(ctx):
             hint = ""
@@ -708,7 +712,7 @@ def _run_to_completion(ctx: Ctx, limit: int, what: str, stops: frozenset[int] = 
         except RAISING as e:
             if ctx.code is not code or not catchable(e) or not unwind(ctx, e, code, pc):
                 raise
-        returned = len(ctx.frames) < depth
+        returned = ctx.code is not None and len(ctx.frames) < depth
         n += 1
         if n > limit:
             raise ModelError(f"{what} did not finish within {limit:,} operations (movers' bound on it, which no "
@@ -723,6 +727,20 @@ def thread_names(heap: Any, tids: Any) -> dict[int, str]:
     for o in heap:
         if o[0].is_thread and o[2] in want and o[0] is THREAD and getattr(o[3], "thread_name", None) is not None:
             out[o[2]] = o[3].thread_name
+    return out
+
+
+def _hand_over(heap: list[Any], before: int, main: int) -> list[Any]:
+    """The heap once the module's code is the thread ``main``: the locks and monitors its atomic prefix (thread
+    id ``before``) holds are held by the main thread (``with lock: Thread(...).start(); ...`` releases it)."""
+    out = list(heap)
+    for i, o in enumerate(out):
+        if o[0] in LOCK_CLASSES and o[2] == before:
+            out[i] = (*o[:2], main, *o[3:])
+        mon = o[MON] if len(o) > MON else None
+        if mon and mon[0] == before:
+            o = out[i]
+            out[i] = (*o[:MON], (main, *mon[1:]), *o[MON + 1:])
     return out
 
 

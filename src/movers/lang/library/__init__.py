@@ -29,21 +29,30 @@ from pathlib import Path
 
 from movers.lang.errors import ModelSyntaxError, at
 from movers.lang.imports import resolve_imports
+from movers.lang.library.loops import library_loops
 from movers.lang.timeouts import VALUE_METHODS, constant
 
 HERE = Path(__file__).resolve().parent
 
-# Each modelled class, by the name the compiler knows it by (``lang/imports.MODULES``): its file here and its
-# name there.
+# Each model source file here, and the module whose names it defines. Every top-level class and function of
+# the file is named in a model by its dotted name (``concurrent.futures._WorkItem``), so none clashes with a
+# name of the model.
+FILES: dict[str, str] = {"queue_model.py": "queue", "futures_model.py": "concurrent.futures"}
+# The names a model may use (``lang/imports.MODULES`` resolves them to these): their file and their name there.
 CLASSES: dict[str, tuple[str, str]] = {
     "queue.Queue": ("queue_model.py", "Queue"),
     "queue.LifoQueue": ("queue_model.py", "LifoQueue"),
     "queue.SimpleQueue": ("queue_model.py", "SimpleQueue"),
+    "concurrent.futures.ThreadPoolExecutor": ("futures_model.py", "ThreadPoolExecutor"),
+    "concurrent.futures.Future": ("futures_model.py", "Future"),
+    "concurrent.futures.as_completed": ("futures_model.py", "as_completed"),
+    "concurrent.futures.CancelledError": ("futures_model.py", "CancelledError"),
+    "concurrent.futures.InvalidStateError": ("futures_model.py", "InvalidStateError"),
 }
 # The methods of the library whose ``timeout`` may be given as a float constant (``_float_timeouts``), and the
 # position of the timeout among their positional arguments where no other type has a method of that name
 # (``d.get(k, 0.5)`` is a dict's default).
-TIMEOUT_POSITION: dict[str, int | None] = {"get": None, "put": 2}
+TIMEOUT_POSITION: dict[str, int | None] = {"get": None, "put": 2, "result": 0, "exception": 0}
 
 
 @dataclass
@@ -56,6 +65,12 @@ class Library:
     text: str = ""
     files: list[tuple[int, str]] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
+    functions: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def local_name(name: str) -> str:
+        """A library definition's name in its file (``Queue`` for ``queue.Queue``), as CPython's messages name it."""
+        return name.rsplit(".", 1)[1]
 
     def where(self, line: int) -> tuple[str, int] | None:
         """The library file and its line for a line of the compiled model, or None for the user's lines."""
@@ -74,52 +89,76 @@ def _used(tree: ast.Module) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in CLASSES}
 
 
-def _class_defs(name: str, offset: int) -> list[ast.ClassDef]:
-    """The classes of library file ``name``, renamed to their names in a model, their lines after ``offset``."""
+Definition = ast.ClassDef | ast.FunctionDef
+
+
+def _definitions(name: str, offset: int) -> list[Definition]:
+    """The top-level classes and functions of library file ``name``, each renamed (with every use of it) to its
+    dotted name in a model, their lines after ``offset``."""
     path = str(HERE / name)
     tree = resolve_imports(ast.parse(_source(name), path), path)
-    rename = {local: canon for canon, (f, local) in CLASSES.items() if f == name}
-    out = []
-    for s in tree.body:
-        if not isinstance(s, ast.ClassDef):
-            continue
+    module = FILES[name]
+    own = [s for s in tree.body if isinstance(s, (ast.ClassDef, ast.FunctionDef))]
+    rename = {s.name: f"{module}.{s.name}" for s in own}
+    for s in own:
         for n in ast.walk(s):
             if isinstance(n, ast.Name) and n.id in rename:
                 n.id = rename[n.id]
         s.name = rename[s.name]
         ast.increment_lineno(s, offset)
-        out.append(s)
+    return own
+
+
+def _references(d: Definition, defs: dict[str, Definition]) -> list[str]:
+    """The library definitions ``d`` names (its bases first), in source order."""
+    out: list[str] = []
+    if isinstance(d, ast.ClassDef):
+        out += [b.id for b in d.bases if isinstance(b, ast.Name) and b.id in defs]
+    out += [n.id for n in ast.walk(d) if isinstance(n, ast.Name) and n.id in defs and n.id != d.name]
     return out
 
 
-def _needed(used: set[str], defs: dict[str, ast.ClassDef]) -> list[str]:
-    """``used`` and the library classes they derive from, bases first."""
+def _file_of(name: str) -> str:
+    """The library file that defines ``name`` (``concurrent.futures._WorkItem``: futures_model.py)."""
+    module = name.rsplit(".", 1)[0]
+    return next(f for f, m in FILES.items() if m == module)
+
+
+def _needed(used: set[str], defs: dict[str, Definition]) -> list[str]:
+    """``used`` and every library definition they name, transitively; a class after its bases."""
     out: list[str] = []
+    seen: set[str] = set()
 
     def add(name: str) -> None:
-        if name in out:
+        if name in seen:
             return
-        for b in defs[name].bases:
-            if isinstance(b, ast.Name) and b.id in defs:
-                add(b.id)
+        seen.add(name)
+        d = defs[name]
+        if isinstance(d, ast.ClassDef):
+            for b in d.bases:
+                if isinstance(b, ast.Name) and b.id in defs:
+                    add(b.id)
         out.append(name)
+        for r in _references(d, defs):
+            add(r)
 
     for name in sorted(used):
         add(name)
     return out
 
 
-def _builtins_used(c: ast.ClassDef) -> set[str]:
-    """The names a library class reads that are neither its methods' parameters nor locals, nor library classes:
+def _builtins_used(c: Definition) -> set[str]:
+    """The names a library definition reads that are neither parameters nor locals, nor library definitions:
     the built-ins it relies on."""
     local = {a.arg for n in ast.walk(c) if isinstance(n, ast.arguments)
-             for a in [*n.posonlyargs, *n.args, *n.kwonlyargs]}
+             for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, *filter(None, [n.vararg, n.kwarg])]}
     local |= {n.id for n in ast.walk(c) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local |= {h.name for h in ast.walk(c) if isinstance(h, ast.ExceptHandler) and h.name}
     return {n.id for n in ast.walk(c) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-            and n.id not in local and n.id not in CLASSES and n.id not in ("True", "False", "None")}
+            and n.id not in local and "." not in n.id and n.id not in ("True", "False", "None")}
 
 
-def _timed_calls(c: ast.ClassDef) -> set[str]:
+def _timed_calls(c: Definition) -> set[str]:
     """The synchronisation methods a library class calls with a timeout (``self.not_full.wait(1)``): a class of
     the model that defines a method of the same name would make the compiler take them for calls of it
     (lang/timeouts.py)."""
@@ -166,38 +205,48 @@ def _sign(e: ast.expr) -> ast.expr:
 
 
 def add_library(tree: ast.Module, filename: str, source_lines: int) -> Library:
-    """Add to ``tree`` the library classes it uses (and their bases), numbered after the model's
-    ``source_lines`` lines; the ``Library`` says what was added. Raises ModelSyntaxError where the model
-    redefines a built-in name the library relies on."""
+    """Add to ``tree`` the library definitions it uses (and every one they use, in any library file), numbered
+    after the model's ``source_lines`` lines; the ``Library`` says what was added. Raises ModelSyntaxError where
+    the model redefines a built-in name the library relies on."""
     lib = Library(offset=source_lines)
     used = _used(tree)
     if not used:
         return lib
-    files = sorted({CLASSES[c][0] for c in used})
+    # Which definitions are needed, over every file (futures_model.py uses queue_model.py's SimpleQueue).
+    every = {d.name: d for name in FILES for d in _definitions(name, 0)}
+    needed = set(_needed(used, every))
+    # A file's classes call each other's methods through values (a Future tells its waiters), which names do
+    # not show: a file is compiled whole, with what it uses of the other files.
+    files = {_file_of(n) for n in needed}
+    needed = set(_needed({n for n in every if _file_of(n) in files}, every))
     user = _top_level_names(tree)
     user_methods = {item.name: item for s in tree.body if isinstance(s, ast.ClassDef) for item in s.body
                     if isinstance(item, ast.FunctionDef)}
     _float_timeouts(tree, user_methods)
+    library_loops(tree, filename, set(user_methods))
     line = source_lines
     parts: list[str] = []
-    for name in files:
+    for name in FILES:
+        defs = _definitions(name, line)
+        if not any(d.name in needed for d in defs):
+            continue
         text = _source(name)
         lib.files.append((line, str(HERE / name)))
-        defs = {c.name: c for c in _class_defs(name, line)}
-        for cname in _needed({c for c in used if CLASSES[c][0] == name}, defs):
-            c = defs[cname]
-            for b in sorted(_builtins_used(c)):
+        for d in defs:  # in source order: a class after its bases
+            if d.name not in needed:
+                continue
+            for b in sorted(_builtins_used(d)):
                 if b in user:
-                    raise at(filename, user[b], f"'{b}' is defined by the model, but movers' model of {cname} "
+                    raise at(filename, user[b], f"'{b}' is defined by the model, but movers' model of {d.name} "
                                                 f"uses the built-in '{b}': rename it")
-            for m in sorted(_timed_calls(c)):
+            for m in sorted(_timed_calls(d)):
                 if m in user_methods:
-                    raise at(filename, user_methods[m], f"a method named {m}() in a model that uses {cname} is not "
-                                                        f"supported: movers' model of {cname} calls {m}(timeout) on "
-                                                        "its Conditions, which the compiler would take for calls of "
-                                                        "this method; rename it")
-            tree.body.append(c)
-            lib.classes.append(cname)
+                    raise at(filename, user_methods[m], f"a method named {m}() in a model that uses {d.name} is "
+                                                        f"not supported: movers' model of {d.name} calls "
+                                                        f"{m}(timeout) on its Conditions, which the compiler would "
+                                                        "take for calls of this method; rename it")
+            tree.body.append(d)
+            (lib.classes if isinstance(d, ast.ClassDef) else lib.functions).append(d.name)
         parts.append(text)
         line += text.count("\n") + 1
     lib.text = "".join("\n" + p for p in parts)

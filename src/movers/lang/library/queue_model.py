@@ -21,13 +21,17 @@ than items were put), ``join``, ``qsize``, ``empty``, ``full`` and ``maxsize``, 
   all: CPython's time is out at the first check) or negative (ValueError).
 - The items are held in a list, not a ``collections.deque`` (``q.queue`` is a list).
 - ``SimpleQueue``: CPython's is a C class (``_queue.SimpleQueue``) whose methods are atomic under the GIL.
-  Here a lock and a condition make each method atomic for every other thread: ``put`` never blocks, ``get``
-  waits while the queue is empty; ``block`` and ``timeout`` mean what they mean in C.
+  Here ``put`` is one step (``with indivisible():``, which under ``python3`` is a global lock) that appends
+  the item and adds a permit to a semaphore; ``get`` takes a permit (waiting while there is none, or timing
+  out), then the first item: two steps, between which the item is still counted by ``qsize()`` but no other
+  ``get`` can take it. ``block`` and ``timeout`` mean what they mean in C.
 - Not modelled: ``PriorityQueue`` and ``shutdown()`` (3.13).
 """
 
 from queue import Empty, Full
-from threading import Condition, Lock
+from threading import Condition, Lock, Semaphore
+
+from movers.lang import indivisible
 
 
 class Queue:
@@ -152,43 +156,40 @@ class SimpleQueue:
     """An unbounded FIFO queue without task tracking (CPython's C class: each method is atomic)."""
 
     def __init__(self):
-        self._mutex = Lock()
-        self._not_empty = Condition(self._mutex)
         self._queue = []
+        # One permit per item: a get takes one before it takes an item, so it waits while there is none,
+        # as the C code waits on its lock, and no other get can take that item meanwhile.
+        self._count = Semaphore(0)
 
     def put(self, item, block=True, timeout=None):
-        with self._not_empty:
+        with indivisible():
             self._queue.append(item)
-            self._not_empty.notify()
+            self._count.release()
 
     def put_nowait(self, item):
         return self.put(item, block=False)
 
     def get(self, block=True, timeout=None):
-        with self._not_empty:
-            if not block:
-                if not self._queue:
-                    raise Empty
-            elif timeout is None:
-                while not self._queue:
-                    self._not_empty.wait()
-            elif timeout < 0:
-                raise ValueError("'timeout' must be a non-negative number")
-            else:
-                time_is_out = timeout == 0
-                while not self._queue:
-                    if time_is_out:
-                        raise Empty
-                    time_is_out = not self._not_empty.wait(1)
-            return self._queue.pop(0)
+        if not block:
+            got = self._count.acquire(blocking=False)
+        elif timeout is None:
+            got = self._count.acquire()
+        elif timeout < 0:
+            raise ValueError("'timeout' must be a non-negative number")
+        elif timeout == 0:
+            got = self._count.acquire(blocking=False)
+        else:
+            # The wait's length is not modelled (the module docstring): any constant will do.
+            got = self._count.acquire(timeout=1)
+        if not got:
+            raise Empty
+        return self._queue.pop(0)
 
     def get_nowait(self):
         return self.get(False)
 
     def empty(self):
-        with self._mutex:
-            return len(self._queue) == 0
+        return len(self._queue) == 0
 
     def qsize(self):
-        with self._mutex:
-            return len(self._queue)
+        return len(self._queue)

@@ -675,3 +675,40 @@ NONLOCAL_VALUES = textwrap.dedent("""\
 def test_nonlocal_agrees_with_cpython(tmp_path: Path) -> None:
     agree(NONLOCAL_VALUES.replace("EXPECTED", "(11, 16, 16, 14)"), tmp_path)
     agree(NONLOCAL_VALUES.replace("EXPECTED", "(11, 16, 10, 14)"), tmp_path, "violation")
+
+
+# -- a default_factory field is a parameter with a default (CPython's dataclass) -----------------------------------
+
+FACTORY = textwrap.dedent("""
+    import threading
+    from dataclasses import dataclass, field
+
+
+    @dataclass
+    class Inventory:
+        stock: dict = field(default_factory=dict)
+        lock: threading.Lock = field(default_factory=threading.Lock)
+        n: int = 0
+
+
+    given = Inventory({"apple": 1})
+    fresh = Inventory()
+    other = Inventory(n=3)
+    assert given.stock == {"apple": 1} and fresh.stock == {} and other.n == 3
+    assert fresh.stock is not other.stock and fresh.lock is not other.lock
+    fresh.stock["pear"] = 2
+    assert other.stock == {}, other.stock
+    print(given.stock, fresh.stock, other.n)
+""").lstrip()
+
+
+def test_a_default_factory_field_may_be_passed_as_in_cpython(tmp_path: Path) -> None:
+    r = movers.check(source=FACTORY)
+    assert r.verdict == "ok", [(v.kind, v.message) for v in r.violations]
+    path = tmp_path / "m.py"
+    path.write_text(FACTORY)
+    out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60)
+    assert out.stdout == "{'apple': 1} {'pear': 2} 3\n", out.stderr
+    twin = FACTORY.replace('assert other.stock == {}, other.stock', 'assert other.stock == {"pear": 2}, other.stock')
+    r = movers.check(source=twin)
+    assert r.verdict == "violation" and "line 18): {} (assertion failed" in r.violations[0].message

@@ -358,6 +358,9 @@ class DataclassSpec:
             self.compared = list(self.fields)
 
 
+# The default of a ``field(default_factory=f)`` parameter of a dataclass's ``__init__``: a string no model
+# writes, which tells ``__init__`` to call the factory (CPython's ``_HAS_DEFAULT_FACTORY`` sentinel).
+FACTORY_SENTINEL = "\x00movers:default_factory"
 # A ``field(default_factory=f)``: the value each __init__ creates, as an expression.
 _FACTORIES = {"list": lambda at: ast.List(elts=[], ctx=ast.Load()),
               "dict": lambda at: ast.Dict(keys=[], values=[]),
@@ -393,8 +396,8 @@ def dataclass_init(c: ast.ClassDef, base_fields: list[tuple[str, ast.expr | None
     """Rewrite the body of the ``@dataclass`` class ``c``: its annotated class-level fields become an
     ``__init__`` taking them in order (after the base dataclass's fields), as CPython generates it. Returns
     its spec and its fields (name, default, kind: "value", "default" or "factory"), or (node, why refused).
-    A ``field(default_factory=…)`` field is set by ``__init__`` and is not one of its parameters: such
-    fields must come last (a call that passes one is refused at compile time, never misread)."""
+    A ``field(default_factory=…)`` field is a parameter whose default is ``FACTORY_SENTINEL``: ``__init__`` calls
+    the factory when the argument is not given, as CPython's does."""
     fields = list(base_fields)
     body: list[ast.stmt] = []
     uncompared: set[str] = set(getattr(c, "movers_uncompared", ()))
@@ -436,29 +439,27 @@ def dataclass_init(c: ast.ClassDef, base_fields: list[tuple[str, ast.expr | None
         else:
             body.append(item)
     seen_default = False
-    seen_factory = False
     for name, _, kind in fields:
-        if kind == "factory":
-            seen_factory = True
-        elif seen_factory:
-            return c, (f"field '{name}' follows a field with a default_factory: put the default_factory fields "
-                       "last")
-        elif kind == "default":
+        if kind != "value":
             seen_default = True
         elif seen_default:
             return c, f"non-default argument '{name}' follows default argument"
     if options.get("init", True) and not any(isinstance(i, ast.FunctionDef) and i.name == "__init__" for i in body):
-        params = [f for f in fields if f[2] != "factory"]
         sets: list[ast.stmt] = []
         for name, default, kind in fields:
-            value = default if kind == "factory" else ast.Name(id=name, ctx=ast.Load())
+            value: ast.expr = ast.Name(id=name, ctx=ast.Load())
+            if kind == "factory":
+                # CPython: the factory is called when the argument is not given (its default is a sentinel).
+                given = ast.Compare(left=ast.Name(id=name, ctx=ast.Load()), ops=[ast.Eq()],
+                                    comparators=[ast.Constant(FACTORY_SENTINEL)])
+                value = ast.IfExp(test=given, body=default, orelse=value)  # type: ignore[arg-type]
             sets.append(ast.Assign(targets=[ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=name,
-                                                          ctx=ast.Store())], value=value))  # type: ignore[arg-type]
+                                                          ctx=ast.Store())], value=value))
+        defaults = [d if k == "default" else ast.Constant(FACTORY_SENTINEL) for _, d, k in fields if k != "value"]
         init = ast.FunctionDef(
             name="__init__",
-            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg="self")] + [ast.arg(arg=n) for n, _, _ in params],
-                               kwonlyargs=[], kw_defaults=[],
-                               defaults=[d for _, d, k in params if k == "default"]),  # type: ignore[misc]
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg="self")] + [ast.arg(arg=n) for n, _, _ in fields],
+                               kwonlyargs=[], kw_defaults=[], defaults=defaults),  # type: ignore[arg-type]
             body=sets or [ast.Pass()], decorator_list=[], returns=None, type_comment=None)
         ast.copy_location(init, c)
         for n in ast.walk(init):

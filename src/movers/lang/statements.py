@@ -297,7 +297,16 @@ class StatementCompiler(FunctionCore):
                     return template + " % " + ", ".join(show(x) for x in vs)
 
             return percent
-        return self.expr(e, allow_calls)
+        value = self.expr(e, allow_calls)
+
+        def text(ctx: Ctx) -> str:
+            v = value(ctx)
+            try:
+                return strings.to_str(ctx, v)  # CPython prints str() of the AssertionError's argument
+            except ModelError:
+                return show(v)
+
+        return text
 
     def stmt_Global(self, s: ast.Global) -> None:
         if self.is_module:

@@ -608,7 +608,7 @@ class _Function:
             return self._new(("acq", lock.id, body))
         if isinstance(s, ast.Assert):
             pieces, test, drops, costly = self._test(s.test)
-            return self._link(pieces, self._new(("assert", _expr(test), cont), costly, drops))
+            return self._link(pieces, self._new(("assert", _expr(test), cont, ast.unparse(s.test)), costly, drops))
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
             return cont  # a docstring
         if isinstance(s, ast.Try):
@@ -1053,6 +1053,8 @@ class NaiveModel:
             nxt = ins[2]
         elif op == "assert":
             if not _eval(ins[1], env):
+                if any(types is not None and issubclass(AssertionError, types) for types, _ in fn.catch[pc]):
+                    return [self._raise(fn, pc, AssertionError(ins[3]), here)]  # caught (section 5.1)
                 return ["assertion"]
             nxt = ins[2]
         else:

@@ -74,7 +74,7 @@ _CHANGING = {"append", "pop", "insert", "remove", "extend", "clear", "setdefault
 _CONTAINER_METHODS = _CHANGING | {"get", "index", "count", "copy"}
 _LAMBDA = "lambda:"  # the thread of `Thread(target=lambda: f(...))`: f's, entered through a call
 _EXC = "#exc"  # the local holding the exception being handled, (class, args), while its handler runs
-_RAISES = (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError, AttributeError)
+_RAISES = (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError, AttributeError, NameError)
 GRANULARITIES = ("access", "statement")
 _TEMP = "_v"  # the prefix of pending temporaries (no generated model names a local so)
 _GLUE_LIMIT = 100_000  # glue instructions in one step: more is a loop that never reaches a step
@@ -383,10 +383,13 @@ class _Function:
             return node.attr in sh.fields
         if isinstance(node, ast.Subscript):
             return sh.elements
-        if isinstance(node, ast.Compare):  # `x in a`: one access, however many elements it compares
+        if isinstance(node, ast.Compare):
+            # `x in a`: one access, however many elements it compares; so is `a == [1]`, `s != {2}`
             return sh.elements and any(
-                isinstance(op, ast.In | ast.NotIn) and isinstance(c, ast.Name) and c.id in self.arrays
-                for op, c in zip(node.ops, node.comparators, strict=True))
+                (isinstance(op, ast.In | ast.NotIn) and isinstance(c, ast.Name) and c.id in self.arrays) or (
+                    not isinstance(op, ast.In | ast.NotIn | ast.Is | ast.IsNot)
+                    and any(isinstance(x, ast.Name) and x.id in self.arrays for x in (left, c)))
+                for op, left, c in zip(node.ops, [node.left, *node.comparators], node.comparators, strict=False))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):  # `not d`: the dict's truth
             return sh.elements and isinstance(node.operand, ast.Name) and node.operand.id in self.dicts
         if isinstance(node, ast.ListComp | ast.GeneratorExp):

@@ -74,7 +74,6 @@ _CHANGING = {"append", "pop", "insert", "remove", "extend", "clear", "setdefault
 _CONTAINER_METHODS = _CHANGING | {"get", "index", "count", "copy"}
 _LAMBDA = "lambda:"  # the thread of `Thread(target=lambda: f(...))`: f's, entered through a call
 _EXC = "#exc"  # the local holding the exception being handled, (class, args), while its handler runs
-_RAISES = (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError, AttributeError, NameError)
 GRANULARITIES = ("access", "statement")
 _TEMP = "_v"  # the prefix of pending temporaries (no generated model names a local so)
 _GLUE_LIMIT = 100_000  # glue instructions in one step: more is a loop that never reaches a step
@@ -87,6 +86,47 @@ def typed(v: Any) -> Any:
     if type(v) is list:  # a local list: a heap object of its own in movers, so its contents are its identity
         return ("list", tuple(typed(x) for x in v))
     return (type(v).__name__, v)
+
+
+class Empty(Exception):
+    """``queue.Empty``."""
+
+
+class Full(Exception):
+    """``queue.Full``."""
+
+
+class _Queue:
+    """A ``queue.Queue`` during an evaluation: its items (oldest first) and its ``maxsize`` (0: unbounded). Each
+    method is one atomic step here; movers runs CPython's code for them (lang/library), so only verdicts
+    compare, not state counts."""
+
+    def __init__(self, items: tuple, maxsize: int) -> None:
+        self.items = list(items)
+        self.maxsize = maxsize
+
+    def full(self) -> bool:
+        return 0 < self.maxsize <= len(self.items)
+
+    def empty(self) -> bool:
+        return not self.items
+
+    def qsize(self) -> int:
+        return len(self.items)
+
+    def put_nowait(self, v: Any) -> None:
+        if self.full():
+            raise Full()
+        self.items.append(v)
+
+    def get_nowait(self) -> Any:
+        if not self.items:
+            raise Empty()
+        return self.items.pop(0)
+
+
+_QUEUE_METHODS = {"full", "empty", "qsize", "put_nowait", "get_nowait"}
+_RAISES = (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError, AttributeError, NameError, Empty, Full)
 
 
 def _eval(code: CodeType, env: dict[str, Any]) -> Any:
@@ -290,11 +330,12 @@ class _Function:
     def __init__(self, fdef: ast.FunctionDef, locks: set[str], objects: set[str] | None = None,
                  shared: _Shared | None = None, arrays: set[str] | None = None,
                  handles: dict[str, int] | None = None, dicts: set[str] | None = None,
-                 exceptions: dict[str, type] | None = None) -> None:
+                 exceptions: dict[str, type] | None = None, queues: set[str] | None = None) -> None:
         self.params = [a.arg for a in fdef.args.args]
         self.handles = handles or {}
         self.dicts = dicts or set()
         self.exceptions = exceptions or {}
+        self.queues = queues or set()
         self.locks = locks
         self.objects = objects or set()
         self.arrays = arrays or set()
@@ -406,7 +447,7 @@ class _Function:
                 return (sh.elements and isinstance(a, ast.Name) and a.id in self.arrays) or sh.grows
             # d.get(k, v), s.add(v), a.insert(i, v)...: one access each, as in CPython
             return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in self.arrays \
-                and f.attr in _CONTAINER_METHODS
+                and f.attr in _CONTAINER_METHODS | _QUEUE_METHODS
         return False
 
     def accesses(self, e: ast.AST | None) -> list[ast.AST]:
@@ -506,12 +547,24 @@ class _Function:
             return ("o", t.value.id, t.attr)
         raise Unsupported(ast.unparse(t))
 
+    def _queue_call(self, e: ast.expr, name: str) -> str | None:
+        """The queue of ``q.get()`` / ``q.put(v)`` (blocking, without timeout), else None."""
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == name \
+                and isinstance(e.func.value, ast.Name) and e.func.value.id in self.queues:
+            if e.keywords or len(e.args) != (1 if name == "put" else 0):
+                raise Unsupported(ast.unparse(e))
+            return e.func.value.id
+        return None
+
     def _exception(self, e: ast.expr) -> type:
         """The class an except clause or a ``raise`` names: the model's, else a built-in one."""
         if isinstance(e, ast.Name) and e.id in self.exceptions:
             return self.exceptions[e.id]
         if isinstance(e, ast.Name) and isinstance(getattr(builtins, e.id, None), type):
             return getattr(builtins, e.id)
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "queue" \
+                and e.attr in ("Empty", "Full"):
+            return Empty if e.attr == "Empty" else Full
         raise Unsupported(ast.unparse(e))
 
     def _try(self, s: ast.Try, cont: int) -> int:
@@ -555,6 +608,15 @@ class _Function:
         access = self.shared is not None
         if isinstance(s, ast.Pass | ast.Global):
             return cont
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and self._queue_call(s.value, "get") is not None:
+            return self._new(("qget", self._queue_call(s.value, "get"), self._target(s.targets[0]), cont))
+        if isinstance(s, ast.Expr) and self._queue_call(s.value, "get") is not None:
+            return self._new(("qget", self._queue_call(s.value, "get"), None, cont))
+        if isinstance(s, ast.Expr) and self._queue_call(s.value, "put") is not None:
+            value = s.value.args[0]  # type: ignore[attr-defined]
+            if self.accesses(value):
+                raise Unsupported("a put of a value read from shared memory")
+            return self._new(("qput", self._queue_call(s.value, "put"), _expr(value), cont))
         if isinstance(s, ast.Assign) and len(s.targets) == 1:
             v = s.value
             if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "choose" and v.args:
@@ -632,7 +694,7 @@ class _Function:
             return cont
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             recv, name = _call_name(s.value.func)
-            if recv in self.arrays and name in _CONTAINER_METHODS:  # its value goes to a temporary that disappears
+            if recv in self.arrays and name in _CONTAINER_METHODS | _QUEUE_METHODS:  # the value: dropped at once
                 temp = self.temp()
                 return self._new(("assign", "l", temp, None, (_expr(s.value),), cont), drops={temp})
             if recv in self.handles and name == "join" and not s.value.args:
@@ -741,6 +803,7 @@ class NaiveModel:
         classes: dict[str, Any] = {}
         self.exceptions: dict[str, type] = {}
         self.snames: set[str] = set()
+        self.qsizes: dict[str, int] = {}  # the queues and their maxsize
         fdefs: dict[str, ast.FunctionDef] = {}
         starts: list[tuple[str, tuple]] = []
         handles: dict[str, tuple[str, tuple]] = {}  # t = Thread(target=f, args=(...)): not yet started
@@ -776,6 +839,11 @@ class NaiveModel:
                 elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in classes:
                     self.onames.append(name)
                     oinit.append(classes[v.func.id](v))
+                elif isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "Queue":
+                    self.anames.append(name)  # a queue.Queue: its items, oldest first
+                    size = [*v.args, *(k.value for k in v.keywords if k.arg == "maxsize")]
+                    self.qsizes[name] = ast.literal_eval(size[0]) if size else 0
+                    ainit.append(())
                 elif isinstance(v, ast.Dict):  # a dict: its (key, value) pairs in insertion order
                     self.anames.append(name)
                     self.dnames.add(name)
@@ -813,14 +881,14 @@ class NaiveModel:
         containers = bool(self.dnames or self.snames)  # movers: a model that makes one has changing lengths
         shared = _shared(list(fdefs.values()), containers) if granularity == "access" else None
         compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames), started,
-                                    self.dnames, self.exceptions)
+                                    self.dnames, self.exceptions, set(self.qsizes))
                     for name, f in fdefs.items()}
         for name, _ in starts:
             if name.startswith(_LAMBDA):
                 # `lambda: f(...)`: the thread starts in the lambda, whose call of f is a step of its own (local
                 # work that a thread resting at its entry runs; section 8.4)
                 fn = _Function(fdefs[name.removeprefix(_LAMBDA)], lockset, set(self.onames), shared,
-                               set(self.anames), started, self.dnames, self.exceptions)
+                               set(self.anames), started, self.dnames, self.exceptions, set(self.qsizes))
                 fn.entry = fn._new(("nop", fn.entry), costly=False)
                 compiled[name] = fn
         self.threads = [compiled[name] for name, _ in starts]
@@ -870,7 +938,7 @@ class NaiveModel:
                 loc = {k: v for k, v in loc.items() if not k.startswith(_TEMP)}
                 if _EXC in loc:
                     raise Unsupported("an exception raised while another is handled")
-                loc[_EXC] = (type(exc).__name__, exc.args)
+                loc[_EXC] = (type(exc), exc.args)
                 return (g, arrays, objects, owners, handler, loc)
         raise AssertionError("unreachable")
 
@@ -879,7 +947,9 @@ class NaiveModel:
         out = []
         for n in self.anames:
             c = env[n]
-            if n in self.dnames:
+            if n in self.qsizes:
+                out.append(tuple(c.items))
+            elif n in self.dnames:
                 out.append(tuple(c.items()))
             elif n in self.snames:
                 out.append(tuple(sorted(c, key=_set_key)))
@@ -891,7 +961,8 @@ class NaiveModel:
         """The names an evaluation sees, each container a new mutable copy."""
         env = dict(zip(self.gnames, g, strict=True))
         for n, a in zip(self.anames, arrays, strict=True):
-            env[n] = dict(a) if n in self.dnames else set(a) if n in self.snames else list(a)
+            env[n] = dict(a) if n in self.dnames else set(a) if n in self.snames else \
+                _Queue(a, self.qsizes[n]) if n in self.qsizes else list(a)
         env.update((n, _Object(o)) for n, o in zip(self.onames, objects, strict=True))
         env.update((k, v) for k, v in loc.items() if k != _EXC)
         return env
@@ -1026,10 +1097,33 @@ class NaiveModel:
         elif op == "raise":
             return [self._raise(fn, pc, ins[1](*_eval(ins[2], env)), here)]
         elif op == "reraise":  # the end of a finally block or a `with` release on the way out of an exception
-            name, args = loc[_EXC]
-            exc = fn.exceptions.get(name) or getattr(builtins, name)
+            exc, args = loc[_EXC]
             return [self._raise(fn, pc, exc(*args), (g, arrays, objects, owners, pc,
                                                      {k: v for k, v in loc.items() if k != _EXC}))]
+        elif op == "qput":  # blocks while the queue is full
+            _, name, value, nxt = ins
+            q = env[name]
+            if q.full():
+                return []
+            q.put_nowait(_eval(value, env))
+            return [(g, self._containers_back(arrays, env), objects, owners, nxt, local(locd))]
+        elif op == "qget":  # blocks while the queue is empty
+            _, name, target, nxt = ins
+            q = env[name]
+            if q.empty():
+                return []
+            v = q.get_nowait()
+            a2 = self._containers_back(arrays, env)
+            if target is None:
+                return [(g, a2, objects, owners, nxt, local(locd))]
+            kind, tname, _ = target
+            if kind == "l":
+                locd[tname] = v
+                return [(g, a2, objects, owners, nxt, local(locd))]
+            if kind != "g":
+                raise Unsupported("q.get() into an element or a field")
+            k = self.gnames.index(tname)
+            return [(g[:k] + (v,) + g[k + 1 :], a2, objects, owners, nxt, local(locd))]
         elif op == "nop":
             nxt = ins[1]
         elif op == "endexc":  # the end of an except clause: the exception is gone

@@ -85,7 +85,7 @@ LOCK_NAMES = ("m0", "m1")
 ARRAY_NAME = "a"
 
 __all__ = ["K", "container_models", "dict_models", "function_models", "list_models", "main_models", "models",
-           "single_kind_models", "value_models"]
+           "queue_models", "single_kind_models", "value_models"]
 
 
 @dataclass
@@ -1088,4 +1088,86 @@ def function_models(draw: DrawFn, max_threads: int = 3) -> str:
     lines += [f"t{k}.join()" for k in range(n_threads)]
     if draw(st.booleans()):
         lines.append(f"assert {draw(st.sampled_from(['x != 2', 'o.f != 1', 'o.g <= 1', 'o.f + o.g != 3']))}")
+    return "\n".join(lines) + "\n"
+
+
+# -- queues ------------------------------------------------------------------------------------------------------
+
+
+def _queue_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
+    fn.budget -= 1
+    v = draw(st.integers(1, 2))
+    t = f"t{draw(st.integers(0, 1))}"
+    kind = draw(st.integers(0, 9 if depth == 0 else 6))
+    if kind <= 1:
+        return [f"q.put({v})"]
+    if kind == 2:
+        if draw(st.booleans()):
+            fn.assigned_globals.add("x")
+            return ["x = q.get()"]
+        return [f"{t} = q.get()"]
+    if kind == 3:
+        return ["try:", f"    {t} = q.get_nowait()", "except queue.Empty:", f"    {t} = 0"]
+    if kind == 4:
+        fn.assigned_globals.add("x")
+        return ["try:", f"    q.put_nowait({v})", "except queue.Full:", "    x = 2"]
+    if kind == 5:
+        fn.assigned_globals.add("x")
+        return [f"x = {draw(st.sampled_from(['q.qsize()', 'int(q.empty())', 'int(q.full())']))}"]
+    if kind == 6:
+        return [f"assert {draw(st.sampled_from(['q.qsize() <= 1', 'x != 2', 'not q.full()', 'x != 1']))}"]
+    if kind == 7:  # check-then-act: another thread may empty the queue in between (then get blocks)
+        return ["if not q.empty():", f"    {t} = q.get()"]
+    if kind == 8 and fn.budget >= 1:
+        return ["with m:", *_indent(_queue_statement(draw, fn, depth + 1))]
+    return ["try:", f"    {t} = q.get_nowait()", "except Exception:", "    pass"]
+
+
+@st.composite
+def queue_models(draw: DrawFn, max_threads: int = 3) -> str:
+    """A plain-Python model whose threads share a ``queue.Queue`` (``put``, ``get``, ``put_nowait``,
+    ``get_nowait`` with ``queue.Empty``/``queue.Full`` caught, ``qsize``, ``empty``, ``full``), with or without a
+    ``maxsize``; the module's code joins the threads and asserts on the queue::
+
+        import queue
+        import threading
+
+        q = queue.Queue(maxsize=1)
+        x = 0
+        m = threading.Lock()
+
+        def worker_0():
+            q.put(1)
+            q.put(2)                # blocks while the queue is full
+
+        def worker_1():
+            global x
+            try:
+                t0 = q.get_nowait()
+            except queue.Empty:
+                t0 = 0
+            x = q.get()             # blocks while it is empty: a deadlock when nothing is left to put
+
+        ...
+        assert q.qsize() == 0
+
+    movers runs CPython's queue code (lang/library) at access granularity, where the naive explorer makes each
+    method one step: the verdicts compare, the state counts do not."""
+    lines = ["import queue", "import threading", "",
+             draw(st.sampled_from(["q = queue.Queue()", "q = queue.Queue(maxsize=1)", "q = queue.Queue(2)"])),
+             "x = 0", "m = threading.Lock()"]
+    n_threads = draw(st.integers(2, max_threads))
+    for k in range(n_threads):
+        fn = _Fn(params=[], budget=draw(st.integers(1, 3 if n_threads == 2 else 2)))
+        body: list[str] = []
+        while fn.budget > 0:
+            body += _queue_statement(draw, fn, 0)
+        decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
+        lines += ["", f"def worker_{k}():", *_indent(decl + body)]
+    lines.append("")
+    lines += [f"t{k} = threading.Thread(target=worker_{k})" for k in range(n_threads)]
+    lines += [f"t{k}.start()" for k in range(n_threads)]
+    lines += [f"t{k}.join()" for k in range(n_threads)]
+    if draw(st.booleans()):
+        lines.append(f"assert {draw(st.sampled_from(['q.qsize() == 0', 'q.qsize() <= 1', 'x != 2']))}")
     return "\n".join(lines) + "\n"

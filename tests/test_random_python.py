@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, assume, given, note, settings
 try:
     from differential import run_differential, violation_kinds
     from naive_explorer import naive_explore
-    from strategies import container_models, dict_models, function_models, main_models
+    from strategies import container_models, dict_models, function_models, main_models, queue_models
 except ImportError:  # tests/ imported as a package
     from tests.differential import run_differential, violation_kinds
     from tests.naive_explorer import naive_explore
-    from tests.strategies import container_models, dict_models, function_models, main_models
+    from tests.strategies import container_models, dict_models, function_models, main_models, queue_models
 
 GRANULARITIES = ("access", "statement")
 EVERYDAY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -296,6 +296,97 @@ def test_functions_agree_with_the_naive_explorer_nightly(src: str, granularity: 
 def test_functions_reductions_agree_with_none(src: str, granularity: str) -> None:
     note(src)
     run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
+
+
+# -- queues: verdicts only ------------------------------------------------------------------------------------
+# movers runs CPython's queue code (lang/library) at access granularity, where the naive explorer makes each
+# method one atomic step (a Queue's methods are linearisable: they hold its mutex): the same verdicts, different
+# state counts.
+
+QUEUES = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _verdict_agrees_with_naive(src: str, granularity: str) -> None:
+    import movers
+
+    r = movers.check(src, granularity=granularity, max_states=50000)
+    naive = naive_explore(src, max_states=50000, granularity=granularity)
+    note(src)
+    note(f"movers: {r.verdict} {violation_kinds(r)} states={r.stats.states} error={r.error}; naive: {naive}")
+    assume(r.verdict != "incomplete" and naive.complete)
+    assert r.verdict == naive.verdict
+    assert set(violation_kinds(r)) <= naive.kinds
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@QUEUES
+@given(src=queue_models())
+def test_queues_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
+    _verdict_agrees_with_naive(src, granularity)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@NIGHTLY
+@given(src=queue_models())
+def test_queues_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
+    _verdict_agrees_with_naive(src, granularity)
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@QUEUES
+@given(src=queue_models())
+def test_queues_reductions_agree_with_none(src: str, granularity: str) -> None:
+    note(src)
+    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity, max_states=50000)
+
+
+QUEUE_CONSUMERS = """import queue
+import threading
+
+q = queue.Queue()
+got = [0]
+m = threading.Lock()
+
+def producer():
+    q.put(1)
+
+def consumer():
+    try:
+        v = q.get_nowait()
+    except queue.Empty:
+        v = 0
+    with m:
+        got[0] += v
+
+t0 = threading.Thread(target=producer)
+t1 = threading.Thread(target=consumer)
+t2 = threading.Thread(target=consumer)
+t0.start()
+t1.start()
+t2.start()
+t0.join()
+t1.join()
+t2.join()
+assert got[0] + q.qsize() == 1
+"""
+
+
+def test_a_queue_check_then_act_is_found() -> None:
+    """get_nowait with queue.Empty caught is ok; ``if not q.empty(): q.get()`` by two consumers may block one of
+    them for ever (the other took the item in between): a deadlock, for the naive explorer and every reduction."""
+    import movers
+    from movers.reduce import REDUCTIONS as ALL_REDUCTIONS
+
+    old = "    try:\n        v = q.get_nowait()\n    except queue.Empty:\n        v = 0\n"
+    bug = QUEUE_CONSUMERS.replace(old, "    v = 0\n    if not q.empty():\n        v = q.get()\n")
+    assert old in QUEUE_CONSUMERS
+    assert naive_explore(QUEUE_CONSUMERS).verdict == "ok" and naive_explore(bug).kinds == {"deadlock"}
+    for r in ALL_REDUCTIONS:
+        ok = movers.check(QUEUE_CONSUMERS, reduction=r)
+        assert ok.refused or ok.verdict == "ok", r
+        res = movers.check(bug, reduction=r)
+        assert res.refused or (res.verdict == "violation" and violation_kinds(res) == ["deadlock"]), r
 
 
 # -- the bug twins: for each construct a model that is ok and its twin with a bug, each with the kind of

@@ -43,12 +43,33 @@ Dicts: module-level ``d = {k: v, ...}`` (kept as its (key, value) pairs in inser
 statement), each one access when some function writes an element or pops (docs/language.md section 4.9); a
 missing key is a "runtime-error". (A bare ``d`` as a condition is not an access here: write ``not d`` or
 ``len(d)``.)
-Exceptions: ``try:`` with ``except E:`` / ``except (E1, E2):`` clauses (built-in classes, no ``as``, no ``else``
-or ``finally``) around statements whose evaluation raises (a missing key: ``KeyError``) and ``raise E()``;
-raising and entering a handler are local work (docs/language.md section 5.1); an exception no clause of the
-function catches ends the thread: a "runtime-error".
-Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str`` and ``repr``):
-strings, their methods, f-strings and slices included.
+Sets and lists (sections 4.3, 4.10): module-level ``s = {v, ...}`` / ``set()`` (kept sorted, as movers keeps a
+set) and lists, with ``s.add``, ``s.discard``, ``s.remove``, ``a.insert``, ``a.remove``, ``a.extend``,
+``a.index``, ``a.count``, ``a.append``, ``a.pop``, ``k in s``, ``len(s)``, ``a == [...]`` (each one access) and
+``del d[k]``, ``del a[i]`` (one access each; ``KeyError``, ``IndexError``, ``ValueError`` as CPython raises them),
+also as statements. ``len(x)`` of anything is an access in a model where a length may change, as in movers.
+Locals: ``del t`` (local work; reading ``t`` again raises ``UnboundLocalError``), and local lists made by
+comprehensions over a range or, when no function writes an element, over a local list (local work: a
+comprehension that reads shared memory is refused).
+Exceptions (section 5.1): ``try``/``except E:`` / ``except (E1, E2):`` (built-in classes and the model's, ``class
+Stop(Exception): pass`` and subclasses of those; no ``as``, no bare ``except``) / ``else`` / ``finally``, ``raise
+E(constants...)``, ``with lock:`` left by an exception (its release a step, then the exception goes on). Raising,
+entering and leaving a handler and a finally block are local work; while a handler or a finally block on the way
+out of an exception runs, the exception (its class and args) is in the frame (``#exc``), as in CPython; a failed
+``assert`` inside a ``try`` whose clauses catch ``AssertionError`` raises it. An exception that no except clause
+of the function catches ends the thread where it is raised (the finally blocks and ``with`` releases it would
+pass through cannot change that): a "runtime-error".
+Thread targets: ``Thread(target=lambda: f(c, ...))`` (the thread of ``f``, entered by a call that is a step of
+its own from the thread's entry) and ``Thread(target=make(c, ...))`` for ``def make(n): def run(): ...; return
+run`` (``run`` with ``make``'s parameters as its first ones: a captured value that never changes).
+Objects: ``@dataclass`` classes of annotated fields with constant defaults, made with constant arguments.
+Queues: ``q = queue.Queue()`` / ``queue.Queue(maxsize)`` with ``q.put(v)`` (blocks while full), ``t = q.get()``
+(blocks while empty), ``put_nowait``, ``get_nowait`` (``queue.Full``, ``queue.Empty``), ``qsize``, ``empty``,
+``full``, each one atomic step: movers runs CPython's queue code step by step, so for queues only the verdicts
+correspond, not the state counts.
+Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str``, ``repr``,
+``range``, ``sum``, ``sorted``, ``min``, ``max``, ``any``, ``all``, ``abs``, ``list`` and ``tuple``): strings,
+their methods, f-strings, slices and comprehensions included.
 
 Semantics: a failed ``assert`` is an "assertion" violation (its state is not expanded); ``assume(c)`` with
 ``c`` false drops the path; a state where some thread has not terminated and no thread has an enabled step

@@ -410,6 +410,8 @@ class _Function:
             return [ins[2], ins[3]]
         if op == "for":
             return [ins[3], ins[4]]
+        if op == "assert":
+            return [ins[2]]
         return [ins[-1]]
 
     def _glue_cycle(self, first: int) -> bool:

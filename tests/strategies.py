@@ -824,9 +824,10 @@ def _container_simple(draw: DrawFn, fn: _Fn) -> list[str]:
         return [f"{t} = {draw(st.sampled_from([f'{k} not in s', f'len(s) == {v}', f'a.count({v})', f'{k} in d']))}"]
     # No `+` or `*` here: in a model that makes a set, movers takes each for a read of a list's elements, a
     # step (DISAGREEMENTS.md, 1).
-    if kind == 8:  # local work, its list a local value
+    if kind == 8:  # local work, its list a local value (of a name of its own: DISAGREEMENTS.md, 4)
         item = draw(st.sampled_from(["j", f"(j, {v})", "j == 1"]))
-        return [f"{t} = [{item} for j in range({draw(st.integers(0, 2))}) if j != {k}]"]
+        fn.loops += 1
+        return [f"l{fn.loops} = [{item} for j in range({draw(st.integers(0, 2))}) if j != {k}]"]
     if kind == 9:  # assigned, then deleted: the local is gone from the frame
         return [f"t2 = [{v}, {k}]", "del t2"]
     if kind == 10:
@@ -966,7 +967,8 @@ def _fn_simple(draw: DrawFn, fn: _Fn) -> list[str]:
         return [draw(st.sampled_from([f"x = sum({u}) % 3", f"x = len([y for y in {u} if y != 1])",
                                       f"o.g = [y * 2 for y in {u}][-1] % 3 if {u} else 0"]))]
     factor = draw(st.sampled_from([str(draw(st.integers(0, 2))), *sorted(n for n in fn.readable if n[0] in "tnk")]))
-    return [f"u0 = [j * {factor} for j in range({draw(st.integers(1, 2))})]"]  # local work
+    fn.temps += 1  # each list display a name of its own (DISAGREEMENTS.md, 4)
+    return [f"u{fn.temps} = [j * {factor} for j in range({draw(st.integers(1, 2))})]"]  # local work
 
 
 def _fn_raise(draw: DrawFn, fn: _Fn) -> list[str]:
@@ -1005,9 +1007,11 @@ def _fn_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
         if not clauses or draw(st.booleans()):
             lines += ["finally:", *_indent(_fn_simple(draw, fn))]
         return lines
-    if kind == 8 and "u0" in fn.readable:
-        fn.readable.discard("u0")
-        return ["del u0"]
+    lists = sorted(n for n in fn.readable if n.startswith("u"))
+    if kind == 8 and lists:
+        u = draw(st.sampled_from(lists))
+        fn.readable.discard(u)
+        return [f"del {u}"]
     return _fn_simple(draw, fn)
 
 

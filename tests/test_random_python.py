@@ -749,3 +749,37 @@ def test_the_naive_explorer_cuts_a_container_comparison_from_another_access() ->
                                ("s = {0: 0}", "s[1] = 1", "{0: 0}")]:
         assert naive_explore(_reader_writer(init, write, f"(s == {value}, x)")).kinds == {"assertion"}
     assert naive_explore(LOCAL_ARITHMETIC).states == 5 and naive_explore(IN_A_TUPLE).states == 6
+
+
+TWO_SITES = """import threading
+
+x = 0
+y = 0
+
+def work():
+    global y
+    if x < 1:
+        u = [0]
+    else:
+        u = [0]
+    y = x
+
+def other():
+    global x
+    x = 1
+
+threading.Thread(target=work).start()
+threading.Thread(target=other).start()
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="DISAGREEMENTS.md 4: a list's allocation site is part of the state")
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+def test_equal_lists_from_two_sites_are_one_state(granularity: str) -> None:
+    _agrees_with_naive(TWO_SITES, granularity, fixed=True)
+
+
+def test_the_naive_explorer_counts_equal_lists_once() -> None:
+    assert naive_explore(TWO_SITES).states == 10 and naive_explore(TWO_SITES, granularity="statement").states == 10
+    two_values = TWO_SITES.replace("    else:\n        u = [0]", "    else:\n        u = [1]")
+    assert naive_explore(two_values).states == 12

@@ -43,12 +43,33 @@ Dicts: module-level ``d = {k: v, ...}`` (kept as its (key, value) pairs in inser
 statement), each one access when some function writes an element or pops (docs/language.md section 4.9); a
 missing key is a "runtime-error". (A bare ``d`` as a condition is not an access here: write ``not d`` or
 ``len(d)``.)
-Exceptions: ``try:`` with ``except E:`` / ``except (E1, E2):`` clauses (built-in classes, no ``as``, no ``else``
-or ``finally``) around statements whose evaluation raises (a missing key: ``KeyError``) and ``raise E()``;
-raising and entering a handler are local work (docs/language.md section 5.1); an exception no clause of the
-function catches ends the thread: a "runtime-error".
-Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str`` and ``repr``):
-strings, their methods, f-strings and slices included.
+Sets and lists (sections 4.3, 4.10): module-level ``s = {v, ...}`` / ``set()`` (kept sorted, as movers keeps a
+set) and lists, with ``s.add``, ``s.discard``, ``s.remove``, ``a.insert``, ``a.remove``, ``a.extend``,
+``a.index``, ``a.count``, ``a.append``, ``a.pop``, ``k in s``, ``len(s)``, ``a == [...]`` (each one access) and
+``del d[k]``, ``del a[i]`` (one access each; ``KeyError``, ``IndexError``, ``ValueError`` as CPython raises them),
+also as statements. ``len(x)`` of anything is an access in a model where a length may change, as in movers.
+Locals: ``del t`` (local work; reading ``t`` again raises ``UnboundLocalError``), and local lists made by
+comprehensions over a range or, when no function writes an element, over a local list (local work: a
+comprehension that reads shared memory is refused).
+Exceptions (section 5.1): ``try``/``except E:`` / ``except (E1, E2):`` (built-in classes and the model's, ``class
+Stop(Exception): pass`` and subclasses of those; no ``as``, no bare ``except``) / ``else`` / ``finally``, ``raise
+E(constants...)``, ``with lock:`` left by an exception (its release a step, then the exception goes on). Raising,
+entering and leaving a handler and a finally block are local work; while a handler or a finally block on the way
+out of an exception runs, the exception (its class and args) is in the frame (``#exc``), as in CPython; a failed
+``assert`` inside a ``try`` whose clauses catch ``AssertionError`` raises it. An exception that no except clause
+of the function catches ends the thread where it is raised (the finally blocks and ``with`` releases it would
+pass through cannot change that): a "runtime-error".
+Thread targets: ``Thread(target=lambda: f(c, ...))`` (the thread of ``f``, entered by a call that is a step of
+its own from the thread's entry) and ``Thread(target=make(c, ...))`` for ``def make(n): def run(): ...; return
+run`` (``run`` with ``make``'s parameters as its first ones: a captured value that never changes).
+Objects: ``@dataclass`` classes of annotated fields with constant defaults, made with constant arguments.
+Queues: ``q = queue.Queue()`` / ``queue.Queue(maxsize)`` with ``q.put(v)`` (blocks while full), ``t = q.get()``
+(blocks while empty), ``put_nowait``, ``get_nowait`` (``queue.Full``, ``queue.Empty``), ``qsize``, ``empty``,
+``full``, each one atomic step: movers runs CPython's queue code step by step, so for queues only the verdicts
+correspond, not the state counts.
+Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str``, ``repr``,
+``range``, ``sum``, ``sorted``, ``min``, ``max``, ``any``, ``all``, ``abs``, ``list`` and ``tuple``): strings,
+their methods, f-strings, slices and comprehensions included.
 
 Semantics: a failed ``assert`` is an "assertion" violation (its state is not expanded); ``assume(c)`` with
 ``c`` false drops the path; a state where some thread has not terminated and no thread has an enabled step
@@ -66,17 +87,77 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
-_NO_BUILTINS: dict[str, Any] = {"__builtins__": {}, "bool": bool, "int": int, "len": len, "str": str, "repr": repr}
+_NO_BUILTINS: dict[str, Any] = {"__builtins__": {}, "bool": bool, "int": int, "len": len, "str": str, "repr": repr,
+                                 "range": range, "sum": sum, "sorted": sorted, "min": min, "max": max, "any": any,
+                                 "all": all, "abs": abs, "list": list, "tuple": tuple}
+# The methods of lists, dicts and sets that change their object (each one access, docs/language.md 4.3, 4.9, 4.10).
+_CHANGING = {"append", "pop", "insert", "remove", "extend", "clear", "setdefault", "update", "add", "discard"}
+_CONTAINER_METHODS = _CHANGING | {"get", "index", "count", "copy"}
+_LAMBDA = "lambda:"  # the thread of `Thread(target=lambda: f(...))`: f's, entered through a call
+_EXC = "#exc"  # the local holding the exception being handled, (class, args), while its handler runs
 GRANULARITIES = ("access", "statement")
 _TEMP = "_v"  # the prefix of pending temporaries (no generated model names a local so)
 _GLUE_LIMIT = 100_000  # glue instructions in one step: more is a loop that never reaches a step
 
 
 def typed(v: Any) -> Any:
-    """A value with its type made part of its identity (tuples element by element)."""
+    """A value with its type made part of its identity (tuples and local lists element by element)."""
     if type(v) is tuple:
         return ("tuple", tuple(typed(x) for x in v))
+    if type(v) is list:  # a local list: a heap object of its own in movers, so its contents are its identity
+        return ("list", tuple(typed(x) for x in v))
     return (type(v).__name__, v)
+
+
+class Empty(Exception):
+    """``queue.Empty``."""
+
+
+class Full(Exception):
+    """``queue.Full``."""
+
+
+class _Queue:
+    """A ``queue.Queue`` during an evaluation: its items (oldest first) and its ``maxsize`` (0: unbounded). Each
+    method is one atomic step here; movers runs CPython's code for them (lang/library), so only verdicts
+    compare, not state counts."""
+
+    def __init__(self, items: tuple, maxsize: int) -> None:
+        self.items = list(items)
+        self.maxsize = maxsize
+
+    def full(self) -> bool:
+        return 0 < self.maxsize <= len(self.items)
+
+    def empty(self) -> bool:
+        return not self.items
+
+    def qsize(self) -> int:
+        return len(self.items)
+
+    def put_nowait(self, v: Any) -> None:
+        if self.full():
+            raise Full()
+        self.items.append(v)
+
+    def get_nowait(self) -> Any:
+        if not self.items:
+            raise Empty()
+        return self.items.pop(0)
+
+
+_QUEUE_METHODS = {"full", "empty", "qsize", "put_nowait", "get_nowait"}
+_RAISES = (KeyError, IndexError, ValueError, TypeError, ZeroDivisionError, AttributeError, NameError, Empty, Full)
+
+
+def _eval(code: CodeType, env: dict[str, Any]) -> Any:
+    """``code`` evaluated with ``env`` as its globals, so that a comprehension's body sees them too."""
+    return eval(code, {**_NO_BUILTINS, **env})
+
+
+def _set_key(v: Any) -> Any:
+    """A set's elements in a canonical order (movers keeps a set sorted, docs/language.md section 4.10)."""
+    return typed(v)
 
 
 def _typed_state(state: tuple) -> Any:
@@ -142,17 +223,19 @@ def _temps_in(nodes: list[ast.expr]) -> set[str]:
 @dataclass(frozen=True)
 class _Shared:
     """What some thread function writes: reading anything else (a module constant, a field only ``__init__``
-    sets, an element of a list no function writes) commutes with everything, so it is no access."""
+    sets, an element of a list no function writes) commutes with everything, so it is no access. ``grows``:
+    some list, dict or set may change its length (movers then takes ``len(x)`` of anything for an access)."""
 
     globals: frozenset[str]
     fields: frozenset[str]
     elements: bool
+    grows: bool = False
 
 
-def _shared(fdefs: list[ast.FunctionDef]) -> _Shared:
+def _shared(fdefs: list[ast.FunctionDef], containers: bool = False) -> _Shared:
     names: set[str] = set()
     fields: set[str] = set()
-    elements = False
+    elements, grows = False, containers
     for f in fdefs:
         declared = {n for s in ast.walk(f) if isinstance(s, ast.Global) for n in s.names}
         for node in ast.walk(f):
@@ -161,8 +244,11 @@ def _shared(fdefs: list[ast.FunctionDef]) -> _Shared:
                 targets = node.targets
             elif isinstance(node, ast.AugAssign | ast.For):
                 targets = [node.target]
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "pop":
-                elements = True  # d.pop(k, default) removes an entry
+            elif isinstance(node, ast.Delete):
+                targets = node.targets
+                grows = grows or any(isinstance(t, ast.Subscript) for t in targets)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CHANGING:
+                elements = grows = True  # d.pop(k, default) removes an entry, s.add(v) adds one...
             for t in targets:
                 if isinstance(t, ast.Name) and t.id in declared:
                     names.add(t.id)
@@ -170,7 +256,7 @@ def _shared(fdefs: list[ast.FunctionDef]) -> _Shared:
                     elements = True
                 elif isinstance(t, ast.Attribute):
                     fields.add(t.attr)
-    return _Shared(frozenset(names), frozenset(fields), elements)
+    return _Shared(frozenset(names), frozenset(fields), elements, grows)
 
 
 @dataclass
@@ -264,10 +350,13 @@ class _Function:
 
     def __init__(self, fdef: ast.FunctionDef, locks: set[str], objects: set[str] | None = None,
                  shared: _Shared | None = None, arrays: set[str] | None = None,
-                 handles: dict[str, int] | None = None, dicts: set[str] | None = None) -> None:
+                 handles: dict[str, int] | None = None, dicts: set[str] | None = None,
+                 exceptions: dict[str, type] | None = None, queues: set[str] | None = None) -> None:
         self.params = [a.arg for a in fdef.args.args]
         self.handles = handles or {}
         self.dicts = dicts or set()
+        self.exceptions = exceptions or {}
+        self.queues = queues or set()
         self.locks = locks
         self.objects = objects or set()
         self.arrays = arrays or set()
@@ -285,8 +374,10 @@ class _Function:
         self.code: list[tuple] = []
         self.costly: list[bool] = []  # whether a step may rest before the instruction
         self.drops: list[tuple[str, ...]] = []  # the temporaries that disappear in the instruction
-        self.catching: list[tuple[tuple[type, ...], int]] = []  # the enclosing except clauses, innermost first
-        self.catch: list[tuple[tuple[tuple[type, ...], int], ...]] = []  # each instruction's except clauses
+        # The enclosing except clauses, innermost first; None for the classes: a finally block or the release
+        # of a `with` lock, run on the way out of any exception.
+        self.catching: list[tuple[tuple[type, ...] | None, int]] = []
+        self.catch: list[tuple[tuple[tuple[type, ...] | None, int], ...]] = []  # each instruction's clauses
         self.temps = 0
         self.loops: list[int] = []  # the first instruction of each while loop
         self.entry = self._block(fdef.body, -1)
@@ -297,10 +388,12 @@ class _Function:
             for first in spinning:
                 self.costly[first] = True
 
-    def _new(self, ins: tuple | None, costly: bool = True, drops: set[str] | tuple = ()) -> int:
+    def _new(self, ins: tuple | None, costly: bool = True, drops: set[str] | tuple = (), glue: bool = False) -> int:
+        """A new instruction; ``glue``: local work under either granularity (the end of an except clause, the
+        re-raise at the end of a finally block: part of the step before them)."""
         self.code.append(ins or ())
         self.catch.append(tuple(self.catching))
-        self.costly.append(costly or self.shared is None)
+        self.costly.append((costly or self.shared is None) and not glue)
         self.drops.append(tuple(sorted(drops)))
         return len(self.code) - 1
 
@@ -317,6 +410,8 @@ class _Function:
             return [ins[2], ins[3]]
         if op == "for":
             return [ins[3], ins[4]]
+        if op == "assert":
+            return [ins[2]]
         return [ins[-1]]
 
     def _glue_cycle(self, first: int) -> bool:
@@ -352,18 +447,30 @@ class _Function:
             return node.attr in sh.fields
         if isinstance(node, ast.Subscript):
             return sh.elements
-        if isinstance(node, ast.Compare):  # `x in a`: one access, however many elements it compares
+        if isinstance(node, ast.Compare):
+            # `x in a`: one access, however many elements it compares; so is `a == [1]`, `s != {2}`
             return sh.elements and any(
-                isinstance(op, ast.In | ast.NotIn) and isinstance(c, ast.Name) and c.id in self.arrays
-                for op, c in zip(node.ops, node.comparators, strict=True))
+                (isinstance(op, ast.In | ast.NotIn) and isinstance(c, ast.Name) and c.id in self.arrays) or (
+                    not isinstance(op, ast.In | ast.NotIn | ast.Is | ast.IsNot)
+                    and any(isinstance(x, ast.Name) and x.id in self.arrays for x in (left, c)))
+                for op, left, c in zip(node.ops, [node.left, *node.comparators], node.comparators, strict=False))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):  # `not d`: the dict's truth
             return sh.elements and isinstance(node.operand, ast.Name) and node.operand.id in self.dicts
-        if isinstance(node, ast.Call) and sh.elements:  # len(d), d.get(k, v), d.pop(k, v): one access each
+        if isinstance(node, ast.ListComp | ast.GeneratorExp):
+            # local work over a range or a list no function writes; movers makes a loop of any other
+            if any(self.is_access(n) for n in ast.walk(node) if n is not node) or (sh.elements and any(
+                    not (isinstance(g.iter, ast.Call) and _callee(g.iter.func) == "range") for g in node.generators)):
+                raise Unsupported("a comprehension that reads shared memory")
+            return False
+        if isinstance(node, ast.Call):
             f = node.func
-            if isinstance(f, ast.Name) and f.id == "len":
-                return len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id in self.dicts
-            return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in self.dicts \
-                and f.attr in ("get", "pop")
+            if isinstance(f, ast.Name) and f.id == "len" and len(node.args) == 1:
+                # len(c) of a container is one access; movers counts len() of anything once lengths change
+                a = node.args[0]
+                return (sh.elements and isinstance(a, ast.Name) and a.id in self.arrays) or sh.grows
+            # d.get(k, v), s.add(v), a.insert(i, v)...: one access each, as in CPython
+            return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in self.arrays \
+                and f.attr in _CONTAINER_METHODS | _QUEUE_METHODS
         return False
 
     def accesses(self, e: ast.AST | None) -> list[ast.AST]:
@@ -463,6 +570,52 @@ class _Function:
             return ("o", t.value.id, t.attr)
         raise Unsupported(ast.unparse(t))
 
+    def _queue_call(self, e: ast.expr, name: str) -> str | None:
+        """The queue of ``q.get()`` / ``q.put(v)`` (blocking, without timeout), else None."""
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == name \
+                and isinstance(e.func.value, ast.Name) and e.func.value.id in self.queues:
+            if e.keywords or len(e.args) != (1 if name == "put" else 0):
+                raise Unsupported(ast.unparse(e))
+            return e.func.value.id
+        return None
+
+    def _exception(self, e: ast.expr) -> type:
+        """The class an except clause or a ``raise`` names: the model's, else a built-in one."""
+        if isinstance(e, ast.Name) and e.id in self.exceptions:
+            return self.exceptions[e.id]
+        if isinstance(e, ast.Name) and isinstance(getattr(builtins, e.id, None), type):
+            return getattr(builtins, e.id)
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "queue" \
+                and e.attr in ("Empty", "Full"):
+            return Empty if e.attr == "Empty" else Full
+        raise Unsupported(ast.unparse(e))
+
+    def _try(self, s: ast.Try, cont: int) -> int:
+        """``try``/``except``/``else``/``finally`` (section 5.1): entering and leaving, raising and testing the
+        clauses are local work. A handler runs with the exception it handles in the frame (``#exc``), which the
+        end of its clause drops; on the way out of an exception the finally block runs with it, then re-raises."""
+        if any(h.name is not None for h in s.handlers):
+            raise Unsupported("except ... as")
+        done = cont
+        if s.finalbody:
+            done = self._block(s.finalbody, cont)
+            unwind = self._block(s.finalbody, self._new(("reraise", -1), glue=True))
+            self.catching.insert(0, (None, unwind))
+        clauses: list[tuple[tuple[type, ...] | None, int]] = []
+        for h in s.handlers:
+            if h.type is None:
+                raise Unsupported("a bare except")
+            names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+            end = self._new(("endexc", done), glue=True)
+            clauses.append((tuple(self._exception(n) for n in names), self._block(h.body, end)))
+        after = self._block(s.orelse, done)
+        self.catching = clauses + self.catching
+        body = self._block(s.body, after)
+        self.catching = self.catching[len(clauses):]
+        if s.finalbody:
+            self.catching.pop(0)
+        return body
+
     def _try_lock(self, e: ast.expr) -> str | None:
         """The lock of ``L.acquire(blocking=False)`` / ``L.acquire(False)``, else None."""
         if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "acquire"
@@ -478,6 +631,15 @@ class _Function:
         access = self.shared is not None
         if isinstance(s, ast.Pass | ast.Global):
             return cont
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and self._queue_call(s.value, "get") is not None:
+            return self._new(("qget", self._queue_call(s.value, "get"), self._target(s.targets[0]), cont))
+        if isinstance(s, ast.Expr) and self._queue_call(s.value, "get") is not None:
+            return self._new(("qget", self._queue_call(s.value, "get"), None, cont))
+        if isinstance(s, ast.Expr) and self._queue_call(s.value, "put") is not None:
+            value = s.value.args[0]  # type: ignore[attr-defined]
+            if self.accesses(value):
+                raise Unsupported("a put of a value read from shared memory")
+            return self._new(("qput", self._queue_call(s.value, "put"), _expr(value), cont))
         if isinstance(s, ast.Assign) and len(s.targets) == 1:
             v = s.value
             if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "choose" and v.args:
@@ -526,31 +688,36 @@ class _Function:
             if not (isinstance(lock, ast.Name) and lock.id in self.locks):
                 raise Unsupported(ast.unparse(s))
             release = self._new(("rel", lock.id, cont))
-            return self._new(("acq", lock.id, self._block(s.body, release)))
+            # An exception leaving the block releases the lock (a step), then goes on (section 5.1).
+            unwind = self._new(("rel", lock.id, self._new(("reraise", -1), glue=True)))
+            self.catching.insert(0, (None, unwind))
+            body = self._block(s.body, release)
+            self.catching.pop(0)
+            return self._new(("acq", lock.id, body))
         if isinstance(s, ast.Assert):
             pieces, test, drops, costly = self._test(s.test)
-            return self._link(pieces, self._new(("assert", _expr(test), cont), costly, drops))
+            return self._link(pieces, self._new(("assert", _expr(test), cont, ast.unparse(s.test)), costly, drops))
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
             return cont  # a docstring
-        if isinstance(s, ast.Try) and not s.orelse and not s.finalbody:
-            # Entering and leaving a try, raising and testing the except clauses are local work (section 5.1).
-            clauses: list[tuple[tuple[type, ...], int]] = []
-            for h in s.handlers:
-                if h.name is not None or h.type is None:
-                    raise Unsupported(ast.unparse(s))
-                names = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
-                types = tuple(getattr(builtins, n.id) for n in names if isinstance(n, ast.Name))
-                clauses.append((types, self._block(h.body, cont)))
-            self.catching = clauses + self.catching
-            body = self._block(s.body, cont)
-            self.catching = self.catching[len(clauses):]
-            return body
+        if isinstance(s, ast.Try):
+            return self._try(s, cont)
         if isinstance(s, ast.Raise) and s.cause is None and isinstance(s.exc, ast.Call) \
-                and isinstance(s.exc.func, ast.Name) and not s.exc.args:
-            return self._new(("raise", getattr(builtins, s.exc.func.id), cont), costly=False)
+                and isinstance(s.exc.func, ast.Name) and not s.exc.keywords:
+            args = _expr(ast.Tuple(s.exc.args, ast.Load()))
+            return self._new(("raise", self._exception(s.exc.func), args, cont), costly=False)
+        if isinstance(s, ast.Delete):
+            for t in reversed(s.targets):  # left to right, one step each
+                if isinstance(t, ast.Name) and t.id in self.locals:
+                    cont = self._new(("delname", t.id, cont), costly=False)
+                elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in self.arrays \
+                        and not self.accesses(t.slice):
+                    cont = self._new(("del", t.value.id, _expr(t.slice), cont))
+                else:
+                    raise Unsupported(ast.unparse(s))
+            return cont
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             recv, name = _call_name(s.value.func)
-            if recv in self.dicts and name == "pop":  # its value goes to a temporary that disappears at once
+            if recv in self.arrays and name in _CONTAINER_METHODS | _QUEUE_METHODS:  # the value: dropped at once
                 temp = self.temp()
                 return self._new(("assign", "l", temp, None, (_expr(s.value),), cont), drops={temp})
             if recv in self.handles and name == "join" and not s.value.args:
@@ -574,8 +741,26 @@ class _Object:
             setattr(self, k, v)
 
 
-def _constructor_fields(cdef: ast.ClassDef) -> tuple:
-    """The fields an ``__init__`` of constant assignments to ``self`` gives, sorted by name."""
+def _constructor_fields(cdef: ast.ClassDef) -> Any:
+    """A function from a constructor call to the fields it gives, sorted by name: an ``__init__`` of constant
+    assignments to ``self`` (called without arguments), or a ``@dataclass`` of annotated fields with constant
+    defaults (called with constant arguments, positional and keyword)."""
+    if any(isinstance(d, ast.Name) and d.id == "dataclass" for d in cdef.decorator_list):
+        order: list[str] = []
+        defaults: dict[str, Any] = {}
+        for item in cdef.body:
+            if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+                raise Unsupported(f"dataclass {cdef.name}: only annotated fields")
+            order.append(item.target.id)
+            if item.value is not None:
+                defaults[item.target.id] = ast.literal_eval(item.value)
+
+        def dataclass_fields(call: ast.Call) -> tuple:
+            given = dict(zip(order, (ast.literal_eval(a) for a in call.args), strict=False))
+            given.update((k.arg, ast.literal_eval(k.value)) for k in call.keywords if k.arg is not None)
+            return tuple(sorted({**defaults, **given}.items()))
+
+        return dataclass_fields
     fields: dict[str, Any] = {}
     for item in cdef.body:
         if not (isinstance(item, ast.FunctionDef) and item.name == "__init__"):
@@ -590,7 +775,32 @@ def _constructor_fields(cdef: ast.ClassDef) -> tuple:
             ):
                 raise Unsupported(ast.unparse(st))
             fields[st.targets[0].attr] = ast.literal_eval(st.value)
-    return tuple(sorted(fields.items()))
+    return lambda call: tuple(sorted(fields.items()))
+
+
+def _exception_class(cdef: ast.ClassDef, known: dict[str, type]) -> type | None:
+    """``class E(Base): pass`` for an exception class ``Base`` (built-in or the model's) as a Python class."""
+    if len(cdef.bases) != 1 or not isinstance(cdef.bases[0], ast.Name):
+        return None
+    base = known.get(cdef.bases[0].id) or getattr(builtins, cdef.bases[0].id, None)
+    if not (isinstance(base, type) and issubclass(base, BaseException)):
+        return None
+    if not all(isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))
+               for st in cdef.body):
+        raise Unsupported(f"class {cdef.name}: only pass")
+    return type(cdef.name, (base,), {})
+
+
+def _factory(fdef: ast.FunctionDef) -> ast.FunctionDef | None:
+    """``def make(n): def run(): ...; return run`` as one function ``run`` whose parameters are ``make``'s
+    (what a closure captures that never changes is as good as an argument), then ``run``'s."""
+    if not (len(fdef.body) == 2 and isinstance(fdef.body[0], ast.FunctionDef) and isinstance(fdef.body[1], ast.Return)
+            and isinstance(fdef.body[1].value, ast.Name) and fdef.body[1].value.id == fdef.body[0].name):
+        return None
+    inner = fdef.body[0]
+    args = ast.arguments(posonlyargs=[], args=[*fdef.args.args, *inner.args.args], kwonlyargs=[], kw_defaults=[],
+                         defaults=[])
+    return ast.FunctionDef(name=fdef.name, args=args, body=inner.body, decorator_list=[])
 
 
 # What one instruction does: the next (globals, arrays, objects, owners, pc, locals), or the end of the path
@@ -613,7 +823,10 @@ class NaiveModel:
         self.locks: list[str] = []
         self.dnames: set[str] = set()
         self._frames: tuple = ()  # the frames of the state being expanded (a join reads them)
-        classes: dict[str, tuple] = {}
+        classes: dict[str, Any] = {}
+        self.exceptions: dict[str, type] = {}
+        self.snames: set[str] = set()
+        self.qsizes: dict[str, int] = {}  # the queues and their maxsize
         fdefs: dict[str, ast.FunctionDef] = {}
         starts: list[tuple[str, tuple]] = []
         handles: dict[str, tuple[str, tuple]] = {}  # t = Thread(target=f, args=(...)): not yet started
@@ -635,20 +848,33 @@ class NaiveModel:
                 starts.append(handles[s.value.func.value.id])
                 continue
             if isinstance(s, ast.FunctionDef):
-                fdefs[s.name] = s
+                fdefs[s.name] = _factory(s) or s
             elif isinstance(s, ast.ClassDef):
-                classes[s.name] = _constructor_fields(s)
+                exc = _exception_class(s, self.exceptions)
+                if exc is not None:
+                    self.exceptions[s.name] = exc
+                else:
+                    classes[s.name] = _constructor_fields(s)
             elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
                 name, v = s.targets[0].id, s.value
                 if isinstance(v, ast.Call) and _callee(v.func) == "Lock":
                     self.locks.append(name)
                 elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in classes:
                     self.onames.append(name)
-                    oinit.append(classes[v.func.id])
+                    oinit.append(classes[v.func.id](v))
+                elif isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "Queue":
+                    self.anames.append(name)  # a queue.Queue: its items, oldest first
+                    size = [*v.args, *(k.value for k in v.keywords if k.arg == "maxsize")]
+                    self.qsizes[name] = ast.literal_eval(size[0]) if size else 0
+                    ainit.append(())
                 elif isinstance(v, ast.Dict):  # a dict: its (key, value) pairs in insertion order
                     self.anames.append(name)
                     self.dnames.add(name)
                     ainit.append(tuple(ast.literal_eval(v).items()))
+                elif isinstance(v, ast.Set) or (isinstance(v, ast.Call) and _callee(v.func) == "set" and not v.args):
+                    self.anames.append(name)  # a set: its elements sorted (section 4.10)
+                    self.snames.add(name)
+                    ainit.append(tuple(sorted(ast.literal_eval(v) if isinstance(v, ast.Set) else (), key=_set_key)))
                 elif isinstance(v, ast.List):
                     self.anames.append(name)
                     ainit.append(tuple(ast.literal_eval(v)))
@@ -675,10 +901,19 @@ class NaiveModel:
                 decorator_list=[])
             starts.append(("<main>", ()))
         lockset = set(self.locks)
-        shared = _shared(list(fdefs.values())) if granularity == "access" else None
+        containers = bool(self.dnames or self.snames)  # movers: a model that makes one has changing lengths
+        shared = _shared(list(fdefs.values()), containers) if granularity == "access" else None
         compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames), started,
-                              self.dnames)
+                                    self.dnames, self.exceptions, set(self.qsizes))
                     for name, f in fdefs.items()}
+        for name, _ in starts:
+            if name.startswith(_LAMBDA):
+                # `lambda: f(...)`: the thread starts in the lambda, whose call of f is a step of its own (local
+                # work that a thread resting at its entry runs; section 8.4)
+                fn = _Function(fdefs[name.removeprefix(_LAMBDA)], lockset, set(self.onames), shared,
+                               set(self.anames), started, self.dnames, self.exceptions, set(self.qsizes))
+                fn.entry = fn._new(("nop", fn.entry), costly=False)
+                compiled[name] = fn
         self.threads = [compiled[name] for name, _ in starts]
         frames = tuple(
             (compiled[name].entry, tuple(sorted(zip(compiled[name].params, args, strict=True))))
@@ -688,13 +923,20 @@ class NaiveModel:
 
     @staticmethod
     def _thread_call(e: ast.expr) -> tuple[str, tuple] | None:
-        """(target, args) of ``Thread(target=f, args=(...))``, else None."""
+        """(target, args) of ``Thread(target=f, args=(...))``, else None. The target may also be ``lambda:
+        f(c, ...)`` (a thread of ``f`` with those arguments) or ``make(c, ...)`` for a ``_factory``."""
         if not (isinstance(e, ast.Call) and _callee(e.func) == "Thread"):
             return None
         kw = {k.arg: k.value for k in e.keywords}
         target = kw["target"]
-        assert isinstance(target, ast.Name)
         args = ast.literal_eval(kw["args"]) if "args" in kw else ()
+        if isinstance(target, ast.Lambda) and isinstance(target.body, ast.Call) \
+                and isinstance(target.body.func, ast.Name) and not target.args.args and not args:
+            return _LAMBDA + target.body.func.id, tuple(ast.literal_eval(a) for a in target.body.args)
+        if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and not target.keywords:
+            return target.func.id, (*(ast.literal_eval(a) for a in target.args), *args)
+        if not isinstance(target, ast.Name):
+            raise Unsupported(ast.unparse(target))
         return target.id, tuple(args)
 
     def _starts(self, s: ast.stmt) -> bool:
@@ -705,19 +947,48 @@ class NaiveModel:
             and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "start"
 
     @staticmethod
-    def _raise(fn: _Function, pc: int, exc: type, here: _Next) -> _Next | str:
-        """Where an exception of class ``exc`` raised at ``pc`` goes: the first except clause around it that
-        matches (with the pending temporaries gone), else the thread dies: a "runtime-error"."""
-        for types, handler in fn.catch[pc]:
-            if issubclass(exc, types):
+    def _raise(fn: _Function, pc: int, exc: BaseException, here: _Next) -> _Next | str:
+        """Where ``exc`` raised at ``pc`` goes: when an except clause around it matches, to the first clause,
+        finally block or ``with`` release on the way there (with the pending temporaries gone and the exception
+        in ``#exc``); else the thread dies where it raised, a "runtime-error" (section 5.1: the finally blocks
+        and ``with`` exits it would pass through cannot change the verdict)."""
+        entries = fn.catch[pc]
+        if not any(types is not None and isinstance(exc, types) for types, _ in entries):
+            return "runtime-error"
+        for types, handler in entries:
+            if types is None or isinstance(exc, types):
                 g, arrays, objects, owners, _, loc = here
-                return (g, arrays, objects, owners, handler, {k: v for k, v in loc.items() if not k.startswith(_TEMP)})
-        return "runtime-error"
+                loc = {k: v for k, v in loc.items() if not k.startswith(_TEMP)}
+                if _EXC in loc:
+                    raise Unsupported("an exception raised while another is handled")
+                loc[_EXC] = (type(exc), exc.args)
+                return (g, arrays, objects, owners, handler, loc)
+        raise AssertionError("unreachable")
 
-    def _dicts_back(self, arrays: tuple, env: dict[str, Any]) -> tuple:
-        """``arrays`` with the dicts an evaluation changed (``d.pop``) as ``env`` has them now."""
-        return tuple(tuple(env[n].items()) if n in self.dnames else a for n, a in zip(self.anames, arrays,
-                                                                                      strict=True))
+    def _containers_back(self, arrays: tuple, env: dict[str, Any]) -> tuple:
+        """``arrays`` with the containers as an evaluation left them in ``env`` (``d.pop``, ``s.add``...)."""
+        out = []
+        for n in self.anames:
+            c = env[n]
+            if n in self.qsizes:
+                out.append(tuple(c.items))
+            elif n in self.dnames:
+                out.append(tuple(c.items()))
+            elif n in self.snames:
+                out.append(tuple(sorted(c, key=_set_key)))
+            else:
+                out.append(tuple(c))
+        return tuple(out)
+
+    def _env(self, g: tuple, arrays: tuple, objects: tuple, loc: dict[str, Any]) -> dict[str, Any]:
+        """The names an evaluation sees, each container a new mutable copy."""
+        env = dict(zip(self.gnames, g, strict=True))
+        for n, a in zip(self.anames, arrays, strict=True):
+            env[n] = dict(a) if n in self.dnames else set(a) if n in self.snames else \
+                _Queue(a, self.qsizes[n]) if n in self.qsizes else list(a)
+        env.update((n, _Object(o)) for n, o in zip(self.onames, objects, strict=True))
+        env.update((k, v) for k, v in loc.items() if k != _EXC)
+        return env
 
     def successors(self, state: tuple) -> tuple[list[tuple], set[str]]:
         """The successor states and the kinds of violation found in this state's steps. A step runs the
@@ -766,10 +1037,17 @@ class NaiveModel:
         g, arrays, objects, owners, pc, loc = here
         ins = fn.code[pc]
         op = ins[0]
-        env = dict(zip(self.gnames, g, strict=True))
-        env.update((n, dict(a) if n in self.dnames else a) for n, a in zip(self.anames, arrays, strict=True))
-        env.update((n, _Object(o)) for n, o in zip(self.onames, objects, strict=True))
-        env.update(loc)
+        try:
+            return self._run(t, fn, here, ins)
+        except _RAISES as e:  # a Python exception of the evaluation is the model's (section 5.1)
+            if op == "assign" and len(ins[4]) > 1:
+                raise Unsupported("a choice that raises") from None
+            return [self._raise(fn, pc, e, here)]
+
+    def _run(self, t: int, fn: _Function, here: _Next, ins: tuple) -> list[_Next | str] | None:
+        g, arrays, objects, owners, pc, loc = here
+        op = ins[0]
+        env = self._env(g, arrays, objects, loc)
         drops = fn.drops[pc]
 
         def local(locd: dict[str, Any]) -> dict[str, Any]:
@@ -781,13 +1059,10 @@ class NaiveModel:
             _, kind, name, index, alternatives, nxt = ins
             out: list[_Next | str] = []
             for value in alternatives:
-                try:
-                    v = eval(value, _NO_BUILTINS, env)
-                except (TypeError, ValueError, ZeroDivisionError, KeyError) as e:
-                    out.append(self._raise(fn, pc, type(e), here))
-                    continue
+                env = self._env(g, arrays, objects, loc)
+                v = _eval(value, env)
                 locd = dict(loc)
-                g2, a2, ob2 = g, self._dicts_back(arrays, env), objects
+                g2, a2, ob2 = g, self._containers_back(arrays, env), objects
                 if kind == "g":
                     k = self.gnames.index(name)
                     g2 = g[:k] + (v,) + g[k + 1 :]
@@ -801,23 +1076,20 @@ class NaiveModel:
                 elif name in self.dnames:
                     k = self.anames.index(name)
                     entries = dict(a2[k])
-                    entries[eval(index, _NO_BUILTINS, env)] = v
+                    entries[_eval(index, env)] = v
                     a2 = a2[:k] + (tuple(entries.items()),) + a2[k + 1 :]
                 else:
                     k = self.anames.index(name)
-                    i = eval(index, _NO_BUILTINS, env)
-                    arr = list(arrays[k])
-                    if not -len(arr) <= i < len(arr):
-                        out.append("runtime-error")
-                        continue
-                    arr[i] = v
-                    a2 = arrays[:k] + (tuple(arr),) + arrays[k + 1 :]
+                    i = _eval(index, env)
+                    arr = list(a2[k])
+                    arr[i] = v  # an IndexError out of range
+                    a2 = a2[:k] + (tuple(arr),) + a2[k + 1 :]
                 out.append((g2, a2, ob2, owners, nxt, local(locd)))
             return out
         locd = dict(loc)
         o2 = owners
         if op == "cond":
-            nxt = ins[2] if eval(ins[1], _NO_BUILTINS, env) else ins[3]
+            nxt = ins[2] if _eval(ins[1], env) else ins[3]
         elif op == "for":
             _, var, bound, body, exit_, key = ins
             it = locd.get(key, 0)
@@ -846,21 +1118,63 @@ class NaiveModel:
             o2 = owners[:k] + (None,) + owners[k + 1 :]
             nxt = ins[2]
         elif op == "raise":
-            return [self._raise(fn, pc, ins[1], here)]
+            return [self._raise(fn, pc, ins[1](*_eval(ins[2], env)), here)]
+        elif op == "reraise":  # the end of a finally block or a `with` release on the way out of an exception
+            exc, args = loc[_EXC]
+            return [self._raise(fn, pc, exc(*args), (g, arrays, objects, owners, pc,
+                                                     {k: v for k, v in loc.items() if k != _EXC}))]
+        elif op == "qput":  # blocks while the queue is full
+            _, name, value, nxt = ins
+            q = env[name]
+            if q.full():
+                return []
+            q.put_nowait(_eval(value, env))
+            return [(g, self._containers_back(arrays, env), objects, owners, nxt, local(locd))]
+        elif op == "qget":  # blocks while the queue is empty
+            _, name, target, nxt = ins
+            q = env[name]
+            if q.empty():
+                return []
+            v = q.get_nowait()
+            a2 = self._containers_back(arrays, env)
+            if target is None:
+                return [(g, a2, objects, owners, nxt, local(locd))]
+            kind, tname, _ = target
+            if kind == "l":
+                locd[tname] = v
+                return [(g, a2, objects, owners, nxt, local(locd))]
+            if kind != "g":
+                raise Unsupported("q.get() into an element or a field")
+            k = self.gnames.index(tname)
+            return [(g[:k] + (v,) + g[k + 1 :], a2, objects, owners, nxt, local(locd))]
+        elif op == "nop":
+            nxt = ins[1]
+        elif op == "endexc":  # the end of an except clause: the exception is gone
+            locd.pop(_EXC, None)
+            nxt = ins[1]
+        elif op == "delname":
+            del locd[ins[1]]
+            nxt = ins[2]
+        elif op == "del":  # del d[k], del a[i]: a KeyError, an IndexError
+            _, name, index, nxt = ins
+            del env[name][_eval(index, env)]
+            return [(g, self._containers_back(arrays, env), objects, owners, nxt, local(locd))]
         elif op == "join":
             if self._frames[ins[1]][0] >= 0:
                 return []  # blocked until the thread has terminated
             nxt = ins[2]
         elif op == "wait":
-            if not eval(ins[1], _NO_BUILTINS, env):
+            if not _eval(ins[1], env):
                 return []  # blocked
             nxt = ins[2]
         elif op == "assume":
-            if not eval(ins[1], _NO_BUILTINS, env):
+            if not _eval(ins[1], env):
                 return [""]
             nxt = ins[2]
         elif op == "assert":
-            if not eval(ins[1], _NO_BUILTINS, env):
+            if not _eval(ins[1], env):
+                if any(types is not None and issubclass(AssertionError, types) for types, _ in fn.catch[pc]):
+                    return [self._raise(fn, pc, AssertionError(ins[3]), here)]  # caught (section 5.1)
                 return ["assertion"]
             nxt = ins[2]
         else:

@@ -84,7 +84,8 @@ GLOBAL_NAMES = ("x", "y", "z")
 LOCK_NAMES = ("m0", "m1")
 ARRAY_NAME = "a"
 
-__all__ = ["K", "dict_models", "list_models", "main_models", "models", "single_kind_models", "value_models"]
+__all__ = ["K", "container_models", "dict_models", "function_models", "list_models", "main_models", "models",
+           "queue_models", "single_kind_models", "value_models"]
 
 
 @dataclass
@@ -793,4 +794,384 @@ def dict_models(draw: DrawFn, max_threads: int = 3, exceptions: bool = False) ->
     lines += [f"t{k}.join()" for k in range(n_threads)]
     if draw(st.booleans()):
         lines.append(f"assert {_dict_cond(draw)}")
+    return "\n".join(lines) + "\n"
+
+
+# -- containers: sets, del, list methods, local comprehensions ----------------------------------------------
+
+
+def _container_simple(draw: DrawFn, fn: _Fn) -> list[str]:
+    """One statement on ``s`` (a set), ``a`` (a list), ``d`` (a dict) or a local, that never raises."""
+    k, v = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    t = f"t{draw(st.integers(0, 1))}"
+    kind = draw(st.integers(0, 11))
+    if kind == 0:
+        return [f"s.add({draw(st.sampled_from([str(k), str(k), 'True']))})"]
+    if kind == 1:
+        return [f"s.discard({k})"]
+    if kind == 2:
+        fn.assigned_globals.add("x")
+        return [f"x = {draw(st.sampled_from(['len(s)', 'len(a)', f'a.count({v})', f'{k} in s']))}"]
+    if kind == 3:
+        return [f"a.insert({draw(st.sampled_from(['0', '1', '-1', '5']))}, {v})"]
+    if kind == 4:
+        return [f"a.extend({draw(st.sampled_from([f'({v},)', f'[{v}, {k}]', '()']))})"]
+    if kind == 5:
+        return [f"a.append({v})"]
+    if kind == 6:
+        return [f"d[{k}] = {v}"]
+    if kind == 7:
+        return [f"{t} = {draw(st.sampled_from([f'{k} not in s', f'len(s) == {v}', f'a.count({v})', f'{k} in d']))}"]
+    # No `+` or `*` here: in a model that makes a set, movers takes each for a read of a list's elements, a
+    # step (DISAGREEMENTS.md, 1).
+    if kind == 8:  # local work, its list a local value (of a name of its own: DISAGREEMENTS.md, 4)
+        item = draw(st.sampled_from(["j", f"(j, {v})", "j == 1"]))
+        fn.loops += 1
+        return [f"l{fn.loops} = [{item} for j in range({draw(st.integers(0, 2))}) if j != {k}]"]
+    if kind == 9:  # assigned, then deleted: the local is gone from the frame
+        return [f"t2 = [{v}, {k}]", "del t2"]
+    if kind == 10:
+        return [f"s.add({k})", f"s.discard({v})"]
+    return [f"d.pop({k}, None)"]
+
+
+def _container_raising(draw: DrawFn) -> tuple[str, str, str]:
+    """A statement that may raise (another thread's change coming between a check and its act): the statement,
+    the class of what it raises, and the check that makes it safe in one thread."""
+    k, v = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    t = f"t{draw(st.integers(0, 1))}"
+    i = draw(st.sampled_from(["0", "-1", "1"]))
+    return draw(st.sampled_from([
+        (f"s.remove({k})", "KeyError", f"{k} in s"),
+        (f"a.remove({v})", "ValueError", f"{v} in a"),
+        (f"{t} = a.index({v})", "ValueError", f"{v} in a"),
+        (f"del a[{i}]", "IndexError", "len(a) > 1"),
+        (f"del d[{k}]", "KeyError", f"{k} in d"),
+        (f"{t} = a.pop(0)", "IndexError", "len(a) > 0"),
+    ]))
+
+
+def _container_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
+    fn.budget -= 1
+    kind = draw(st.integers(0, 7 if depth == 0 else 4))
+    if kind <= 2:
+        return _container_simple(draw, fn)
+    if kind == 3:  # check-then-act: the check does not protect the act from other threads (unlocked)
+        line, _, guard = _container_raising(draw)
+        return [f"if {guard}:", f"    {line}"]
+    if kind == 4:
+        cond = draw(st.sampled_from(["len(s) <= 2", "0 not in s", "len(a) <= 3", "a.count(0) <= 1", "1 in d",
+                                     "len(d) >= 1", "x != 2"]))
+        return [f"assert {cond}"]
+    if kind == 5:  # caught, or not caught by the wrong clause
+        line, exc, _ = _container_raising(draw)
+        clause = draw(st.sampled_from([exc, exc, "LookupError" if exc != "ValueError" else "Exception",
+                                       f"(TypeError, {exc})", "ValueError"]))
+        handler = _container_simple(draw, fn) if fn.budget >= 1 and draw(st.booleans()) else ["pass"]
+        return ["try:", f"    {line}", f"except {clause}:", *_indent(handler)]
+    if kind == 6 and fn.budget >= 1:
+        body = _container_statement(draw, fn, depth + 1)
+        if draw(st.booleans()) and fn.budget >= 1:
+            body += _container_statement(draw, fn, depth + 1)
+        return ["with m:", *_indent(body)]
+    if kind == 7 and fn.budget >= 1:
+        then = _container_statement(draw, fn, depth + 1)
+        return [f"if {draw(st.sampled_from(['1 in s', 'len(a) > 2', '0 not in d', 'x == 1']))}:", *_indent(then)]
+    return _container_simple(draw, fn)
+
+
+@st.composite
+def container_models(draw: DrawFn, max_threads: int = 3) -> str:
+    """A plain-Python model whose threads change a module-level set ``s`` (``add``, ``discard``, ``remove``,
+    ``in``, ``len``), list ``a`` (``insert``, ``remove``, ``extend``, ``index``, ``count``, ``append``, ``pop``,
+    ``del a[i]``) and dict ``d`` (``del d[k]``), each operation one access (docs/language.md sections 4.3, 4.9,
+    4.10), and make local lists with comprehensions over a range and ``del`` them; the module's code joins the
+    threads and asserts::
+
+        import threading
+
+        s = {0, 2}
+        a = [1, 0]
+        d = {0: 0, 1: 1}
+        x = 0
+        m = threading.Lock()
+
+        def worker_0():
+            s.add(1)
+            if 1 in a:
+                a.remove(1)         # a ValueError when another thread removed it in between
+
+        def worker_1():
+            try:
+                del d[0]
+            except KeyError:
+                pass
+            t0 = [j * 2 for j in range(2) if j != 1]
+
+        t0 = threading.Thread(target=worker_0)
+        ...
+        assert len(s) <= 2
+
+    Violations: failed asserts, the exceptions of a check-then-act (a runtime error, or caught), an exception a
+    clause of the wrong class lets through. Every model's first thread changes ``s`` first, so that reads of the
+    containers are accesses everywhere."""
+    s_init = sorted(set(draw(st.lists(st.integers(0, 2), max_size=2))))
+    lines = ["import threading", "", f"s = {{{', '.join(map(str, s_init))}}}" if s_init else "s = set()",
+             f"a = [{draw(st.integers(0, 2))}, {draw(st.integers(0, 2))}]",
+             f"d = {{0: {draw(st.integers(0, 2))}, 1: {draw(st.integers(0, 2))}}}", "x = 0", "m = threading.Lock()"]
+    n_threads = draw(st.integers(2, max_threads))
+    for k in range(n_threads):
+        fn = _Fn(params=[], budget=draw(st.integers(2, 3 if n_threads == 2 else 2)))
+        body: list[str] = [f"s.add({draw(st.integers(0, 2))})"] if k == 0 else []
+        while fn.budget > 0:
+            body += _container_statement(draw, fn, 0)
+        decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
+        lines += ["", f"def worker_{k}():", *_indent(decl + body)]
+    lines.append("")
+    lines += [f"t{k} = threading.Thread(target=worker_{k})" for k in range(n_threads)]
+    lines += [f"t{k}.start()" for k in range(n_threads)]
+    lines += [f"t{k}.join()" for k in range(n_threads)]
+    if draw(st.booleans()):
+        final = ["len(s) != 3", "2 not in s", "len(a) >= 2", "a.count(1) <= 1", "x != 1", "0 in d"]
+        lines.append(f"assert {draw(st.sampled_from(final))}")
+    return "\n".join(lines) + "\n"
+
+
+# -- functions: closures and lambdas as targets, dataclass objects, try/finally, raise ---------------------------
+
+
+def _fn_atom(draw: DrawFn, fn: _Fn) -> str:
+    return draw(st.sampled_from(["x", "o.f", "o.g", str(draw(st.integers(0, 2))), *sorted(fn.readable)]))
+
+
+def _fn_cond(draw: DrawFn, fn: _Fn) -> str:
+    return f"{_fn_atom(draw, fn)} {draw(st.sampled_from(['==', '!=', '<']))} {draw(st.integers(0, 2))}"
+
+
+def _fn_simple(draw: DrawFn, fn: _Fn) -> list[str]:
+    """An assignment that never raises: to ``x``, a field of the dataclass object ``o``, or a local (a number, or
+    a list made by a comprehension over a range, or over such a list)."""
+    kind = draw(st.integers(0, 5))
+    value = f"({_fn_atom(draw, fn)} + {_fn_atom(draw, fn)}) % 3"
+    if kind == 0:
+        fn.assigned_globals.add("x")
+        return [f"x = {value}"]
+    if kind <= 2:
+        return [f"o.{draw(st.sampled_from(['f', 'g']))} = {value}"]
+    if kind == 3:
+        return [f"t{draw(st.integers(0, 1))} = {value}"]
+    lists = sorted(n for n in fn.readable if n.startswith("u"))
+    if kind == 4 and lists:
+        u = draw(st.sampled_from(lists))
+        fn.assigned_globals.add("x")
+        return [draw(st.sampled_from([f"x = sum({u}) % 3", f"x = len([y for y in {u} if y != 1])",
+                                      f"o.g = [y * 2 for y in {u}][-1] % 3 if {u} else 0"]))]
+    factor = draw(st.sampled_from([str(draw(st.integers(0, 2))), *sorted(n for n in fn.readable if n[0] in "tnk")]))
+    fn.temps += 1  # each list display a name of its own (DISAGREEMENTS.md, 4)
+    return [f"u{fn.temps} = [j * {factor} for j in range({draw(st.integers(1, 2))})]"]  # local work
+
+
+def _fn_raise(draw: DrawFn, fn: _Fn) -> list[str]:
+    exc = draw(st.sampled_from(["Stop()", "Halt()", "Stop(1)"]))
+    return [f"if {_fn_cond(draw, fn)}:", f"    raise {exc}"]
+
+
+def _fn_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
+    fn.budget -= 1
+    kind = draw(st.integers(0, 10 if depth == 0 else 3))
+    if kind <= 1 or kind >= 9:
+        lines = _fn_simple(draw, fn)
+        if depth == 0 and lines[0][0] in "tu":
+            fn.readable.add(lines[0].split(" = ")[0])
+        return lines
+    if kind == 2:
+        return [f"assert {_fn_cond(draw, fn)}"] if _rarely(draw, 2) else _fn_simple(draw, fn)
+    if kind == 3:
+        if "m" in fn.held:
+            return _fn_simple(draw, fn)
+        fn.held.append("m")
+        body = _fn_simple(draw, fn) + (_fn_raise(draw, fn) if draw(st.booleans()) else [])
+        fn.held.pop()
+        return ["with m:", *_indent(body)]
+    if kind == 4:  # an exception no clause catches: the thread dies
+        return _fn_raise(draw, fn) if _rarely(draw, 2) else _fn_simple(draw, fn)
+    if kind in (5, 6, 7):  # try/except/else/finally around statements that may raise
+        body = _fn_statement(draw, fn, depth + 1) + (_fn_raise(draw, fn) if draw(st.booleans()) else [])
+        lines = ["try:", *_indent(body)]
+        clauses = draw(st.sampled_from([["Stop"], ["Halt"], ["Exception"], ["(KeyError, Stop)"], ["Halt", "Stop"],
+                                        []]))
+        for c in clauses:
+            lines += [f"except {c}:", *_indent(_fn_simple(draw, fn) if draw(st.booleans()) else ["pass"])]
+        if clauses and draw(st.integers(0, 3)) == 0:
+            lines += ["else:", *_indent(_fn_simple(draw, fn))]
+        if not clauses or draw(st.booleans()):
+            lines += ["finally:", *_indent(_fn_simple(draw, fn))]
+        return lines
+    lists = sorted(n for n in fn.readable if n.startswith("u"))
+    if kind == 8 and lists:
+        u = draw(st.sampled_from(lists))
+        fn.readable.discard(u)
+        return [f"del {u}"]
+    return _fn_simple(draw, fn)
+
+
+@st.composite
+def function_models(draw: DrawFn, max_threads: int = 3) -> str:
+    """A plain-Python model whose threads are a top-level function, a closure (``Thread(target=make_1(2))`` for
+    ``def make_1(n): def run(): ...; return run``) or a lambda (``Thread(target=lambda: worker_2(1))``); they
+    read and write a global and the fields of a ``@dataclass`` object, raise the model's exception classes
+    (``class Stop(Exception)``, ``class Halt(Stop)``), catch them (or fail to: a clause of the wrong class, a
+    raise outside any ``try``), run ``finally`` blocks, leave ``with m:`` by an exception (the lock released),
+    and make local lists with comprehensions (over a range, then over such a list) and ``del`` them::
+
+        import threading
+        from dataclasses import dataclass
+
+        @dataclass
+        class Cell:
+            f: int
+            g: int = 0
+
+        class Stop(Exception):
+            pass
+
+        class Halt(Stop):
+            pass
+
+        x = 0
+        o = Cell(1)
+        m = threading.Lock()
+
+        def worker_0():
+            try:
+                with m:
+                    o.f = (x + 1) % 3
+                    if o.g == 0:
+                        raise Halt()
+            except Stop:
+                pass
+            finally:
+                x = (o.f + 1) % 3
+
+        def make_1(n):
+            def run():
+                u0 = [j * n for j in range(2)]
+                o.g = sum(u0) % 3
+            return run
+
+        t0 = threading.Thread(target=worker_0)
+        t1 = threading.Thread(target=make_1(2))
+        ...
+        assert x != 2
+    """
+    lines = ["import threading", "from dataclasses import dataclass", "", "@dataclass", "class Cell:", "    f: int",
+             "    g: int = 0", "", "class Stop(Exception):", "    pass", "", "class Halt(Stop):", "    pass", "",
+             "x = 0", draw(st.sampled_from([f"o = Cell({draw(st.integers(0, 2))})",
+                                            f"o = Cell({draw(st.integers(0, 2))}, g={draw(st.integers(0, 2))})"])),
+             "m = threading.Lock()"]
+    n_threads = draw(st.integers(2, max_threads))
+    targets = []
+    for k in range(n_threads):
+        how = draw(st.sampled_from(["def", "closure", "lambda"]))
+        param = {"def": [], "closure": ["n"], "lambda": ["k"]}[how]
+        fn = _Fn(params=param, budget=draw(st.integers(2, 3 if n_threads == 2 else 2)), readable=set(param))
+        body: list[str] = []
+        while fn.budget > 0:
+            body += _fn_statement(draw, fn, 0)
+        decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
+        c = draw(st.integers(0, 2))
+        if how == "closure":
+            lines += ["", f"def make_{k}(n):", "    def run():", *_indent(_indent(decl + body)), "    return run"]
+            targets.append(f"make_{k}({c})")
+        else:
+            lines += ["", f"def worker_{k}({', '.join(param)}):", *_indent(decl + body)]
+            targets.append(f"lambda: worker_{k}({c})" if how == "lambda" else f"worker_{k}")
+    lines.append("")
+    lines += [f"t{k} = threading.Thread(target={target})" for k, target in enumerate(targets)]
+    lines += [f"t{k}.start()" for k in range(n_threads)]
+    lines += [f"t{k}.join()" for k in range(n_threads)]
+    if draw(st.booleans()):
+        lines.append(f"assert {draw(st.sampled_from(['x != 2', 'o.f != 1', 'o.g <= 1', 'o.f + o.g != 3']))}")
+    return "\n".join(lines) + "\n"
+
+
+# -- queues ------------------------------------------------------------------------------------------------------
+
+
+def _queue_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
+    fn.budget -= 1
+    v = draw(st.integers(1, 2))
+    t = f"t{draw(st.integers(0, 1))}"
+    kind = draw(st.integers(0, 9 if depth == 0 else 6))
+    if kind <= 1:
+        return [f"q.put({v})"]
+    if kind == 2:
+        if draw(st.booleans()):
+            fn.assigned_globals.add("x")
+            return ["x = q.get()"]
+        return [f"{t} = q.get()"]
+    if kind == 3:
+        return ["try:", f"    {t} = q.get_nowait()", "except queue.Empty:", f"    {t} = 0"]
+    if kind == 4:
+        fn.assigned_globals.add("x")
+        return ["try:", f"    q.put_nowait({v})", "except queue.Full:", "    x = 2"]
+    if kind == 5:
+        fn.assigned_globals.add("x")
+        return [f"x = {draw(st.sampled_from(['q.qsize()', 'int(q.empty())', 'int(q.full())']))}"]
+    if kind == 6:
+        return [f"assert {draw(st.sampled_from(['q.qsize() <= 1', 'x != 2', 'not q.full()', 'x != 1']))}"]
+    if kind == 7:  # check-then-act: another thread may empty the queue in between (then get blocks)
+        return ["if not q.empty():", f"    {t} = q.get()"]
+    if kind == 8 and fn.budget >= 1:
+        return ["with m:", *_indent(_queue_statement(draw, fn, depth + 1))]
+    return ["try:", f"    {t} = q.get_nowait()", "except Exception:", "    pass"]
+
+
+@st.composite
+def queue_models(draw: DrawFn, max_threads: int = 3) -> str:
+    """A plain-Python model whose threads share a ``queue.Queue`` (``put``, ``get``, ``put_nowait``,
+    ``get_nowait`` with ``queue.Empty``/``queue.Full`` caught, ``qsize``, ``empty``, ``full``), with or without a
+    ``maxsize``; the module's code joins the threads and asserts on the queue::
+
+        import queue
+        import threading
+
+        q = queue.Queue(maxsize=1)
+        x = 0
+        m = threading.Lock()
+
+        def worker_0():
+            q.put(1)
+            q.put(2)                # blocks while the queue is full
+
+        def worker_1():
+            global x
+            try:
+                t0 = q.get_nowait()
+            except queue.Empty:
+                t0 = 0
+            x = q.get()             # blocks while it is empty: a deadlock when nothing is left to put
+
+        ...
+        assert q.qsize() == 0
+
+    movers runs CPython's queue code (lang/library) at access granularity, where the naive explorer makes each
+    method one step: the verdicts compare, the state counts do not."""
+    lines = ["import queue", "import threading", "",
+             draw(st.sampled_from(["q = queue.Queue()", "q = queue.Queue(maxsize=1)", "q = queue.Queue(2)"])),
+             "x = 0", "m = threading.Lock()"]
+    n_threads = draw(st.integers(2, max_threads))
+    for k in range(n_threads):
+        fn = _Fn(params=[], budget=draw(st.integers(1, 3 if n_threads == 2 else 2)))
+        body: list[str] = []
+        while fn.budget > 0:
+            body += _queue_statement(draw, fn, 0)
+        decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
+        lines += ["", f"def worker_{k}():", *_indent(decl + body)]
+    lines.append("")
+    lines += [f"t{k} = threading.Thread(target=worker_{k})" for k in range(n_threads)]
+    lines += [f"t{k}.start()" for k in range(n_threads)]
+    lines += [f"t{k}.join()" for k in range(n_threads)]
+    if draw(st.booleans()):
+        lines.append(f"assert {draw(st.sampled_from(['q.qsize() == 0', 'q.qsize() <= 1', 'x != 2']))}")
     return "\n".join(lines) + "\n"

@@ -3,9 +3,8 @@ developers write them (``import threading``, ``queue``, ``concurrent.futures``, 
 closures, dataclasses), each with its expected verdict in a header.
 
 Each file must run under ``python3`` (the same file means the same thing there), and ``movers check`` must
-give the header's verdict under ``none`` and under every reduction that accepts the model. A program the
-compiler refuses today (a ModelSyntaxError: the construct is not supported yet) is an expected failure
-with the refusal as its reason; a program that compiles is held to its verdict, so a wrong verdict fails.
+give the header's verdict under ``none`` and under every reduction that accepts the model. Every program
+compiles (a refusal fails, with its message); a wrong verdict fails.
 
 Header lines (the file's leading comments):
     # Expected: ok | violation (assertion|deadlock|runtime-error)
@@ -187,7 +186,8 @@ def test_raised_reads_thread_and_main_tracebacks() -> None:
 
 @functools.cache
 def refusal(path: Path) -> str | None:
-    """The compiler's refusal of the program (its first message), or None when it compiles."""
+    """The compiler's refusal of the program (its first message), or None when it compiles: every program of
+    the corpus compiles, so a refusal fails its tests."""
     try:
         movers.load(path)
     except ModelSyntaxError as e:
@@ -205,9 +205,7 @@ def assert_verdict(path: Path, r: movers.Result) -> None:
 
 @pytest.mark.parametrize("path", FILES, ids=ids)
 def test_verdict_under_none(path: Path) -> None:
-    why = refusal(path)
-    if why is not None:
-        pytest.xfail(f"refused by the compiler: {why}")
+    assert refusal(path) is None, refusal(path)
     assert_verdict(path, movers.check(path, reduction=BASELINE, time_limit=CHECK_TIME_LIMIT))
 
 
@@ -219,18 +217,16 @@ OTHERS = [r for r in REDUCTIONS if r != BASELINE]
 def test_verdict_under_every_reduction(path: Path, reduction: str) -> None:
     """The verdict of ``none``, under each reduction that accepts the model (a reduction declares what it
     refuses: ``Capabilities.refuses_model``, which gives an error with ``refused`` set)."""
-    why = refusal(path)
-    if why is not None:
-        pytest.xfail(f"refused by the compiler: {why}")
+    assert refusal(path) is None, refusal(path)
     r = movers.check(path, reduction=reduction, time_limit=CHECK_TIME_LIMIT)
     if r.verdict == "error" and r.refused:
         pytest.skip(f"{reduction} does not accept the model: {r.error}")
     assert_verdict(path, r)
 
 
-def test_a_refused_program_is_the_only_expected_failure(tmp_path: Path) -> None:
-    """The xfail above covers refusals only: a program that compiles and gives another verdict than its
-    header fails (here a racy counter labelled ok, in the movers.lang dialect every branch accepts)."""
+def test_a_wrong_verdict_fails(tmp_path: Path) -> None:
+    """A program that compiles and gives another verdict than its header fails (here a racy counter labelled
+    ok), and a refused program fails too."""
     wrong = tmp_path / "wrong.py"
     wrong.write_text("# Expected: ok\n# A racy counter labelled ok.\nfrom movers.lang import *\n\ncount = 0\n\n\n"
                      "def w():\n    global count\n    count = count + 1\n\n\n"
@@ -239,3 +235,6 @@ def test_a_refused_program_is_the_only_expected_failure(tmp_path: Path) -> None:
     assert refusal(wrong) is None
     with pytest.raises(AssertionError):
         assert_verdict(wrong, movers.check(wrong))
+    refused = tmp_path / "refused.py"
+    refused.write_text("# Expected: ok\n# Refused.\nimport os\n")
+    assert refusal(refused) is not None

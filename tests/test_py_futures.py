@@ -383,6 +383,10 @@ def test_the_trace_shows_the_users_lines_for_the_pools_steps() -> None:
     n_lines = len(SUBMIT.splitlines())
     mine = [st for st in trace if st.who == "MainThread"]
     assert mine and all(1 <= st.line <= n_lines for st in mine), [(st.line, st.source) for st in mine]
+    # A worker's own steps (taking an item off the queue) are in no line of the model's file: line 0.
+    workers = [st for st in trace if st.who != "MainThread"]
+    assert all(0 <= st.line <= n_lines for st in workers), [(st.line, st.source) for st in workers]
+    assert any(st.line == 0 for st in workers) and any(st.line > 0 for st in workers)
     assert any(st.source.startswith("(in concurrent.futures.ThreadPoolExecutor.submit)") for st in mine)
 
 

@@ -270,14 +270,15 @@ class Node:
 def call_line(frames: Sequence[tuple], node: Node) -> int:
     """The line a report shows for ``node`` run in a thread whose stack is ``frames`` (each ``(code, pc, *locals)``,
     innermost last): its own line in the model's code; in the library's, the line of the model's call into it
-    (the innermost frame at a node of the model's own)."""
+    (the innermost frame at a node of the model's own), or 0 in a thread the library started that is not in
+    the model's code (an executor's worker between tasks): no line of the model's file."""
     if not node.library:
         return node.line
     for f in reversed(frames):
         nodes = f[0].nodes
         if f[1] < len(nodes) and not nodes[f[1]].library:
             return nodes[f[1]].line
-    return node.line
+    return 0
 
 
 @dataclass(eq=False)

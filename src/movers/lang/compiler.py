@@ -105,12 +105,16 @@ TEXT_LIMIT = 200
 
 class ModuleCompiler:
     def __init__(self, source: str, filename: str, granularity: str = DEFAULT_GRANULARITY,
-                 plain: frozenset[tuple[Any, Any]] = frozenset()) -> None:
+                 plain: frozenset[tuple[Any, Any]] = frozenset(),
+                 compared_at: frozenset[tuple[int, int]] = frozenset()) -> None:
         self.source = source
         self.filename = filename
         self.granularity = granularity
         self.plain = plain  # comparisons known to compare no lists (``compile_model``)
         self.plain_found: frozenset[tuple[Any, Any]] = frozenset()
+        self.compared_at = compared_at  # where comparisons may compare containers (``compile_model``)
+        self.compared_at_found: frozenset[tuple[int, int]] = frozenset()
+        self.compare_sites: list[tuple[Code, Any, Any, tuple[int, int]]] = []
         self.finals = Finals(frozenset(), frozenset(), False)
         self.list_globals: frozenset[str] = frozenset()
         self._blines: list[bytes] | None = None
@@ -241,7 +245,8 @@ class ModuleCompiler:
             main = ast.FunctionDef(name="<main>", body=[ast.Global(names=list(self.globals)), *late],
                                    decorator_list=[])
             bodies.append((main, False))  # type: ignore[arg-type]
-        self.finals = dataclasses.replace(finals(self.globals, bodies), plain=self.plain)
+        self.finals = dataclasses.replace(finals(self.globals, bodies), plain=self.plain,
+                                          compared_at=self.compared_at)
         if self.has_defaultdict:  # `d[k]` on a defaultdict may insert: elements are never final
             self.finals = dataclasses.replace(self.finals, elements=False)
         self._compile_functions()
@@ -276,7 +281,7 @@ class ModuleCompiler:
         self._mark_library(program)
         for _, code in self.invariants:
             self._check_pure(program, code)
-        self.plain_found = resolve_comparisons(program)
+        self.plain_found, self.compared_at_found = resolve_comparisons(program, self.compare_sites)
         return program
 
     def _mark_library(self, program: Program) -> None:
@@ -970,15 +975,17 @@ def _reached(init: Code, stops: frozenset[int]) -> frozenset[int]:
 _COMPARED_BY_CONTENTS = frozenset({"list", "dict", "set", "container", "deque"})
 
 
-def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:
+def resolve_comparisons(program: Program, sites_compared: list[tuple[Code, Any, Any, tuple[int, int]]]
+                        ) -> tuple[frozenset[tuple[Any, Any]], frozenset[tuple[int, int]]]:
     """Turn the comparisons that may compare two lists (``Node.compared``) into what they read: every
     element of those lists and of the lists inside them (``runtime_ops._eq`` compares contents), for the
     reductions' static facts (``elements_read``) and the escape analysis (``uses``). Which values may be
     lists is the escape analysis's points-to sets (``analysis/static_escape.py``), solved only for models that
-    compare possible references at all: ``x == y`` over ints then reads no element, as before."""
+    compare possible references at all: ``x == y`` over ints then reads no element, as before. Returns the
+    comparisons that compare no lists, and where (``sites_compared``: line, column) those that may are."""
     codes = [program.init, *(c for c in program.codes() if c is not program.init)]
     if not any(n.compared for code in codes for n in code.nodes):
-        return frozenset()
+        return frozenset(), frozenset()
     sites = points_to(program)
     plain: set[tuple[Any, Any]] = set()
 
@@ -993,7 +1000,8 @@ def resolve_comparisons(program: Program) -> frozenset[tuple[Any, Any]]:
                     n.uses = (*n.uses, frozenset({("reach", a)}), frozenset({("reach", b)}))
                 else:
                     plain.add((a, b))
-    return frozenset(plain)
+    at = frozenset(pos for code, a, b, pos in sites_compared if lists(code, a) and lists(code, b))
+    return frozenset(plain), at
 
 
 def compile_model(source: str, filename: str = "<model>", granularity: str = DEFAULT_GRANULARITY) -> Program:
@@ -1003,10 +1011,12 @@ def compile_model(source: str, filename: str = "<model>", granularity: str = DEF
         raise ValueError(f"unknown granularity '{granularity}' (known: {', '.join(GRANULARITIES)})")
     mc = ModuleCompiler(source, filename, granularity)
     program = mc.compile()
-    if granularity == "access" and mc.plain_found:
+    if granularity == "access" and (mc.plain_found or mc.compared_at_found):
         # Whether a comparison reads lists' elements (an access) is known only once every flow is: a second
-        # compilation makes a step of only those that may (``Finals.plain``); ``x == y`` over ints is local.
-        program = ModuleCompiler(source, filename, granularity, plain=mc.plain_found).compile()
+        # compilation makes a step of only those that may (``Finals.plain``), each cut from the statement's
+        # other accesses (``Finals.compared_at``); ``x == y`` over ints is local.
+        program = ModuleCompiler(source, filename, granularity, plain=mc.plain_found,
+                                 compared_at=mc.compared_at_found).compile()
     return program
 
 

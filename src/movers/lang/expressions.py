@@ -42,7 +42,7 @@ from movers.lang.containers import (
 )
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
 from movers.lang.functions_model import Source, bind, bind_static, function_of, parameters, signature_of
-from movers.lang.granularity import is_boolean
+from movers.lang.granularity import container_operands, is_boolean
 from movers.lang.iteration import items_of
 from movers.lang.runtime_ops import (
     BINOPS,
@@ -471,7 +471,8 @@ class ExpressionCompiler(FunctionCore):
         a, b = self._expr(e.left), self._expr(e.right)
         if self.mc.has_dicts and isinstance(e.op, (ast.BitOr, ast.BitAnd, ast.Sub)):
             return self.set_operator(e, a, b, op)
-        if self.mc.container_arith and isinstance(e.op, (ast.Add, ast.Mult)) and not getattr(e, "movers_local", False):
+        if (self.mc.container_arith and isinstance(e.op, (ast.Add, ast.Mult)) and not getattr(e, "movers_local", False)
+                and container_operands(e)):
             return self.list_operator(e, a, b, op)
         self.note(e, self.value(e.left), self.value(e.right))  # tuple + tuple, tuple * n
         if isinstance(e.op, ast.Add):
@@ -661,6 +662,8 @@ class ExpressionCompiler(FunctionCore):
             else:
                 if not isinstance(o, (ast.Is, ast.IsNot)):
                     self.compares(a, b)
+                    if a and b and self.mc.has_lists:  # where, for the lowering (``Finals.compared_at``)
+                        self.mc.compare_sites.append((self.code, a, b, (e.lineno, e.col_offset)))
                 ops.append(comparison(type(o)))
         if len(ops) == 1:
             op, r = ops[0], rights[0]

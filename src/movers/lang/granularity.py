@@ -62,6 +62,9 @@ class Finals:
     # Comparisons (pairs of abstract values, ``Facts.compared``) that a first compilation's points-to
     # analysis found never compare two lists (``compiler.resolve_comparisons``): they read no element.
     plain: frozenset[tuple[Any, Any]] = frozenset()
+    # Where (line, column) the comparisons are that may compare two containers (``==`` of lists, dicts, sets,
+    # deques reads their elements): each is an access of its own for the lowering (``Lowering.own_events``).
+    compared_at: frozenset[tuple[int, int]] = frozenset()
 
     def shared(self, info: dict[str, Any]) -> bool:
         """Whether a node with these static facts (``function.Facts.info``) accesses shared memory."""
@@ -314,8 +317,7 @@ class Lowering:
     def own_events(self, node: ast.AST) -> int:
         """The accesses (or model calls) ``node`` makes itself, its operands apart."""
         if (isinstance(node, ast.BinOp) and isinstance(node.op, _CONTAINER_OPERATORS) and self.container_arith
-                and not self.finals.elements and not isinstance(node.left, ast.Constant)
-                and not isinstance(node.right, ast.Constant) and not getattr(node, "movers_local", False)):
+                and not self.finals.elements and container_operands(node) and not getattr(node, "movers_local", False)):
             return 1  # `a + b` of lists, `s | t` of sets read their elements (lang/containers.py)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             return int(self.is_global(node.id) and node.id not in self.finals.globals)
@@ -324,7 +326,11 @@ class Lowering:
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
             return int(not self.finals.elements)
         if isinstance(node, ast.Compare):
-            return sum(1 for op in node.ops if isinstance(op, (ast.In, ast.NotIn))) and int(not self.finals.elements)
+            if self.finals.elements:
+                return 0
+            contents = (getattr(node, "lineno", None), getattr(node, "col_offset", None)) in self.finals.compared_at
+            return sum(1 for op in node.ops if isinstance(op, (ast.In, ast.NotIn))
+                       or (contents and not isinstance(op, (ast.Is, ast.IsNot))))
         if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant)
                 and isinstance(node.left.value, str)):
             return int(not self.finals.elements)  # "%s" % xs reads a list's elements
@@ -888,6 +894,15 @@ def is_boolean(e: ast.AST) -> bool:
 
 # Operators that may read a list's or a set's elements (``a + b``, ``a * n``, ``s | t``, ``s & t``, ``s - t``).
 _CONTAINER_OPERATORS = (ast.Add, ast.Mult, ast.BitOr, ast.BitAnd, ast.Sub)
+
+
+def container_operands(node: ast.BinOp) -> bool:
+    """Whether ``node`` may operate on lists, sets or deques, reading their elements: a constant operand rules
+    that out (CPython's TypeError), but for ``xs * 2`` and ``2 * xs``."""
+    left, right = isinstance(node.left, ast.Constant), isinstance(node.right, ast.Constant)
+    if isinstance(node.op, ast.Mult):
+        return not (left and right)
+    return not (left or right)
 
 
 def _is_call_to(e: ast.AST, name: str) -> bool:

@@ -5,6 +5,7 @@ must agree (they are plain Python: ``import threading``)."""
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,11 @@ import pytest
 import movers
 from movers.lang.compiler import compile_model
 from movers.reduce import REDUCTIONS
+
+try:
+    from differential import run_differential
+except ImportError:  # tests/ imported as a package
+    from tests.differential import run_differential
 
 
 def verdicts(source: str, expected: str, kind: str | None = None, needle: str | None = None) -> None:
@@ -538,3 +544,82 @@ assert n[0] == 10, n
 def test_with_in_the_main_thread_and_a_manager_made_in_the_with() -> None:
     verdicts(MODULE_WITH.replace("ACQUIRE", "self.lock.acquire()").replace("RELEASE", "self.lock.release()"), "ok")
     verdicts(MODULE_WITH.replace("ACQUIRE", "pass").replace("RELEASE", "pass"), "violation", "assertion")
+
+
+# -- random programs: python3 agrees on one thread, every reduction agrees with none on two ----------------------
+
+def _body(rng: random.Random, depth: int, ind: int, held: bool, deep: int = 2) -> list[str]:
+    p = " " * ind
+    out: list[str] = []
+    for _ in range(rng.randint(1, 3 if deep > 1 else 2)):
+        k = rng.random()
+        g = rng.choice(["x", "y"])
+        if depth > deep or k < 0.25:
+            out.append(f"{p}{g} = {g} + {rng.randint(1, 3)}")
+        elif k < 0.35:
+            out += [f"{p}if {g} % 2 == {rng.randint(0, 1)}:", f"{p}    raise E1({g})"]
+        elif k < 0.45:
+            out.append(f"{p}{g} = add({g}, *({rng.randint(0, 2)}, {rng.randint(0, 2)}))"
+                       if rng.random() < 0.5 else f"{p}{g} = run(add, {g}, {rng.randint(1, 2)})")
+        elif k < 0.6 and not held:
+            swallow = rng.choice(["True", "False"])
+            out += [f"{p}with Guard(m, {swallow}) as s{depth}:", f"{p}    {g} = {g} + (1 if s{depth} else 2)"]
+            out += _body(rng, depth + 1, ind + 4, True, deep)
+        elif k < 0.7 and not held:
+            out += [f"{p}with m as got{depth}:", f"{p}    {g} = {g} + (3 if got{depth} else 5)"]
+            out += _body(rng, depth + 1, ind + 4, True, deep)
+        elif k < 0.85:
+            out += [f"{p}for i{depth} in range(2):"] + _body(rng, depth + 1, ind + 4, held, deep)
+            out += [f"{p}    if {g} > {rng.randint(2, 8)}:", f"{p}        break"]
+            out += [f"{p}else:"] + _body(rng, depth + 1, ind + 4, held, deep)
+        else:
+            out += [f"{p}n{depth} = 0", f"{p}while n{depth} < 2:", f"{p}    n{depth} += 1"]
+            out += _body(rng, depth + 1, ind + 4, held, deep)
+            out += [f"{p}    if {g} % 3 == {rng.randint(0, 2)}:", f"{p}        break"]
+            out += [f"{p}else:"] + _body(rng, depth + 1, ind + 4, held, deep)
+    return out
+
+
+_PRELUDE = ["import threading", "m = threading.Lock()", "x = 0", "y = 0", "", "", "class E1(Exception):",
+            "    pass", "", "", "class Guard:", "    def __init__(self, lock, swallow):", "        self.lock = lock",
+            "        self.swallow = swallow", "", "    def __enter__(self):", "        self.lock.acquire()",
+            "        return self.swallow", "", "    def __exit__(self, exc_type, exc, tb):",
+            "        self.lock.release()", "        return self.swallow and exc_type is not None", "", "",
+            "def add(g, *ks):", "    return g + sum(ks)", "", "", "def run(fn, *args):", "    return fn(*args)", ""]
+
+
+def _thread(rng: random.Random, name: str, deep: int = 2) -> list[str]:
+    return [f"def {name}():", "    global x, y", "    try:", *_body(rng, 0, 8, False, deep), "    except E1:",
+            "        pass", ""]
+
+
+def sequential_program(seed: int) -> str:
+    rng = random.Random(seed)
+    return "\n".join([*_PRELUDE, *_thread(rng, "w0"), "w0()", "assert (x, y) == EXPECTED, (x, y)", ""])
+
+
+def threaded_program(seed: int) -> str:
+    rng = random.Random(seed)
+    return "\n".join([*_PRELUDE, *_thread(rng, "w0", 0), *_thread(rng, "w1", 0),
+                      "t0 = threading.Thread(target=w0)", "t1 = threading.Thread(target=w1)", "t0.start()",
+                      "t1.start()", "t0.join()", "t1.join()", f"assert x + y != {rng.randint(4, 14)}", ""])
+
+
+@pytest.mark.parametrize("seed", range(0, 200, 10))
+def test_random_programs_agree_with_python3(tmp_path: Path, seed: int) -> None:
+    source = sequential_program(seed)
+    path = tmp_path / "model.py"
+    path.write_text(source.replace("EXPECTED", "None"))
+    p = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60)
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("AssertionError: "), last
+    value = last.split(": ", 1)[1]
+    r = movers.check(source=source.replace("EXPECTED", value))
+    assert r.verdict == "ok", (source, value, r.error, [(v.kind, v.message) for v in r.violations])
+    r = movers.check(source=source.replace("EXPECTED", "(-1, -1)"))
+    assert r.verdict == "violation", (source, r.error)
+
+
+@pytest.mark.parametrize("seed", [0, 9, 14, 16, 23, 33, 34, 38])
+def test_random_threaded_programs_every_reduction_agrees(seed: int) -> None:
+    run_differential(threaded_program(seed), list(REDUCTIONS), compare_kinds=False, max_states=20000)

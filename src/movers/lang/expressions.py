@@ -1193,7 +1193,7 @@ class ExpressionCompiler(FunctionCore):
         if self.cls is None:
             raise self.mc.error(e, "super() outside a method")
         base = self.cls.base
-        args = self.call_args(e)
+        args = self.call_args(e, spread=base is not None and base.builtin != "exception" and base is not THREAD)
         self_slot = 0
         if base is not None and base.builtin == "exception" and f.attr == "__init__":
             # BaseException.__init__(self, *args) sets args.
@@ -1214,6 +1214,17 @@ class ExpressionCompiler(FunctionCore):
         if code is None:
             raise self.mc.error(e, f"base class '{base.name}' has no method '{f.attr}'")
         self.facts.callees.add("." + f.attr)
+        spread = self.spreading(e, args)
+        if spread is not None:  # super().__init__(*args, **kwargs)
+            sig = signature_of(code)
+            self.flow("call", code, self.spread_values(e, code, (frozenset({("local", self_slot)}),)))
+            self.note(e, frozenset({("return", code)}))
+
+            def spread_setup(ctx: Ctx, ret_pc: int) -> None:
+                pos, names, kwvals = spread(ctx)
+                ctx.push(code, bind(sig, [ctx.loc[self_slot]], pos, names, kwvals, ctx=ctx), ret_pc)
+
+            return self.site(spread_setup, e)
         how = self.bound(e, code, 1)
         values = self.arranged(how, args)
         self.flow("call", code, (frozenset({("local", self_slot)}), *self.bound_values(e, how, code)))

@@ -351,6 +351,8 @@ class Lowering:
                 return int(not self.finals.elements)
         if isinstance(node, ast.Starred) and isinstance(node.ctx, ast.Load):
             return int(not self.finals.elements)  # f(*xs) reads a list's elements
+        if isinstance(node, ast.keyword):
+            return int(not self.finals.elements)  # f(**d) reads a dict's items
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             # its own loop: cut into statements (``_Cut._comprehension``) when it reads shared memory
             inner = [n for part in [node.elt, *node.generators] for n in _evaluation_order(part) if n is not node]
@@ -427,6 +429,10 @@ class _Cut:
             e.args = [self._walk(a, keep) for a in e.args]
             for kw in e.keywords:
                 kw.value = self._walk(kw.value, keep)
+                if kw.arg is None and low.own_events(kw):
+                    # f(**d): the items read at once, as dict(d) would (a step of its own).
+                    kw.value = self.hoist(ast.copy_location(ast.Call(func=ast.copy_location(
+                        ast.Name(id="dict", ctx=ast.Load()), kw.value), args=[kw.value], keywords=[]), kw.value))
             fields: list[tuple[str, Any]] = []
         else:
             fields = list(ast.iter_fields(e))
@@ -771,6 +777,8 @@ def _evaluation_order(e: ast.AST) -> list[ast.AST]:
                 visit(arg)
             for kw in n.keywords:
                 visit(kw.value)
+                if kw.arg is None:
+                    out.append(kw)  # f(**d): reading d's items
         else:
             for child in ast.iter_child_nodes(n):
                 visit(child)

@@ -352,7 +352,8 @@ class Lowering:
         if isinstance(node, ast.Starred) and isinstance(node.ctx, ast.Load):
             return int(not self.finals.elements)  # f(*xs) reads a list's elements
         if isinstance(node, ast.keyword):
-            return int(not self.finals.elements)  # f(**d) reads a dict's items
+            # f(**d) reads a dict's items, in the step that pushes the call (the other accesses are hoisted)
+            return int(not self.finals.elements)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
             # its own loop: cut into statements (``_Cut._comprehension``) when it reads shared memory
             inner = [n for part in [node.elt, *node.generators] for n in _evaluation_order(part) if n is not node]
@@ -429,10 +430,6 @@ class _Cut:
             e.args = [self._walk(a, keep) for a in e.args]
             for kw in e.keywords:
                 kw.value = self._walk(kw.value, keep)
-                if kw.arg is None and low.own_events(kw):
-                    # f(**d): the items read at once, as dict(d) would (a step of its own).
-                    kw.value = self.hoist(ast.copy_location(ast.Call(func=ast.copy_location(
-                        ast.Name(id="dict", ctx=ast.Load()), kw.value), args=[kw.value], keywords=[]), kw.value))
             fields: list[tuple[str, Any]] = []
         else:
             fields = list(ast.iter_fields(e))

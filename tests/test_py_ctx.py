@@ -750,3 +750,113 @@ assert b.args == EXPECTED and b.kw == {"x": 3}
 @pytest.mark.parametrize("expected,ok", [("(1, 2)", True), ("(1, 2, 3)", False)])
 def test_super_init_passes_star_args_on(tmp_path: Path, expected: str, ok: bool) -> None:
     agree(SUPER.replace("EXPECTED", expected), tmp_path, ok)
+
+
+
+# -- an executor written as CPython's (submit(self, fn, /, *args, **kwargs), with … as, fn(*args, **kwargs)) ----
+
+EXECUTOR = """
+import threading
+
+
+class Future:
+    def __init__(self):
+        self._condition = threading.Condition()
+        self._done = False
+        self._result = None
+        self._exception = None
+
+    def set_result(self, result):
+        with self._condition:
+            self._result = result
+            self._done = True
+            self._condition.notify_all()
+
+    def set_exception(self, exception):
+        with self._condition:
+            self._exception = exception
+            self._done = True
+            self._condition.notify_all()
+
+    def result(self):
+        with self._condition:
+            while not self._done:
+                self._condition.wait()
+            if self._exception is not None:
+                raise self._exception
+            return self._result
+
+
+class _WorkItem:
+    def __init__(self, future, fn, args, kwargs):
+        self.future = future
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+
+    def run(self):
+        try:
+            result = self.fn(*self.args, **self.kwargs)
+        except BaseException as exc:
+            self.future.set_exception(exc)
+        else:
+            self.future.set_result(result)
+
+
+class Executor:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._threads = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        with self._lock:
+            f = Future()
+            w = _WorkItem(f, fn, args, kwargs)
+            t = threading.Thread(target=w.run)
+            self._threads.append(t)
+            t.start()
+            return f
+
+    def shutdown(self, wait=True):
+        if wait:
+            for t in self._threads:
+                t.join()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        self.shutdown(wait=True)
+        return False
+
+
+counter = [0]
+lock = threading.Lock()
+
+
+def inc(k, by=1):
+    with lock:
+        counter[0] = counter[0] + by
+    return k
+
+
+def main():
+    with Executor() as ex:
+        fs = [ex.submit(inc, i, by=2) for i in range(2)]
+        rs = [f.result() for f in fs]
+    assert rs == [0, 1]
+    assert counter[0] == 4, counter
+
+
+m = threading.Thread(target=main)
+m.start()
+m.join()
+"""
+
+
+def test_an_executor_written_as_cpythons() -> None:
+    verdicts(EXECUTOR, "ok")
+    bug = EXECUTOR.replace("    with lock:\n        counter[0] = counter[0] + by\n",
+                           "    counter[0] = counter[0] + by\n")
+    assert bug != EXECUTOR
+    verdicts(bug, "violation", "assertion")

@@ -748,7 +748,7 @@ class ModuleCompiler:
                     with self.collecting():
                         raise self.error(item, f"unsupported construct: special method '{item.name}' "
                                          "(only __init__, and __enter__ and __exit__ for 'with', are supported)")
-                if not item.args.args:
+                if not item.args.posonlyargs and not item.args.args:  # def m(self, x, /, *args) too
                     raise self.error(item, "a method must take 'self' as its first parameter")
                 info.methods[item.name] = code
 

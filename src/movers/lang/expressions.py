@@ -1110,22 +1110,42 @@ class ExpressionCompiler(FunctionCore):
         if all(type(s) is int for s in how) and how == list(range(len(args))):
             return lambda ctx: [a(ctx) for a in args]
 
+        if not any(isinstance(s, tuple) and s[0] in ("star", "kwstar") for s in how):
+            def plain(ctx: Ctx) -> list[Any]:
+                vals = [a(ctx) for a in args]
+                return [vals[s] if type(s) is int else s[1] for s in how]  # type: ignore[index]
+
+            return plain
+
+        def one(ctx: Ctx, vals: list[Any], s: Source) -> Any:
+            if isinstance(s, int):
+                return vals[s]
+            if s[0] == "star":
+                return tuple(vals[i] for i in s[1])
+            if s[0] == "kwstar":
+                return kwargs_dict(ctx, s[2], [(k, vals[i]) for k, i in s[1]])
+            return s[1]
+
         def run(ctx: Ctx) -> list[Any]:
             vals = [a(ctx) for a in args]
-            return [vals[s] if type(s) is int else tuple(vals[i] for i in s[1]) if s[0] == "star"  # type: ignore[index]
-                    else kwargs_dict(ctx, s[2], [(k, vals[i]) for k, i in s[1]]) if s[0] == "kwstar"  # type: ignore[index]
-                    else s[1] for s in how]
+            return [one(ctx, vals, s) for s in how]
 
         return run
 
     def bound_values(self, e: ast.Call, how: list[Source], code: Code | None = None) -> tuple[AV, ...]:
         """The abstract values of the parameters (a default is a constant: it holds no reference)."""
         exprs = [*e.args, *(k.value for k in e.keywords)]
-        # ``*args`` receives a tuple: its value is the union of its items'.
-        return tuple(self.value(exprs[s]) if type(s) is int else  # type: ignore[index]
-                     NO_VALUE.union(*(self.value(exprs[i]) for i in s[1])) if s[0] == "star" else
-                     kwargs_site(code) if s[0] == "kwstar" and code is not None else NO_VALUE
-                     for s in how)
+
+        def one(s: Source) -> AV:
+            if isinstance(s, int):
+                return self.value(exprs[s])
+            if s[0] == "star":  # a tuple: its value is the union of its items'
+                return NO_VALUE.union(*(self.value(exprs[i]) for i in s[1]))
+            if s[0] == "kwstar" and code is not None:  # the dict the call makes
+                return kwargs_site(code)
+            return NO_VALUE
+
+        return tuple(one(s) for s in how)
 
     def method_args_values(self, e: ast.Call, method: str) -> tuple[AV, ...]:
         """The parameters' abstract values of a method call for the escape analysis, which matches them by

@@ -44,7 +44,7 @@ from movers.ir.program import ClassInfo, Code, Func, Ref, box
 # first, then keywords, in the source's order), a default: ("default", value), or the tuple of the extra
 # positional arguments that ``*args`` receives: ("star", (index, ...)), or the dict ``**kwargs`` receives:
 # ("kwstar", ((name, index), ...), its class).
-Source = int | tuple[str, Any]
+Source = int | tuple[Any, ...]
 
 
 class FieldDefault:

@@ -7,6 +7,10 @@ statements: ``wait_until(cond)``, ``wait(obj)``, ``notify(obj)``, ``notify_all(o
 ``x.acquire()``, ``release()``, ``wait()``, ``notify()``, ``notify_all()``, ``start()`` and ``join()`` (a
 plain call when ``x`` is a model object whose class defines the method). A block that ``return``, ``break``
 or ``continue`` leaves is exited through the ``Exit`` it pushes on ``self.exits``.
+
+``with lock as got:`` binds True after the acquire, what CPython's ``__enter__`` of a lock returns. In a model
+where some class defines ``__enter__``, every other ``with`` is ``withs.ContextCompiler``'s: the value decides
+at run time whether it is a lock or a context manager.
 """
 
 from __future__ import annotations

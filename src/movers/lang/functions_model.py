@@ -2,10 +2,12 @@
 
 ``Signature`` is what a ``def`` (or ``lambda``) says about its parameters: their names in order, which may be
 given by position and which by keyword only, and the default values, evaluated once when the definition runs,
-as CPython does (``def f(a, b=1, *, c=2)``). ``signature`` builds it from the ``ast`` (refusing ``*args`` and
-``**kwargs``); ``bind_static`` matches a call whose callee is known at compile time (a function, a
-constructor) and ``bind`` matches one whose callee is known only at run time (a method, a function value),
-with CPython's ``TypeError`` messages.
+as CPython does (``def f(a, b=1, *, c=2)``). ``bind_static`` matches a call whose callee is known at compile
+time (a function, a constructor) and ``bind`` matches one whose callee is known only at run time (a method, a
+function value, or any call with ``*xs`` or ``**d``, whose arguments are known only then), with CPython's
+``TypeError`` messages. ``*args`` is the function's parameter after the named ones and receives the tuple of
+the extra positional arguments; ``**kwargs`` is the last and receives a new dict (on the heap, an object like
+any other: ``kwargs_dict``, allocation site ``kwargs_site``) of the keyword arguments no parameter takes.
 
 A top-level default must be a constant (an int, a bool, None, a string, a tuple of those): CPython evaluates
 it once at the ``def``, and a constant is the same value then as at any call. A mutable default (``x=[]``,

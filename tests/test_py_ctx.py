@@ -860,3 +860,34 @@ def test_an_executor_written_as_cpythons() -> None:
                            "    counter[0] = counter[0] + by\n")
     assert bug != EXECUTOR
     verdicts(bug, "violation", "assertion")
+
+
+NOT_A_MANAGER = """
+import threading
+
+x = [5]
+caught = []
+
+
+def w():
+    try:
+        with x[0]:
+            pass
+    except TypeError as e:
+        caught.append(str(e))
+
+
+t = threading.Thread(target=w)
+t.start()
+t.join()
+assert caught == EXPECTED, caught
+"""
+
+
+NOT_A_MANAGER_OUT = '["\'int\' object does not support the context manager protocol"]'
+
+
+@pytest.mark.parametrize("expected,ok", [(NOT_A_MANAGER_OUT, True), ("[]", False)])
+def test_with_on_a_value_that_is_not_a_lock_raises_cpythons_type_error(tmp_path: Path, expected: str,
+                                                                        ok: bool) -> None:
+    agree(NOT_A_MANAGER.replace("EXPECTED", expected), tmp_path, ok)

@@ -26,6 +26,7 @@ from movers.lang import codegen
 from movers.lang.function import AV, NO_VALUE, Exit, Facts, Fn, FunctionCore, Label
 from movers.lang.runtime_ops import join_guard, join_op, start_thread
 from movers.lang.syntax import _is_call_to
+from movers.lang.withs import SYNC_CLASSES, lock_or_fail
 
 
 class ConcurrencyCompiler(FunctionCore):
@@ -89,6 +90,8 @@ class ConcurrencyCompiler(FunctionCore):
         def make() -> Callable[[Ctx], None]:
             def run(ctx: Ctx) -> None:
                 r = lock(ctx)
+                if type(r) is not Ref or ctx.heap[r.i][0] not in SYNC_CLASSES:
+                    lock_or_fail(ctx, r)  # CPython's TypeError: not a context manager
                 ctx.loc[slot] = r
                 sync.acquire(ctx, r)
                 ctx.pc = nxt.pc

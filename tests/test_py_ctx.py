@@ -891,3 +891,41 @@ NOT_A_MANAGER_OUT = '["\'int\' object does not support the context manager proto
 def test_with_on_a_value_that_is_not_a_lock_raises_cpythons_type_error(tmp_path: Path, expected: str,
                                                                         ok: bool) -> None:
     agree(NOT_A_MANAGER.replace("EXPECTED", expected), tmp_path, ok)
+
+
+THREAD_KWARGS = """
+import threading
+
+lock = threading.Lock()
+shared = []
+
+
+def keep(first, *rest, **opts):
+    shared.append(opts)
+    assert first == 1 and rest == (2,)
+
+
+def bump():
+    d = shared[0]
+    with lock:
+        v = d["n"]
+        d["n"] = v + 1
+
+
+t = threading.Thread(target=keep, args=(1, 2), kwargs={"n": 0})
+t.start()
+t.join()
+ts = [threading.Thread(target=bump) for _ in range(2)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+assert shared[0]["n"] == 2, shared
+"""
+
+
+def test_a_thread_target_with_star_args_and_kwargs() -> None:
+    verdicts(THREAD_KWARGS, "ok")
+    bug = THREAD_KWARGS.replace('        d["n"] = v + 1\n', '    with lock:\n        d["n"] = v + 1\n')
+    assert bug != THREAD_KWARGS
+    verdicts(bug, "violation", "assertion")

@@ -52,11 +52,12 @@ from movers.ir.program import (
     LockingDeclaration,
     Node,
     Program,
+    Ref,
     box,
 )
 from movers.lang.builtins import BuiltinCompiler
 from movers.lang.concurrency import ConcurrencyCompiler
-from movers.lang.containers import dict_class
+from movers.lang.containers import dict_class, dict_new
 from movers.lang.deletion import DeletionCompiler
 from movers.lang.errors import MAX_ERRORS, ModelSyntaxError, at, collected
 from movers.lang.exceptions import ExceptionCompiler
@@ -605,7 +606,7 @@ class ModuleCompiler:
             code.signature = Signature(qn, names, ncap + len(pos), ncap + len(child.args.posonlyargs),
                                        {n: FieldDefault(ncap + k) for k, n in enumerate(dnames)}, hidden=ncap,
                                        star=star[0] if star else None, kwstar=kwstar[0] if kwstar else None,
-                                       kwcls=dict_class(child.lineno) if kwstar else None)
+                                       kwmake=_kwargs_maker(child.lineno) if kwstar else None)
             cls = closure_class(qn, captured, dnames, child.lineno) if captured or dnames else None
             if cls is not None:
                 cls.closure = code  # type: ignore[attr-defined]
@@ -771,7 +772,7 @@ class ModuleCompiler:
         shown = name.split(".", 1)[1] if owner is not None and owner.name in self.library.classes else name
         code.signature = Signature(shown, tuple(params), len(pos), len(fn.args.posonlyargs), values,
                                    star=star[0] if star else None, kwstar=kwstar[0] if kwstar else None,
-                                   kwcls=dict_class(fn.lineno) if kwstar else None)
+                                   kwmake=_kwargs_maker(fn.lineno) if kwstar else None)
         return code
 
     # -- declarations -----------------------------------------------------------------------------------------
@@ -879,6 +880,12 @@ class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler
                        BuiltinCompiler, TimeoutCompiler, DeletionCompiler, ContextCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
+
+
+def _kwargs_maker(line: int) -> Callable[[Ctx, list[tuple[str, Any]]], Ref]:
+    """What makes the dict ``**kwargs`` of the definition at ``line`` receives at each call."""
+    cls = dict_class(line)
+    return lambda ctx, pairs: dict_new(ctx, cls, pairs)
 
 
 def _list_valued(e: ast.expr) -> bool:

@@ -47,7 +47,6 @@ from movers.lang.functions_model import (
     bind,
     bind_static,
     function_of,
-    kwargs_dict,
     kwargs_site,
     parameters,
     signature_of,
@@ -1123,7 +1122,7 @@ class ExpressionCompiler(FunctionCore):
             if s[0] == "star":
                 return tuple(vals[i] for i in s[1])
             if s[0] == "kwstar":
-                return kwargs_dict(ctx, s[2], [(k, vals[i]) for k, i in s[1]])
+                return s[2](ctx, [(k, vals[i]) for k, i in s[1]])
             return s[1]
 
         def run(ctx: Ctx) -> list[Any]:

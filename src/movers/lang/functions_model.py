@@ -7,7 +7,7 @@ time (a function, a constructor) and ``bind`` matches one whose callee is known 
 function value, or any call with ``*xs`` or ``**d``, whose arguments are known only then), with CPython's
 ``TypeError`` messages. ``*args`` is the function's parameter after the named ones and receives the tuple of
 the extra positional arguments; ``**kwargs`` is the last and receives a new dict (on the heap, an object like
-any other: ``kwargs_dict``, allocation site ``kwargs_site``) of the keyword arguments no parameter takes.
+any other: ``Signature.kwmake``, allocation site ``kwargs_site``) of the keyword arguments no parameter takes.
 
 A top-level default must be a constant (an int, a bool, None, a string, a tuple of those): CPython evaluates
 it once at the ``def``, and a constant is the same value then as at any call. A mutable default (``x=[]``,
@@ -35,7 +35,7 @@ reduction (``own_cells``, ``needs``).
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,9 +77,10 @@ class Signature:
     # receives the tuple of the positional arguments past the ``npos`` first, as in CPython.
     star: str | None = None
     # ``**kwargs``: its name (the parameter after ``*args``'s, if any), which receives a new dict of the keyword
-    # arguments no other parameter takes, in the call's order; ``kwcls``: the class of those dicts.
+    # arguments no other parameter takes, in the call's order; ``kwmake(ctx, pairs)`` makes that dict (one class
+    # per definition: lang/containers.py, which the compiler gives here).
     kwstar: str | None = None
-    kwcls: ClassInfo | None = None
+    kwmake: Callable[[Ctx, list[tuple[str, Any]]], Ref] | None = None
 
 
 def constant_value(e: ast.expr) -> tuple[bool, Any]:
@@ -166,7 +167,7 @@ def bind_static(sig: Signature, nargs: int, keywords: Sequence[str | None], firs
     if sig.star is not None:
         out.append(("star", tuple(range(npos, nargs))))
     if sig.kwstar is not None:
-        out.append(("kwstar", tuple(extra), sig.kwcls))
+        out.append(("kwstar", tuple(extra), sig.kwmake))
     return out  # type: ignore[return-value]
 
 
@@ -187,18 +188,11 @@ def bind(sig: Signature, first: list[Any], args: list[Any], keywords: Sequence[s
             out.append(tuple(given[i] for i in src[1]))
         elif src[0] == "kwstar":
             assert ctx is not None
-            out.append(kwargs_dict(ctx, src[2], [(k, given[i]) for k, i in src[1]]))
+            out.append(src[2](ctx, [(k, given[i]) for k, i in src[1]]))
         else:
             d = src[1]
             out.append(fields[d.k] if type(d) is FieldDefault else d)
     return out
-
-
-def kwargs_dict(ctx: Ctx, cls: ClassInfo, pairs: list[tuple[str, Any]]) -> Ref:
-    """The new dict ``**kwargs`` receives (an object on the heap, as every dict)."""
-    from movers.lang.containers import dict_new  # noqa: PLC0415  (containers imports the machine, not this)
-
-    return dict_new(ctx, cls, pairs)
 
 
 def kwargs_site(code: Code) -> frozenset[Any]:

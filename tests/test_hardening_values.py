@@ -263,8 +263,7 @@ def test_a_local_assigned_none_is_bound() -> None:
 
 
 @pytest.mark.parametrize("src, message", [
-    ("def f(*a):\n    pass\n", "*a in a definition"),
-    ("def f(**k):\n    pass\nx = f\n", "**k in a definition"),
+    ("t = (1,)\nx = KeyError(*t)\n", "*args in a call of a built-in"),
     ("class C:\n    pass\nx = C\n", "classes are not values"),
     ("class C:\n    def __eq__(self, o):\n        return True\n", "special method '__eq__'"),
     ("class C:\n    @staticmethod\n    def m(a):\n        return a\n", "unsupported decorator"),

@@ -412,3 +412,22 @@ def test_a_model_may_define_its_own_future_and_map() -> None:
             assert f.result().map(lambda v: v + 1) == 2
     """)
     assert movers.check(source=src).verdict == "ok"
+
+
+def test_submit_passes_keyword_arguments(tmp_path: Path) -> None:
+    src = program("""
+        from concurrent.futures import ThreadPoolExecutor
+
+
+        def greet(name, greeting="hello"):
+            return f"{greeting} {name}"
+
+
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            f = pool.submit(greet, "ann", greeting="hi")
+        r = f.result()
+        assert r == "hi ann", r
+        print(r)
+    """)
+    agree(src, "ok")
+    assert python3(src, tmp_path).stdout == "hi ann\n"

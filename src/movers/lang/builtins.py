@@ -16,10 +16,10 @@ from typing import Any
 
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
-from movers.ir.program import THREAD, Func, Ref
+from movers.ir.program import THREAD, Code, Func, Ref
 from movers.lang import deques, strings, threadinfo
 from movers.lang.function import AV, NO_VALUE, Fn, FunctionCore
-from movers.lang.functions_model import signature_of
+from movers.lang.functions_model import kwargs_site, signature_of
 from movers.lang.runtime_ops import DAEMON, KWARGS, THREAD_NAME, as_tuple, choice_count, extremum, length_of, truth_of
 from movers.lang.syntax import _is_call_to
 
@@ -433,6 +433,7 @@ class BuiltinCompiler(FunctionCore):
         else:
             for code in codes:
                 self.flow("thread", self.value(e), code, args_av)
+        self.thread_kwargs_flows(codes, args_av)
 
         def run(ctx: Ctx) -> Ref:
             a = args(ctx)
@@ -449,6 +450,14 @@ class BuiltinCompiler(FunctionCore):
             return ctx.alloc((THREAD, None, None, t(ctx), a))
 
         return run
+
+    def thread_kwargs_flows(self, codes: list[Code], args_av: AV) -> None:
+        """A target with ``**kwargs`` gets a dict its thread's start makes (lang/functions_model.py)."""
+        for code in codes:
+            if signature_of(code).kwstar is not None:
+                site = kwargs_site(code)
+                self.flow("call", code, (*(NO_VALUE,) * (len(code.params) - 1), site))
+                self.flow("store", ("element", site), args_av)
 
     def b_isinstance(self, e: ast.Call) -> Fn:
         """``isinstance(x, C)`` for a class of the model (its subclasses included) or a built-in type (``int``

@@ -52,11 +52,13 @@ from movers.ir.program import (
     LockingDeclaration,
     Node,
     Program,
+    Ref,
     box,
 )
 from movers.lang.builtins import BuiltinCompiler
 from movers.lang.comprehensions import desugar
 from movers.lang.concurrency import ConcurrencyCompiler
+from movers.lang.containers import dict_class, dict_new
 from movers.lang.deletion import DeletionCompiler
 from movers.lang.errors import MAX_ERRORS, ModelSyntaxError, at, collected
 from movers.lang.exceptions import ExceptionCompiler
@@ -74,6 +76,7 @@ from movers.lang.functions_model import (
     dataclass_options,
     default_message,
     free_variables,
+    kwstar_name,
     needs,
     own_cells,
     own_nodes,
@@ -321,6 +324,8 @@ class ModuleCompiler:
         self.has_dicts = self.has_defaultdict or any(
             isinstance(n, (ast.Dict, ast.Set, ast.DictComp, ast.SetComp)) or _is_call_to(n, "dict")
             or _is_call_to(n, "set")
+            or (isinstance(n, (ast.FunctionDef, ast.Lambda)) and n.args.kwarg is not None)  # **kwargs
+            or (isinstance(n, ast.keyword) and n.arg is None)  # f(**mapping)
             for n in ast.walk(tree))
         # Whether `+`, `*`, `|`, `&`, `-` may meet lists or sets (``lang/containers.py``): then they compile to
         # the containers' operators, and each one with two operands that are not constants is an access.
@@ -564,7 +569,8 @@ class ModuleCompiler:
             params: set[str] = set()
         else:
             a = fn.args  # type: ignore[attr-defined]
-            params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | set(star_name(a))
+            params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | set(star_name(a)) | set(
+                kwstar_name(a))
             declared = {x for n in own_nodes(fn) if isinstance(n, ast.Global) for x in n.names}
             scope = params | {n.id for n in own_nodes(fn) if isinstance(n, ast.Name)
                               and isinstance(n.ctx, ast.Store) and n.id not in declared}
@@ -596,11 +602,12 @@ class ModuleCompiler:
             pos, kwonly, defaults = parameters(child.args)
             dnames = [p.arg for p, d in zip([*pos, *kwonly], defaults, strict=True) if d is not None]
             own_params = [p.arg for p in (*pos, *kwonly)]
-            star = star_name(child.args)
+            star, kwstar = star_name(child.args), kwstar_name(child.args)
             body = [ast.Return(value=child.body)] if isinstance(child, ast.Lambda) else child.body
             synth = ast.FunctionDef(
                 name=qn, args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=n) for n in captured]
                                            + [ast.arg(arg=p.arg) for p in pos], vararg=child.args.vararg,
+                                           kwarg=child.args.kwarg,
                                            kwonlyargs=[ast.arg(arg=p.arg) for p in kwonly], kw_defaults=[],
                                            defaults=[]),
                 body=body, decorator_list=[], returns=None, type_comment=None)
@@ -610,10 +617,11 @@ class ModuleCompiler:
             ast.fix_missing_locations(synth)
             ncap = len(captured)
             names = (*captured, *own_params)
-            code = Code(qn, [*names, *star], [*names, *star], line=child.lineno)
+            code = Code(qn, [*names, *star, *kwstar], [*names, *star, *kwstar], line=child.lineno)
             code.signature = Signature(qn, names, ncap + len(pos), ncap + len(child.args.posonlyargs),
                                        {n: FieldDefault(ncap + k) for k, n in enumerate(dnames)}, hidden=ncap,
-                                       star=star[0] if star else None)
+                                       star=star[0] if star else None, kwstar=kwstar[0] if kwstar else None,
+                                       kwmake=_kwargs_maker(child.lineno) if kwstar else None)
             cls = closure_class(qn, captured, dnames, child.lineno) if captured or dnames else None
             if cls is not None:
                 cls.closure = code  # type: ignore[attr-defined]
@@ -756,7 +764,7 @@ class ModuleCompiler:
                     with self.collecting():
                         raise self.error(item, f"unsupported construct: special method '{item.name}' "
                                          "(only __init__, and __enter__ and __exit__ for 'with', are supported)")
-                if not item.args.args:
+                if not item.args.posonlyargs and not item.args.args:  # def m(self, x, /, *args) too
                     raise self.error(item, "a method must take 'self' as its first parameter")
                 info.methods[item.name] = code
 
@@ -773,13 +781,14 @@ class ModuleCompiler:
                     raise self.error(d, default_message(p.arg, d))
                 values[p.arg] = box(v)
         params = [p.arg for p in (*pos, *kwonly)]
-        star = star_name(fn.args)
-        code = Code(name, params + star, params + star, line=fn.lineno, owner=owner)
+        star, kwstar = star_name(fn.args), kwstar_name(fn.args)
+        code = Code(name, params + star + kwstar, params + star + kwstar, line=fn.lineno, owner=owner)
         # CPython's messages name a method by its qualified name (``Queue.put``, not the library's ``queue.Queue.put``).
         shown = (f"{self.library.local_name(owner.name)}.{fn.name}" if owner is not None
                  and owner.name in self.library.classes else name)
         code.signature = Signature(shown, tuple(params), len(pos), len(fn.args.posonlyargs), values,
-                                   star=star[0] if star else None)
+                                   star=star[0] if star else None, kwstar=kwstar[0] if kwstar else None,
+                                   kwmake=_kwargs_maker(fn.lineno) if kwstar else None)
         return code
 
     # -- declarations -----------------------------------------------------------------------------------------
@@ -887,6 +896,12 @@ class FunctionCompiler(StatementCompiler, ConcurrencyCompiler, ExceptionCompiler
                        BuiltinCompiler, TimeoutCompiler, DeletionCompiler, ContextCompiler):
     """Compiles one function, method or the module's initialisation into its ``Code``: ``compile_function``,
     or ``compile_block`` then ``finish``. ``FunctionCore`` (function.py) with the rules of each mixin."""
+
+
+def _kwargs_maker(line: int) -> Callable[[Ctx, list[tuple[str, Any]]], Ref]:
+    """What makes the dict ``**kwargs`` of the definition at ``line`` receives at each call."""
+    cls = dict_class(line)
+    return lambda ctx, pairs: dict_new(ctx, cls, pairs)
 
 
 def _list_valued(e: ast.expr) -> bool:

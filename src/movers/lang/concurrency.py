@@ -7,6 +7,10 @@ statements: ``wait_until(cond)``, ``wait(obj)``, ``notify(obj)``, ``notify_all(o
 ``x.acquire()``, ``release()``, ``wait()``, ``notify()``, ``notify_all()``, ``start()`` and ``join()`` (a
 plain call when ``x`` is a model object whose class defines the method). A block that ``return``, ``break``
 or ``continue`` leaves is exited through the ``Exit`` it pushes on ``self.exits``.
+
+``with lock as got:`` binds True after the acquire, what CPython's ``__enter__`` of a lock returns. In a model
+where some class defines ``__enter__``, every other ``with`` is ``withs.ContextCompiler``'s: the value decides
+at run time whether it is a lock or a context manager.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from movers.lang import codegen
 from movers.lang.function import AV, NO_VALUE, Exit, Facts, Fn, FunctionCore, Label
 from movers.lang.runtime_ops import join_guard, join_op, start_thread
 from movers.lang.syntax import _is_call_to
+from movers.lang.withs import SYNC_CLASSES, lock_or_fail
 
 
 class ConcurrencyCompiler(FunctionCore):
@@ -85,6 +90,8 @@ class ConcurrencyCompiler(FunctionCore):
         def make() -> Callable[[Ctx], None]:
             def run(ctx: Ctx) -> None:
                 r = lock(ctx)
+                if type(r) is not Ref or ctx.heap[r.i][0] not in SYNC_CLASSES:
+                    lock_or_fail(ctx, r)  # CPython's TypeError: not a context manager
                 ctx.loc[slot] = r
                 sync.acquire(ctx, r)
                 ctx.pc = nxt.pc

@@ -30,6 +30,7 @@ from movers.lang.containers import (
     SET_METHODS,
     dict_class,
     dict_get,
+    dict_items,
     dict_method,
     dict_new,
     dict_set,
@@ -41,7 +42,15 @@ from movers.lang.containers import (
     set_new,
 )
 from movers.lang.function import AV, NO_VALUE, CallSite, Fn, FunctionCore
-from movers.lang.functions_model import Source, bind, bind_static, function_of, parameters, signature_of
+from movers.lang.functions_model import (
+    Source,
+    bind,
+    bind_static,
+    function_of,
+    kwargs_site,
+    parameters,
+    signature_of,
+)
 from movers.lang.granularity import container_operands, is_boolean
 from movers.lang.iteration import items_of
 from movers.lang.runtime_ops import (
@@ -361,7 +370,11 @@ class ExpressionCompiler(FunctionCore):
         spread = self.spreading(e, args)
         keywords = tuple(k.arg or "" for k in e.keywords)
         npos = len(e.args)
-        every = NO_VALUE.union(*(self.value(a) for a in [*e.args, *(k.value for k in e.keywords)]))
+        every = NO_VALUE.union(*(self.value(a) for a in e.args), *(self.value(k) if k.arg is None else
+                                                                    self.value(k.value) for k in e.keywords))
+        kw_codes = [self.mc.functions[k] for k in self.mc.value_callees] + [c for _, c in self.mc.bound_codes]
+        self.kwargs_facts(kw_codes, every)
+        every = every | self.kw_sites(kw_codes)
         fav = self.value(e.func)
         for key in self.mc.value_callees:
             code = self.mc.functions[key]
@@ -379,13 +392,13 @@ class ExpressionCompiler(FunctionCore):
         def setup(ctx: Ctx, ret_pc: int) -> None:
             code, first, fields = function_of(ctx, fv(ctx))
             if spread is not None:
-                pos, kwvals = spread(ctx)
-                ctx.push(code, bind(signature_of(code), first, pos, keywords, kwvals, fields), ret_pc)
+                pos, names, kwvals = spread(ctx)
+                ctx.push(code, bind(signature_of(code), first, pos, names, kwvals, fields, ctx), ret_pc)
                 return
             vals = [a(ctx) for a in args]
             sig = signature_of(code)
             if keywords or len(code.params) != len(first) + len(vals) or sig.npos != len(code.params):
-                vals = bind(sig, first, vals[:npos], keywords, vals[npos:], fields)
+                vals = bind(sig, first, vals[:npos], keywords, vals[npos:], fields, ctx)
                 ctx.push(code, vals, ret_pc)
                 return
             ctx.push(code, [*first, *vals], ret_pc)
@@ -835,10 +848,10 @@ class ExpressionCompiler(FunctionCore):
                 if spread is not None:  # f(*xs): matched when the items are known (CPython's TypeError)
                     self.flow("call", code, self.spread_values(e, code))
                     self.note(e, frozenset({("return", code)}))
-                    return self.site(_spread_call(code, spread, tuple(k.arg or "" for k in e.keywords)), e)
+                    return self.site(_spread_call(code, spread), e)
                 how = self.bound(e, code, 0)
                 values = self.arranged(how, args)
-                self.flow("call", code, self.bound_values(e, how))
+                self.flow("call", code, self.bound_values(e, how, code))
                 self.note(e, frozenset({("return", code)}))
                 return self.site(lambda ctx, ret_pc: ctx.push(code, values(ctx), ret_pc), e)
             if name in self.mc.classes:
@@ -1018,11 +1031,20 @@ class ExpressionCompiler(FunctionCore):
                 raise self.mc.error(a, "unsupported construct: *args in a call of a built-in or an exception "
                                        "class; pass the items one by one")
         for k in e.keywords:
-            if k.arg is None:
-                raise self.mc.error(k, "unsupported construct: **mapping in a call; give the keyword arguments "
-                                    "by name")
+            if k.arg is None and not spread:
+                raise self.mc.error(k, "unsupported construct: **mapping in a call of a built-in; give the keyword "
+                                       "arguments by name")
         return [self._starred(a) if isinstance(a, ast.Starred) else self._expr(a) for a in e.args] + [
-            self._expr(k.value) for k in e.keywords]
+            self._expr(k.value) if k.arg is not None else self._mapping(k) for k in e.keywords]
+
+    def _mapping(self, k: ast.keyword) -> Fn:
+        """``**d`` in a call: the dict, whose items are read (an access)."""
+        v = self._expr(k.value)
+        av = self.value(k.value)
+        self.facts.elements_read = True
+        self.facts.uses.append(av)
+        self.note(k, av, frozenset({("element", av)}))
+        return v
 
     def _starred(self, a: ast.Starred) -> Fn:
         """``*xs`` in a call: the iterable, whose items are read (a list's elements: an access)."""
@@ -1033,17 +1055,20 @@ class ExpressionCompiler(FunctionCore):
         self.note(a, av, frozenset({("element", av)}))
         return v
 
-    def spreading(self, e: ast.Call, args: list[Fn]) -> Callable[[Ctx], tuple[list[Any], list[Any]]] | None:
-        """For a call with ``*xs`` among its arguments: the positional values, the items of each ``*xs`` in its
-        place (CPython's order), and the keyword values; None for a call without."""
+    def spreading(self, e: ast.Call, args: list[Fn]) -> Spread | None:
+        """For a call with ``*xs`` or ``**d`` among its arguments: the positional values (the items of each
+        ``*xs`` in its place), the keywords' names and their values (the items of each ``**d`` in its place),
+        in CPython's order; None for a call without."""
         stars = [isinstance(a, ast.Starred) for a in e.args]
-        if not any(stars):
+        names = [k.arg for k in e.keywords]
+        if not any(stars) and None not in names:
             return None
         npos = len(e.args)
         pos = list(zip(args[:npos], stars, strict=True))
-        kws = args[npos:]
+        kws = list(zip(args[npos:], names, strict=True))
+        fname = self.mc.text(e.func)
 
-        def run(ctx: Ctx) -> tuple[list[Any], list[Any]]:
+        def run(ctx: Ctx) -> tuple[list[Any], tuple[str, ...], list[Any]]:
             out: list[Any] = []
             for a, star in pos:
                 v = a(ctx)
@@ -1051,14 +1076,51 @@ class ExpressionCompiler(FunctionCore):
                     out.extend(items_of(ctx, v))
                 else:
                     out.append(v)
-            return out, [k(ctx) for k in kws]
+            keys: list[str] = []
+            vals: list[Any] = []
+            for a, name in kws:
+                v = a(ctx)
+                if name is not None:
+                    keys.append(name)
+                    vals.append(v)
+                    continue
+                if type(v) is not Ref or not is_dict(ctx.heap[v.i]):
+                    raise ModelError(f"{fname}() argument after ** must be a mapping, not {show(v)}",
+                                     exc="TypeError")
+                for key, x in dict_items(ctx, v):
+                    if type(key) is not str:
+                        raise ModelError("keywords must be strings", exc="TypeError")
+                    if key in keys:
+                        raise ModelError(f"{fname}() got multiple values for keyword argument '{key}'",
+                                         exc="TypeError")
+                    keys.append(key)
+                    vals.append(x)
+            return out, tuple(keys), vals
 
         return run
 
     def spread_values(self, e: ast.Call, code: Code, first: tuple[AV, ...] = ()) -> tuple[AV, ...]:
-        """The parameters' abstract values for a call with ``*xs``: any argument may reach any parameter."""
-        every = NO_VALUE.union(*(self.value(a) for a in [*e.args, *(k.value for k in e.keywords)]))
-        return (*first, *(every,) * (len(code.params) - len(first)))
+        """The parameters' abstract values for a call with ``*xs`` or ``**d``: any argument may reach any
+        parameter (a ``**kwargs`` parameter: the dict the call makes, which holds them)."""
+        every = NO_VALUE.union(*(self.value(a) for a in e.args), *(self.value(k) if k.arg is None else
+                                                                    self.value(k.value) for k in e.keywords))
+        self.kwargs_facts([code], every)
+        return (*first, *(every | self.kw_sites([code]),) * (len(code.params) - len(first)))
+
+    def kw_codes(self) -> list[Code]:
+        """Every function and method of the model that takes ``**kwargs``."""
+        codes = [*self.mc.functions.values(), *(c for cls in self.mc.classes.values() for c in cls.methods.values())]
+        return [c for c in codes if c.signature is not None and c.signature.kwstar is not None]
+
+    def kw_sites(self, codes: list[Code]) -> AV:
+        return NO_VALUE.union(*(kwargs_site(c) for c in codes if signature_of(c).kwstar is not None))
+
+    def kwargs_facts(self, codes: list[Code], values: AV) -> None:
+        """A call that may bind ``**kwargs`` of one of ``codes`` makes a dict holding keyword values."""
+        for c in codes:
+            if signature_of(c).kwstar is not None:
+                self.facts.allocates = True
+                self.flow("store", ("element", kwargs_site(c)), values)
 
     def bound(self, e: ast.Call, code: Code, first: int) -> list[Source]:
         """Where each parameter of ``code`` from the ``first`` on gets its value in call ``e`` (CPython's
@@ -1066,6 +1128,8 @@ class ExpressionCompiler(FunctionCore):
         how = bind_static(signature_of(code), len(e.args), [k.arg for k in e.keywords], first)
         if isinstance(how, str):
             raise self.mc.error(e, how)
+        if signature_of(code).kwstar is not None:
+            self.kwargs_facts([code], NO_VALUE.union(*(self.value(k.value) for k in e.keywords)))
         return how
 
     @staticmethod
@@ -1074,20 +1138,42 @@ class ExpressionCompiler(FunctionCore):
         if all(type(s) is int for s in how) and how == list(range(len(args))):
             return lambda ctx: [a(ctx) for a in args]
 
+        if not any(isinstance(s, tuple) and s[0] in ("star", "kwstar") for s in how):
+            def plain(ctx: Ctx) -> list[Any]:
+                vals = [a(ctx) for a in args]
+                return [vals[s] if type(s) is int else s[1] for s in how]  # type: ignore[index]
+
+            return plain
+
+        def one(ctx: Ctx, vals: list[Any], s: Source) -> Any:
+            if isinstance(s, int):
+                return vals[s]
+            if s[0] == "star":
+                return tuple(vals[i] for i in s[1])
+            if s[0] == "kwstar":
+                return s[2](ctx, [(k, vals[i]) for k, i in s[1]])
+            return s[1]
+
         def run(ctx: Ctx) -> list[Any]:
             vals = [a(ctx) for a in args]
-            return [vals[s] if type(s) is int else tuple(vals[i] for i in s[1]) if s[0] == "star"  # type: ignore[index]
-                    else s[1] for s in how]
+            return [one(ctx, vals, s) for s in how]
 
         return run
 
-    def bound_values(self, e: ast.Call, how: list[Source]) -> tuple[AV, ...]:
+    def bound_values(self, e: ast.Call, how: list[Source], code: Code | None = None) -> tuple[AV, ...]:
         """The abstract values of the parameters (a default is a constant: it holds no reference)."""
         exprs = [*e.args, *(k.value for k in e.keywords)]
-        # ``*args`` receives a tuple: its value is the union of its items'.
-        return tuple(self.value(exprs[s]) if type(s) is int else  # type: ignore[index]
-                     NO_VALUE.union(*(self.value(exprs[i]) for i in s[1])) if s[0] == "star" else NO_VALUE
-                     for s in how)
+
+        def one(s: Source) -> AV:
+            if isinstance(s, int):
+                return self.value(exprs[s])
+            if s[0] == "star":  # a tuple: its value is the union of its items'
+                return NO_VALUE.union(*(self.value(exprs[i]) for i in s[1]))
+            if s[0] == "kwstar" and code is not None:  # the dict the call makes
+                return kwargs_site(code)
+            return NO_VALUE
+
+        return tuple(one(s) for s in how)
 
     def method_args_values(self, e: ast.Call, method: str) -> tuple[AV, ...]:
         """The parameters' abstract values of a method call for the escape analysis, which matches them by
@@ -1095,12 +1181,16 @@ class ExpressionCompiler(FunctionCore):
         receive any argument (a sound over-approximation)."""
         defs = [item for c in self.mc.class_nodes.values() for item in c.body
                 if isinstance(item, ast.FunctionDef) and item.name == method]
-        if not e.keywords and not any(d.args.vararg for d in defs) and not any(
+        if not e.keywords and not any(d.args.vararg or d.args.kwarg for d in defs) and not any(
                 isinstance(a, ast.Starred) for a in e.args):
             return tuple(self.value(a) for a in e.args)
-        every = NO_VALUE.union(*(self.value(a) for a in [*e.args, *(k.value for k in e.keywords)]))
+        every = NO_VALUE.union(*(self.value(a) for a in e.args), *(self.value(k) if k.arg is None else
+                                                                    self.value(k.value) for k in e.keywords))
+        codes = [c for cls in self.mc.classes.values() for name, c in cls.methods.items() if name == method]
+        self.kwargs_facts(codes, every)
+        every = every | self.kw_sites(codes)
         width = max([len(item.args.args) + len(item.args.kwonlyargs) + len(item.args.posonlyargs)
-                     + (1 if item.args.vararg else 0) for item in defs] or [0])
+                     + (1 if item.args.vararg else 0) + (1 if item.args.kwarg else 0) for item in defs] or [0])
         return (every,) * width
 
     def site(self, setup: Callable[[Ctx, int], None], e: ast.AST, temp: int | None = None) -> Fn:
@@ -1132,15 +1222,15 @@ class ExpressionCompiler(FunctionCore):
             if code is None:
                 raise ModelError(f"{cls.name} object has no method '{method}'", exc="AttributeError")
             if spread is not None:
-                pos, kwvals = spread(ctx)
-                ctx.push(code, bind(signature_of(code), [r], pos, keywords, kwvals), ret_pc)
+                pos, names, kwvals = spread(ctx)
+                ctx.push(code, bind(signature_of(code), [r], pos, names, kwvals, ctx=ctx), ret_pc)
                 return
             vals = [a(ctx) for a in args]
             sig = signature_of(code)
             if keywords or sig.npos != len(args) + 1 or len(code.params) != sig.npos:
                 # The receiver's class decides which parameters the keywords and defaults fill (CPython's
                 # TypeError when they do not match).
-                vals = bind(signature_of(code), [r], vals[:npos], keywords, vals[npos:])
+                vals = bind(signature_of(code), [r], vals[:npos], keywords, vals[npos:], ctx=ctx)
                 ctx.push(code, vals, ret_pc)
                 return
             ctx.push(code, [r, *vals], ret_pc)
@@ -1151,7 +1241,7 @@ class ExpressionCompiler(FunctionCore):
         if self.cls is None:
             raise self.mc.error(e, "super() outside a method")
         base = self.cls.base
-        args = self.call_args(e)
+        args = self.call_args(e, spread=base is not None and base.builtin != "exception" and base is not THREAD)
         self_slot = 0
         if base is not None and base.builtin == "exception" and f.attr == "__init__":
             # BaseException.__init__(self, *args) sets args.
@@ -1172,9 +1262,20 @@ class ExpressionCompiler(FunctionCore):
         if code is None:
             raise self.mc.error(e, f"base class '{base.name}' has no method '{f.attr}'")
         self.facts.callees.add("." + f.attr)
+        spread = self.spreading(e, args)
+        if spread is not None:  # super().__init__(*args, **kwargs)
+            sig = signature_of(code)
+            self.flow("call", code, self.spread_values(e, code, (frozenset({("local", self_slot)}),)))
+            self.note(e, frozenset({("return", code)}))
+
+            def spread_setup(ctx: Ctx, ret_pc: int) -> None:
+                pos, names, kwvals = spread(ctx)
+                ctx.push(code, bind(sig, [ctx.loc[self_slot]], pos, names, kwvals, ctx=ctx), ret_pc)
+
+            return self.site(spread_setup, e)
         how = self.bound(e, code, 1)
         values = self.arranged(how, args)
-        self.flow("call", code, (frozenset({("local", self_slot)}), *self.bound_values(e, how)))
+        self.flow("call", code, (frozenset({("local", self_slot)}), *self.bound_values(e, how, code)))
         self.note(e, frozenset({("return", code)}))
         return self.site(lambda ctx, ret_pc: ctx.push(code, [ctx.loc[self_slot], *values(ctx)], ret_pc), e)
 
@@ -1220,22 +1321,21 @@ class ExpressionCompiler(FunctionCore):
         spread = self.spreading(e, args)
         if spread is not None:
             sig = signature_of(init)
-            keywords = tuple(k.arg or "" for k in e.keywords)
             self.flow("call", init, self.spread_values(e, init, (self.value(e),)))
             site_temp = self.hidden("t")
 
             def spread_setup(ctx: Ctx, ret_pc: int) -> None:
-                pos, kwvals = spread(ctx)
+                pos, names, kwvals = spread(ctx)
                 r = ctx.alloc(new_object(cls))
                 ctx.loc[site_temp] = r
-                ctx.push(init, bind(sig, [r], pos, keywords, kwvals), ret_pc)
+                ctx.push(init, bind(sig, [r], pos, names, kwvals, ctx=ctx), ret_pc)
 
             read = self.site(spread_setup, e, temp=site_temp)
             self.site_stack[0][-1].temp = -1  # type: ignore[index]
             return read
         how = self.bound(e, init, 1)
         values = self.arranged(how, args)
-        self.flow("call", init, (self.value(e), *self.bound_values(e, how)))
+        self.flow("call", init, (self.value(e), *self.bound_values(e, how, init)))
         temp = self.hidden("t")
         npos = len(e.args)
 
@@ -1412,14 +1512,18 @@ UNKNOWN_METHODS = {
 }
 
 
-def _spread_call(code: Code, spread: Callable[[Ctx], tuple[list[Any], list[Any]]], keywords: tuple[str, ...]
-                 ) -> Callable[[Ctx, int], None]:
-    """The call of a module function with ``*xs`` among its arguments, matched once the items are known."""
+# What a call with ``*xs`` or ``**d`` passes: its positional values, its keywords' names and their values.
+Spread = Callable[[Ctx], tuple[list[Any], tuple[str, ...], list[Any]]]
+
+
+def _spread_call(code: Code, spread: Spread) -> Callable[[Ctx, int], None]:
+    """The call of a module function with ``*xs`` or ``**d`` among its arguments, matched once the items are
+    known."""
     sig = signature_of(code)
 
     def setup(ctx: Ctx, ret_pc: int) -> None:
-        pos, kwvals = spread(ctx)
-        ctx.push(code, bind(sig, [], pos, keywords, kwvals), ret_pc)
+        pos, names, kwvals = spread(ctx)
+        ctx.push(code, bind(sig, [], pos, names, kwvals, ctx=ctx), ret_pc)
 
     return setup
 

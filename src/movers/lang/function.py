@@ -71,6 +71,7 @@ class ModuleFacts(Protocol):
     has_defaultdict: bool
     container_arith: bool
     has_deques: bool
+    compare_sites: list[tuple[Code, Any, Any, tuple[int, int]]]
 
     def defines_method(self, name: str) -> bool: ...
 

@@ -2,10 +2,12 @@
 
 ``Signature`` is what a ``def`` (or ``lambda``) says about its parameters: their names in order, which may be
 given by position and which by keyword only, and the default values, evaluated once when the definition runs,
-as CPython does (``def f(a, b=1, *, c=2)``). ``signature`` builds it from the ``ast`` (refusing ``*args`` and
-``**kwargs``); ``bind_static`` matches a call whose callee is known at compile time (a function, a
-constructor) and ``bind`` matches one whose callee is known only at run time (a method, a function value),
-with CPython's ``TypeError`` messages.
+as CPython does (``def f(a, b=1, *, c=2)``). ``bind_static`` matches a call whose callee is known at compile
+time (a function, a constructor) and ``bind`` matches one whose callee is known only at run time (a method, a
+function value, or any call with ``*xs`` or ``**d``, whose arguments are known only then), with CPython's
+``TypeError`` messages. ``*args`` is the function's parameter after the named ones and receives the tuple of
+the extra positional arguments; ``**kwargs`` is the last and receives a new dict (on the heap, an object like
+any other: ``Signature.kwmake``, allocation site ``kwargs_site``) of the keyword arguments no parameter takes.
 
 A top-level default must be a constant (an int, a bool, None, a string, a tuple of those): CPython evaluates
 it once at the ``def``, and a constant is the same value then as at any call. A mutable default (``x=[]``,
@@ -33,7 +35,7 @@ reduction (``own_cells``, ``needs``).
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,8 +44,9 @@ from movers.ir.program import ClassInfo, Code, Func, Ref, box
 
 # A parameter's value in a call matched at compile time: the index of the call's argument (positional ones
 # first, then keywords, in the source's order), a default: ("default", value), or the tuple of the extra
-# positional arguments that ``*args`` receives: ("star", (index, ...)).
-Source = int | tuple[str, Any]
+# positional arguments that ``*args`` receives: ("star", (index, ...)), or the dict ``**kwargs`` receives:
+# ("kwstar", ((name, index), ...), its class).
+Source = int | tuple[Any, ...]
 
 
 class FieldDefault:
@@ -73,6 +76,11 @@ class Signature:
     # ``*args``: its name; the function's last parameter, not in ``names`` (no keyword fills it), which
     # receives the tuple of the positional arguments past the ``npos`` first, as in CPython.
     star: str | None = None
+    # ``**kwargs``: its name (the parameter after ``*args``'s, if any), which receives a new dict of the keyword
+    # arguments no other parameter takes, in the call's order; ``kwmake(ctx, pairs)`` makes that dict (one class
+    # per definition: lang/containers.py, which the compiler gives here).
+    kwstar: str | None = None
+    kwmake: Callable[[Ctx, list[tuple[str, Any]]], Ref] | None = None
 
 
 def constant_value(e: ast.expr) -> tuple[bool, Any]:
@@ -95,10 +103,7 @@ def _is_mutable_display(e: ast.expr) -> bool:
 
 
 def refuse_star(a: ast.arguments) -> str:
-    """Why a parameter list is refused (``**kwargs``), or ''."""
-    if a.kwarg is not None:
-        return (f"unsupported construct: **{a.kwarg.arg} in a definition; name the keyword parameters "
-                "(def f(a, *, key=None))")
+    """Why a parameter list is refused, or '' (every parameter list is supported)."""
     return ""
 
 
@@ -131,10 +136,16 @@ def bind_static(sig: Signature, nargs: int, keywords: Sequence[str | None], firs
     out: list[Source | None] = [None] * len(names)
     for k in range(min(nargs, npos)):
         out[k] = k
+    extra: list[tuple[str, int]] = []
     for j, kw in enumerate(keywords):
         if kw is None:
             return "unsupported construct: **mapping in a call; give the keyword arguments by name"
         if kw not in names or names.index(kw) < nkw:
+            if sig.kwstar is not None:  # CPython: a positional-only parameter's name may be a key of **kwargs
+                if any(k == kw for k, _ in extra):
+                    return f"{fname}() got multiple values for keyword argument '{kw}'"
+                extra.append((kw, nargs + j))
+                continue
             return f"{fname}() got an unexpected keyword argument '{kw}'"
         i = names.index(kw)
         if out[i] is not None:
@@ -155,14 +166,16 @@ def bind_static(sig: Signature, nargs: int, keywords: Sequence[str | None], firs
                 f"{listed}")
     if sig.star is not None:
         out.append(("star", tuple(range(npos, nargs))))
+    if sig.kwstar is not None:
+        out.append(("kwstar", tuple(extra), sig.kwmake))
     return out  # type: ignore[return-value]
 
 
-def bind(sig: Signature, first: list[Any], args: list[Any], keywords: tuple[str, ...], kwvals: list[Any],
-         fields: tuple[Any, ...] = ()) -> list[Any]:
+def bind(sig: Signature, first: list[Any], args: list[Any], keywords: Sequence[str], kwvals: list[Any],
+         fields: tuple[Any, ...] = (), ctx: Ctx | None = None) -> list[Any]:
     """The arguments of a call matched at run time: ``first`` (a method's receiver) then ``args`` and the
-    keyword arguments; a default ("field", k) is read from ``fields`` (the function value's). Raises
-    CPython's ``TypeError`` for a call that does not match."""
+    keyword arguments; a default ("field", k) is read from ``fields`` (the function value's); ``**kwargs``'s
+    dict is made on ``ctx``'s heap. Raises CPython's ``TypeError`` for a call that does not match."""
     how = bind_static(sig, len(args), keywords, len(first))
     if isinstance(how, str):
         raise ModelError(how, exc="TypeError")
@@ -173,15 +186,28 @@ def bind(sig: Signature, first: list[Any], args: list[Any], keywords: tuple[str,
             out.append(given[src])
         elif src[0] == "star":
             out.append(tuple(given[i] for i in src[1]))
+        elif src[0] == "kwstar":
+            assert ctx is not None
+            out.append(src[2](ctx, [(k, given[i]) for k, i in src[1]]))
         else:
             d = src[1]
             out.append(fields[d.k] if type(d) is FieldDefault else d)
     return out
 
 
+def kwargs_site(code: Code) -> frozenset[Any]:
+    """The allocation site of the dicts ``code``'s ``**kwargs`` receives (static escape analysis)."""
+    return frozenset({("new", (code.name, code.line, 0, "dict"))})
+
+
 def star_name(a: ast.arguments) -> list[str]:
-    """``[args]`` for a definition with ``*args``, else ``[]``: the name of its last parameter, if any."""
+    """``[args]`` for a definition with ``*args``, else ``[]``."""
     return [a.vararg.arg] if a.vararg is not None else []
+
+
+def kwstar_name(a: ast.arguments) -> list[str]:
+    """``[kwargs]`` for a definition with ``**kwargs``, else ``[]``: the name of its last parameter, if any."""
+    return [a.kwarg.arg] if a.kwarg is not None else []
 
 
 def boxed_defaults(names: list[str], values: list[Any]) -> dict[str, Any]:
@@ -210,7 +236,7 @@ def free_variables(fn: ast.FunctionDef | ast.Lambda) -> list[str]:
     """The names ``fn`` reads and does not bind itself (parameters, assignments, nested definitions), in the
     order of first use; globals and builtins among them are sorted out by the caller."""
     a = fn.args
-    bound = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | set(star_name(a))
+    bound = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | set(star_name(a)) | set(kwstar_name(a))
     body: list[ast.AST] = [fn.body] if isinstance(fn, ast.Lambda) else list(fn.body)
     declared_global: set[str] = set()
     for b in body:
@@ -447,14 +473,14 @@ def dataclass_init(c: ast.ClassDef, base_fields: list[tuple[str, ast.expr | None
     if options.get("init", True) and not any(isinstance(i, ast.FunctionDef) and i.name == "__init__" for i in body):
         sets: list[ast.stmt] = []
         for name, default, kind in fields:
-            value: ast.expr = ast.Name(id=name, ctx=ast.Load())
+            arg: ast.expr = ast.Name(id=name, ctx=ast.Load())
             if kind == "factory":
                 # CPython: the factory is called when the argument is not given (its default is a sentinel).
                 given = ast.Compare(left=ast.Name(id=name, ctx=ast.Load()), ops=[ast.Eq()],
                                     comparators=[ast.Constant(FACTORY_SENTINEL)])
-                value = ast.IfExp(test=given, body=default, orelse=value)  # type: ignore[arg-type]
+                arg = ast.IfExp(test=given, body=default, orelse=arg)  # type: ignore[arg-type]
             sets.append(ast.Assign(targets=[ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=name,
-                                                          ctx=ast.Store())], value=value))
+                                                          ctx=ast.Store())], value=arg))
         defaults = [d if k == "default" else ast.Constant(FACTORY_SENTINEL) for _, d, k in fields if k != "value"]
         init = ast.FunctionDef(
             name="__init__",
@@ -493,8 +519,8 @@ def nonlocals(fn: ast.AST) -> set[str]:
 def bound_here(fn: ast.AST) -> set[str]:
     """The names ``fn``'s own scope binds (parameters, assignments, nested defs), ``nonlocal`` ones apart."""
     a = getattr(fn, "args", None)
-    out = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else [])]} \
-        if a is not None else set()
+    out = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else []),
+                           *([a.kwarg] if a.kwarg else [])]} if a is not None else set()
     out |= {n.id for n in own_nodes(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     out |= {n.name for n in own_nodes(fn) if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n is not fn}
     return out - nonlocals(fn)

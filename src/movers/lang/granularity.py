@@ -361,6 +361,9 @@ class Lowering:
                 return int(not self.finals.elements)
         if isinstance(node, ast.Starred) and isinstance(node.ctx, ast.Load):
             return int(not self.finals.elements)  # f(*xs) reads a list's elements
+        if isinstance(node, ast.keyword):
+            # f(**d) reads a dict's items, in the step that pushes the call (the other accesses are hoisted)
+            return int(not self.finals.elements)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp)):
             # its own loop: cut into statements (``_Cut._comprehension``) when it reads shared memory
             parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
@@ -796,6 +799,8 @@ def _evaluation_order(e: ast.AST) -> list[ast.AST]:
                 visit(arg)
             for kw in n.keywords:
                 visit(kw.value)
+                if kw.arg is None:
+                    out.append(kw)  # f(**d): reading d's items
         else:
             for child in ast.iter_child_nodes(n):
                 visit(child)

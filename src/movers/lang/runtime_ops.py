@@ -545,15 +545,15 @@ def start_thread(ctx: Ctx, r: Any) -> None:
         if kw >= 0:  # Thread(kwargs={...}): the names, then the values, after the marker
             code, first, fields = function_of(ctx, target)
             frame_locals = code.new_frame_locals(bind(signature_of(code), first, list(args[:kw]), args[kw + 1],
-                                                      list(args[kw + 2:]), fields))
+                                                      list(args[kw + 2:]), fields, ctx))
         elif (type(target) is Func and target.code is not None and len(target.code.params) == len(args)
-              and signature_of(target.code).star is None):
+              and signature_of(target.code).npos == len(args)):
             code = target.code
             frame_locals = code.new_frame_locals(list(args))
         else:
             # A lambda, a closure, a function with defaults (lang/functions_model.py).
             code, first, fields = function_of(ctx, target)
-            frame_locals = code.new_frame_locals(bind(signature_of(code), first, list(args), (), [], fields))
+            frame_locals = code.new_frame_locals(bind(signature_of(code), first, list(args), (), [], fields, ctx))
         if daemon_slot is not None:
             ctx.set_global(daemon_slot, (*(unbox(ctx.g[daemon_slot]) or ()), tid))
     else:

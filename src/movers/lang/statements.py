@@ -3,7 +3,8 @@
 ``StatementCompiler`` is the ``FunctionCompiler`` mixin with ``stmt_X`` for each supported statement
 ``ast.X`` (``stmt`` dispatches on the node's type; a statement without a method is an unsupported construct):
 ``pass``, expression statements, assignments, ``assert``, ``global``, ``return``, ``break``/``continue``,
-``if``, ``while`` and ``for``; and ``call_stmt_X`` for the statement-level builtins ``assume(cond)`` and
+``if``, ``while`` and ``for`` (their ``else`` blocks run when no ``break`` left the loop, as in CPython); and
+``call_stmt_X`` for the statement-level builtins ``assume(cond)`` and
 ``print(…)`` (tried first for a call statement ``X(…)``). A simple statement is one step, its first node
 costly and the rest glue (``simple`` in ``function.py``); a non-constant ``if``/``while`` condition is a step
 of its own (``test_stmt``), and so is each ``for`` header. ``with`` blocks and the synchronisation statements

@@ -41,7 +41,8 @@ from movers.lang.exceptions import CAUGHT
 from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
 from movers.lang.runtime_ops import truth_of
 
-_SYNC = (LOCK, RLOCK, SEMAPHORE, CONDITION)
+# The built-in objects ``with`` acquires and releases (a Condition: its lock).
+SYNC_CLASSES = (LOCK, RLOCK, SEMAPHORE, CONDITION)
 
 
 def is_manager(ctx: Ctx, r: Any) -> bool:
@@ -55,7 +56,7 @@ def is_manager(ctx: Ctx, r: Any) -> bool:
 
 def lock_or_fail(ctx: Ctx, r: Any) -> None:
     """CPython's TypeError for ``with`` on a value that is neither a context manager nor a lock."""
-    if type(r) is Ref and ctx.heap[r.i][0] in _SYNC:
+    if type(r) is Ref and ctx.heap[r.i][0] in SYNC_CLASSES:
         return
     what = ctx.heap[r.i][0].name if type(r) is Ref else type(r).__name__ if r is not None else "NoneType"
     if type(r) not in (Ref, int, bool, str, tuple) and r is not None:
@@ -323,4 +324,4 @@ def _clearing(slot: int, after: Label) -> Callable[[], Callable[[Ctx], None]]:
     return make
 
 
-__all__ = ["ContextCompiler", "exit_parameter_refusal", "is_manager"]
+__all__ = ["SYNC_CLASSES", "ContextCompiler", "exit_parameter_refusal", "is_manager", "lock_or_fail"]

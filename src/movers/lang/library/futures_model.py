@@ -41,8 +41,6 @@ It differs in:
   ``t`` not None may raise ``TimeoutError`` whenever the future is not done yet.
 - Workers are not named (``thread_name_prefix`` is accepted and not used): a trace shows them as
   ``ThreadPoolExecutor._worker``.
-- ``submit(fn, *args)`` takes no keyword arguments for ``fn`` (movers has no ``**kwargs`` yet): pass them
-  by position, or submit a lambda.
 - Not modelled: ``ProcessPoolExecutor``, ``wait()``, ``initializer``, ``chunksize``, the interpreter-shutdown
   and broken-pool paths.
 """
@@ -189,16 +187,17 @@ class Future:
 class _WorkItem:
     """A submitted call and its future."""
 
-    def __init__(self, future, fn, args):
+    def __init__(self, future, fn, args, kwargs):
         self.future = future
         self.fn = fn
         self.args = args
+        self.kwargs = kwargs
 
     def run(self):
         if not self.future.set_running_or_notify_cancel():
             return
         try:
-            result = self.fn(*self.args)
+            result = self.fn(*self.args, **self.kwargs)
         except BaseException as exc:
             self.future.set_exception(exc)
         else:
@@ -248,13 +247,13 @@ class ThreadPoolExecutor:
             t.start()
             self._threads.append(t)
 
-    def submit(self, fn, *args):
+    def submit(self, fn, /, *args, **kwargs):
         # CPython holds _shutdown_lock here: one step.
         with indivisible():
             if self._shutdown:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             f = Future()
-            w = _WorkItem(f, fn, args)
+            w = _WorkItem(f, fn, args, kwargs)
             self._work_queue.put(w)
             self._adjust_thread_count()
             return f

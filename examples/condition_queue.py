@@ -2,7 +2,8 @@
 #         of the wait/notify specialisation of Flanagan & Qadeer (papers/004, section 5) and of the
 #         monitors of Dwyer et al. (papers/002, Figure 3). The producer puts 1..N into the slot, the
 #         consumer (a Thread subclass with run) takes them and asserts the order; the main thread
-#         starts both and joins them. Plain Python: it runs as it is under python3.
+#         starts both, joins them and checks, under the lock, that the slot is empty. Plain Python: it runs
+#         as it is under python3.
 # Expected: ok
 # Smoke test: yes
 import threading
@@ -43,4 +44,5 @@ p.start()
 c.start()
 p.join()
 c.join()
-assert not full, "an item was left in the slot"
+with cv:
+    assert not full, "an item was left in the slot"

@@ -26,9 +26,13 @@ def philosopher(i):
                 eating[i] = False
 
 
-threads = [threading.Thread(target=philosopher, args=(i,)) for i in range(N)]
-for t in threads:
-    t.start()
-for t in threads:
-    t.join()
+p0 = threading.Thread(target=philosopher, args=(0,))
+p1 = threading.Thread(target=philosopher, args=(1,))
+p2 = threading.Thread(target=philosopher, args=(2,))
+p0.start()
+p1.start()
+p2.start()
+p0.join()
+p1.join()
+p2.join()
 assert not any(eating)

@@ -1,30 +1,35 @@
 # Source: the classic dining philosophers (Dijkstra), the standard deadlock benchmark of explicit-state
 #         model checkers; cf. the Deadlock example of Dwyer et al. (FMSD 2004, papers/002, Tables 1-2),
 #         threads that share objects only to lock them. Three philosophers each take their left fork,
-#         then their right fork. When all three hold their left fork, nobody can proceed.
+#         then their right fork. When all three hold their left fork, nobody can proceed (and the main
+#         thread waits for ever in join). Plain Python: it runs as it is under python3.
 # Expected: violation (deadlock)
 # Smoke test: no (it may hang under CPython)
-from movers.lang import *
+import threading
 
 N = 3
 ROUNDS = 2
-forks = [Lock(), Lock(), Lock()]
-eating = [False, False, False]
+forks = [threading.Lock() for _ in range(N)]
+eating = [False] * N
 
 
 def philosopher(i):
     first = forks[i]
     second = forks[(i + 1) % N]
     for r in range(ROUNDS):
-        first.acquire()
-        second.acquire()
-        eating[i] = True
-        assert not eating[(i + 1) % N] and not eating[(i + N - 1) % N], "neighbours eat together"
-        eating[i] = False
-        second.release()
-        first.release()
+        with first:
+            with second:
+                eating[i] = True
+                assert not eating[(i + 1) % N] and not eating[(i - 1) % N], "neighbours eat together"
+                eating[i] = False
 
 
-Thread(target=philosopher, args=(0,)).start()
-Thread(target=philosopher, args=(1,)).start()
-Thread(target=philosopher, args=(2,)).start()
+p0 = threading.Thread(target=philosopher, args=(0,))
+p1 = threading.Thread(target=philosopher, args=(1,))
+p2 = threading.Thread(target=philosopher, args=(2,))
+p0.start()
+p1.start()
+p2.start()
+p0.join()
+p1.join()
+p2.join()

@@ -1,10 +1,10 @@
 # Source: the lost update, the textbook data race; it is what Flanagan & Qadeer's counter
 #         (papers/004, section 2; fq_counter.py) prevents with the lock mx. Two workers increment count
-#         by a read and a separate write, without a lock; a checker thread joins both and asserts that
-#         both increments took effect.
+#         by a read and a separate write, without a lock; the main thread joins both and asserts that
+#         both increments took effect. Plain Python: it runs as it is under python3.
 # Expected: violation (assertion)
 # Smoke test: yes (CPython almost always runs one lucky schedule: exit status 0 or an AssertionError)
-from movers.lang import *
+import threading
 
 count = 0
 
@@ -15,14 +15,10 @@ def worker():
     count = tmp + 1
 
 
-def checker():
-    t0.join()
-    t1.join()
-    assert count == 2, "lost update"
-
-
-t0 = Thread(target=worker)
-t1 = Thread(target=worker)
+t0 = threading.Thread(target=worker)
+t1 = threading.Thread(target=worker)
 t0.start()
 t1.start()
-Thread(target=checker).start()
+t0.join()
+t1.join()
+assert count == 2, "lost update"

@@ -1,12 +1,14 @@
 # Source: movers' own (issue 11, thread symmetry): four identical workers increment a counter under one
 #         lock, twice each. No worker can see its own number (no tid(), no .owner), so renaming the
 #         threads maps the state graph onto itself: `--symmetry threads` stores one state per orbit
-#         (3,667 states against 80,613; 4! = 24 is the most it could save).
+#         (417 states against 7,173; 4! = 24 is the most it could save). The main thread starts them and
+#         ends; Python waits for the workers before it exits.
+#         Plain Python: it runs as it is under python3.
 # Expected: ok
 # Smoke test: yes
-from movers.lang import *
+import threading
 
-m = Lock()
+m = threading.Lock()
 count = 0
 
 
@@ -18,5 +20,7 @@ def worker():
             count = t + 1
 
 
+# The main thread keeps no list of the workers and does not join them: a list of Thread objects (or a
+# join order) tells the workers apart, and --symmetry threads would have no orbit to fold.
 for k in range(4):
-    Thread(target=worker).start()
+    threading.Thread(target=worker).start()

@@ -29,7 +29,7 @@ def test_sarif_of_a_violation_has_the_trace_as_a_code_flow(capsys: pytest.Captur
     (res,) = run["results"]
     assert res["ruleId"] == "assertion" and res["level"] == "error" and "lost update" in res["message"]["text"]
     assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == path
-    assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == 21
+    assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == 24
     flow = res["codeFlows"][0]["threadFlows"][0]["locations"]
     assert len(flow) == 7 and flow[0]["location"]["message"]["text"].startswith("worker#0: tmp = count")
     assert [f["executionOrder"] for f in flow] == list(range(1, 8))
@@ -53,7 +53,7 @@ def test_junit(capsys: pytest.CaptureFixture[str]) -> None:
     assert suite is not None and suite.get("failures") == "1" and suite.get("tests") == "1"
     failure = suite.find("testcase/failure")
     assert failure is not None and failure.get("type") == "deadlock"
-    assert "1. philosopher#0, line 16" in (failure.text or "")
+    assert "1. philosopher#0, line 17" in (failure.text or "")
     code, out = _out(capsys, str(EXAMPLES / "peterson.py"), "--format", "junit")
     case = ET.fromstring(out).find("testsuite/testcase")
     assert code == 0 and case is not None and case.find("failure") is None

@@ -83,7 +83,7 @@ def test_step_states_of_a_deadlock_end_in_its_state() -> None:
     r = add_step_states(movers.check(DINING), movers.load(DINING))
     v = r.violations[0]
     assert v.trace[-1].state == v.state and "failed" not in v.state
-    assert thread_names(v) == {0: "philosopher#0", 1: "philosopher#1", 2: "philosopher#2"}
+    assert thread_names(v) == {0: "philosopher#0", 1: "philosopher#1", 2: "philosopher#2", 3: "MainThread"}
 
 
 def test_step_states_of_nothing_and_of_a_misfit() -> None:
@@ -105,7 +105,7 @@ def test_replay_json_and_full_state(tmp_path: Path, capsys: pytest.CaptureFixtur
     out = capsys.readouterr().out
     assert "state after each step" in out and "after step 3 (worker#0, line 15: count = tmp + 1)" in out
     assert "worker#0: can move at worker:15; tmp = 0" in out
-    assert "step 7 fails (checker, line 21" in out
+    assert "step 7 fails (MainThread, line 24" in out
     # Without --full-state, replay prints the failing state only as check does.
     assert main(["replay", str(RACY), str(trail)]) == 1
     assert "state after each step" not in capsys.readouterr().out
@@ -118,7 +118,7 @@ def test_check_json_has_step_states_only_with_full_state(capsys: pytest.CaptureF
     assert main(["check", str(DINING), "--json", "--full-state"]) == 1
     trace = json.loads(capsys.readouterr().out)["violations"][0]["trace"]
     assert trace[3]["state"]["globals"]["forks[0].owner"] == "philosopher#0"
-    assert [th["status"] for th in trace[-1]["state"]["threads"]] == ["blocked"] * 3
+    assert [th["status"] for th in trace[-1]["state"]["threads"]] == ["blocked"] * 4
 
 
 # --- the page, as text ---------------------------------------------------------------------------------------
@@ -134,7 +134,7 @@ def test_page_of_the_lost_update(tmp_path: Path, capsys: pytest.CaptureFixture[s
     code, page = _html(tmp_path, "check", str(RACY))
     assert code == 1 and "note: HTML report written to" in capsys.readouterr().out
     assert re.findall(r'<th class="lane" data-thread="\d+">([^<]*)</th>', page) == ["worker#0", "worker#1",
-                                                                                   "checker"]
+                                                                                   "MainThread"]
     steps = re.findall(r'<button type="button" class="step[^"]*" data-violation="0" data-step="(\d+)" '
                        r'data-thread="(\d+)"', page)
     assert steps == [("1", "0"), ("2", "1"), ("3", "0"), ("4", "1"), ("5", "2"), ("6", "2"), ("7", "2")]
@@ -142,7 +142,7 @@ def test_page_of_the_lost_update(tmp_path: Path, capsys: pytest.CaptureFixture[s
     d = _data(page)
     assert [s["state"]["globals"]["count"] for s in d["violations"][0]["steps"]] == ["0", "0", "1", "1", "1", "1",
                                                                                      "1"]
-    assert d["violations"][0]["threads"] == {"0": "worker#0", "1": "worker#1", "2": "checker"}
+    assert d["violations"][0]["threads"] == {"0": "worker#0", "1": "worker#1", "2": "MainThread"}
     # Self-contained: nothing to load, and the policy forbids loading anything.
     assert not re.search(r"<(link|img|iframe)\b|\bsrc=|\bhref=|https?://|@import|url\(", page)
     assert "default-src 'none'" in page
@@ -153,17 +153,18 @@ def test_page_of_a_deadlock_has_its_table(tmp_path: Path) -> None:
     code, page = _html(tmp_path, "check", str(DINING), "--search", "bfs")
     assert code == 1
     table = re.search(r'<table class="grid deadlock" id="deadlock-0">.*?</table>', page, re.S)
-    assert table and table.group(0).count("<tr>") == 4  # the header and one row per thread
+    assert table and table.group(0).count("<tr>") == 5  # the header and one row per thread
     r = add_step_states(movers.check(DINING, search="bfs"), movers.load(DINING))
     rows = deadlock_rows(r.violations[0], thread_names(r.violations[0]))
     assert [row[:2] for row in rows] == [("philosopher#0", "blocked"), ("philosopher#1", "blocked"),
-                                         ("philosopher#2", "blocked")]
-    # Each waits on its second fork, which its right neighbour holds as its first.
+                                         ("philosopher#2", "blocked"), ("MainThread", "blocked")]
+    # Each waits on its second fork, which its right neighbour holds as its first; the main thread joins.
     assert [(row[2], row[3], row[4]) for row in rows] == [
         ("waits to acquire forks[1]", "philosopher#1", "forks[0]"),
         ("waits to acquire forks[2]", "philosopher#2", "forks[1]"),
-        ("waits to acquire forks[0]", "philosopher#0", "forks[2]")]
-    assert all(row[5] == "philosopher:20" for row in rows)
+        ("waits to acquire forks[0]", "philosopher#0", "forks[2]"),
+        ("waits for philosopher#0 (p0) to finish", "", "")]
+    assert [row[5] for row in rows] == ["philosopher:21"] * 3 + ["<module>:33"]
 
 
 def test_a_hostile_model_is_escaped(tmp_path: Path) -> None:
@@ -279,7 +280,7 @@ def _global(page: Any, name: str) -> str:
 @pytest.mark.browser
 def test_browser_swimlanes_and_states_of_the_lost_update(page: Any, tmp_path: Path) -> None:
     _open(page, tmp_path, "check", str(RACY))
-    assert page.locator("th.lane").all_inner_texts() == ["worker#0", "worker#1", "checker"]
+    assert page.locator("th.lane").all_inner_texts() == ["worker#0", "worker#1", "MainThread"]
     # Each step sits in its thread's column.
     cells = page.eval_on_selector_all(
         "button.step", "bs => bs.map(b => [b.closest('td').cellIndex, Number(b.dataset.thread)])")
@@ -306,12 +307,13 @@ def test_browser_swimlanes_and_states_of_the_lost_update(page: Any, tmp_path: Pa
 @pytest.mark.browser
 def test_browser_deadlock(page: Any, tmp_path: Path) -> None:
     _open(page, tmp_path, "check", str(DINING))
-    assert page.locator("th.lane").all_inner_texts() == ["philosopher#0", "philosopher#1", "philosopher#2"]
-    assert page.locator("#deadlock-0 tbody tr").count() == 3
+    assert page.locator("th.lane").all_inner_texts() == ["philosopher#0", "philosopher#1", "philosopher#2",
+                                                         "MainThread"]
+    assert page.locator("#deadlock-0 tbody tr").count() == 4
     assert page.locator("#deadlock-0 tbody tr").first.inner_text().split("\t")[:3] == [
         "philosopher#0", "blocked", "waits to acquire forks[1]"]
     statuses = page.locator("#state-panel .thread .status").all_inner_texts()
-    assert statuses == ["blocked"] * 3
+    assert statuses == ["blocked"] * 4
     page.click('button.step[data-step="3"]')  # forks[i], forks[(i + 1) % N], then the acquire
     assert _global(page, "forks[0].owner") == "philosopher#0" and _global(page, "forks[1].owner") == "None"
 

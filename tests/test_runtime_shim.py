@@ -487,7 +487,9 @@ EXAMPLES_SMOKE = {
 }
 # The examples written as plain Python (the module's code is the main thread; no movers.lang): they import
 # only what a Python developer's threading code imports.
-PLAIN = {"bank_transfer.py", "bank_transfer_deadlock.py"}
+PLAIN = {"bank_transfer.py", "bank_transfer_deadlock.py", "racy_counter.py", "condition_queue.py",
+         "dining_philosophers.py", "dining_philosophers_ordered.py", "peterson.py", "symmetric_workers.py",
+         "counter_bench.py"}
 
 
 def header(path: Path) -> dict[str, str]:

@@ -34,7 +34,8 @@ def test_four_identical_workers_store_at_least_six_times_fewer_states() -> None:
 
 
 @pytest.mark.parametrize("text, why", [
-    (FOUR_WORKERS.replace("t = count", "t = count + 0 * tid()"), "tid()"),
+    (FOUR_WORKERS.replace("import threading", "import threading\nfrom movers.lang import tid")
+     .replace("t = count", "t = count + 0 * tid()"), "tid()"),
     (FOUR_WORKERS.replace("t = count", "t = count\n            assert m.owner is not None"), "'.owner'"),
 ])
 def test_models_that_can_see_thread_numbers_run_without_it(text: str, why: str) -> None:

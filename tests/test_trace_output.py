@@ -188,8 +188,8 @@ def test_threads_are_named_by_thread_name_else_by_their_function() -> None:
 
 def test_a_name_several_threads_share_keeps_their_numbers() -> None:
     tr = movers.check(EXAMPLES / "racy_counter.py").violations[0].trace
-    assert {s.name for s in tr} == {"worker#0", "worker#1", "checker"}
-    assert all(s.name == f"worker#{s.thread}" for s in tr if s.name != "checker")
+    assert {s.name for s in tr} == {"worker#0", "worker#1", "MainThread"}
+    assert all(s.name == f"worker#{s.thread}" for s in tr if s.name != "MainThread")
     same = run(NAMED.replace('name="right"', 'name="left"'), search="bfs").violations[0]
     assert {s.name for s in same.trace} >= {"boss", "left#1", "left#2"}
 
@@ -226,7 +226,7 @@ def test_the_formats_name_threads() -> None:
 
     r = movers.check(EXAMPLES / "racy_counter.py")
     text = to_junit(r, "racy_counter.py")
-    assert "7. checker, line 21" in text and "thread worker#0 terminated" in text
+    assert "7. MainThread, line 24" in text and "thread worker#0 terminated" in text
 
 
 # -- 4. deadlocks: objects by path, one thread a line -------------------------------------------------------------
@@ -236,15 +236,16 @@ def test_a_deadlock_names_locks_by_path_one_thread_a_line(capsys: pytest.Capture
     r = movers.check(EXAMPLES / "dining_philosophers.py", search="bfs")
     v = r.violations[0]
     lines = v.message.splitlines()
-    assert lines[0] == "3 threads are blocked, none can move"
-    assert lines[1:] == [f"  philosopher#{i}, line 20: waits to acquire forks[{(i + 1) % 3}] (held by "
-                         f"philosopher#{(i + 1) % 3})" for i in range(3)]
+    assert lines[0] == "4 threads are blocked, none can move"
+    assert lines[1:] == [f"  philosopher#{i}, line 21: waits to acquire forks[{(i + 1) % 3}] (held by "
+                         f"philosopher#{(i + 1) % 3})" for i in range(3)] + [
+                         "  MainThread, line 33: waits for philosopher#0 (p0) to finish"]
     # The thread table says the same, in the same words.
     assert [th["waits"] for th in v.state["threads"]] == [ln.split(": ", 1)[1] for ln in lines[1:]]
-    assert [th["holds"] for th in v.state["threads"]] == [["forks[0]"], ["forks[1]"], ["forks[2]"]]
+    assert [th["holds"] for th in v.state["threads"]] == [["forks[0]"], ["forks[1]"], ["forks[2]"], []]
     assert main(["check", str(EXAMPLES / "dining_philosophers.py"), "--search", "bfs"]) == 1
     out = capsys.readouterr().out
-    assert "deadlock: 3 threads are blocked, none can move\n  philosopher#0, line 20: waits to acquire forks[1]" in out
+    assert "deadlock: 4 threads are blocked, none can move\n  philosopher#0, line 21: waits to acquire forks[1]" in out
 
 
 def test_deadlock_messages_of_other_waits() -> None:

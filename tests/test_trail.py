@@ -112,10 +112,12 @@ def test_the_full_state_of_a_deadlock(capsys: pytest.CaptureFixture[str]) -> Non
     # The JSON carries it always; the text prints the threads for a deadlock, everything with --full-state.
     r = movers.check(EXAMPLES / "dining_philosophers.py")
     st = r.violations[0].state
-    assert [th["status"] for th in st["threads"]] == ["blocked"] * 3
+    assert [th["status"] for th in st["threads"]] == ["blocked"] * 4
     assert {h for th in st["threads"] for h in th["holds"]} == {"forks[0]", "forks[1]", "forks[2]"}
+    philosophers = [th for th in st["threads"] if th["name"] != "MainThread"]
+    assert len(philosophers) == 3
     assert all("waits to acquire" in th["waits"] and th["stack"][0]["function"] == "philosopher"
-               for th in st["threads"])
+               for th in philosophers)
     assert st["globals"]["forks[0].owner"] in ("philosopher#0", "philosopher#1", "philosopher#2")
     assert main(["check", str(EXAMPLES / "dining_philosophers.py")]) == 1
     out = capsys.readouterr().out
@@ -131,8 +133,8 @@ def test_the_full_state_of_a_deadlock(capsys: pytest.CaptureFixture[str]) -> Non
 def test_traces_name_threads_and_show_the_lost_update() -> None:
     r = movers.check(EXAMPLES / "racy_counter.py")
     tr = r.violations[0].trace
-    # Two threads run worker: their names keep their numbers; the checker's name is its own.
-    assert [s.name for s in tr] == [f"worker#{s.thread}" for s in tr[:4]] + ["checker"] * 3
+    # Two threads run worker: their names keep their numbers; the main thread's name is its own.
+    assert [s.name for s in tr] == [f"worker#{s.thread}" for s in tr[:4]] + ["MainThread"] * 3
     assert tr[3].changes.get("count") == "1 (unchanged)" and tr[2].changes.get("count") == "1"
 
 

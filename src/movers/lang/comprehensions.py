@@ -27,14 +27,26 @@ stands for: CPython builds a list nobody reads.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from movers.lang.granularity import Lowering, _clears, _Renamed
-from movers.lang.iteration import _evaluated_here
-from movers.lang.syntax import SYNC_METHODS
+from movers.lang.syntax import SYNC_METHODS, evaluated_here
 
-if TYPE_CHECKING:
-    from movers.lang.compiler import FunctionCompiler
+
+class _Compiler(Protocol):
+    """What the desugaring asks of the function's compiler (``compiler.FunctionCompiler``)."""
+
+    mc: Any
+    code: Any
+
+    def hidden(self, prefix: str) -> int: ...
+
+    def lowering(self) -> Lowering: ...
+
+    def value_call(self, e: ast.AST) -> bool: ...
+
+    def _is_model_call(self, c: ast.Call) -> bool: ...
+
 
 COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
@@ -43,7 +55,7 @@ class Desugar:
     """The pass over one function's (or the module's) statements; ``lowered_later``: the access lowering runs
     on them afterwards (it then cuts every comprehension but those that ask ``is_alive()``)."""
 
-    def __init__(self, fc: FunctionCompiler, lowered_later: bool) -> None:
+    def __init__(self, fc: _Compiler, lowered_later: bool) -> None:
         self.fc = fc
         self.lowered_later = lowered_later
         self._low: Lowering | None = None
@@ -61,7 +73,7 @@ class Desugar:
         ``join`` with no argument or as the element of a comprehension statement: ``sep.join(items)`` is a
         string's)."""
         top = c.elt if isinstance(c, ast.ListComp) else None
-        return [n for n in _evaluated_here(c) if isinstance(n, ast.Call) and (
+        return [n for n in evaluated_here(c) if isinstance(n, ast.Call) and (
             self.fc._is_model_call(n) or (isinstance(n.func, ast.Attribute) and n.func.attr in SYNC_METHODS and (
                 n.func.attr != "join" or n is top or not (n.args or n.keywords))
                 and not isinstance(n.func.value, ast.Constant)))]
@@ -74,7 +86,7 @@ class Desugar:
         out: list[ast.expr] = []
         for x in ast.iter_child_nodes(s):
             if isinstance(x, ast.expr):
-                out.extend(n for n in _evaluated_here(x) if isinstance(n, COMPREHENSIONS) and self._calls(n))
+                out.extend(n for n in evaluated_here(x) if isinstance(n, COMPREHENSIONS) and self._calls(n))
         return out
 
     # -- statements -------------------------------------------------------------------------------------------
@@ -150,7 +162,7 @@ class Desugar:
         return self._low
 
 
-def desugar(fc: FunctionCompiler, body: list[ast.stmt], lowered_later: bool) -> list[ast.stmt]:
+def desugar(fc: _Compiler, body: list[ast.stmt], lowered_later: bool) -> list[ast.stmt]:
     """``body`` with its comprehensions that call the model turned into loops where needed (module docstring)."""
     if not any(isinstance(n, COMPREHENSIONS) for s in body for n in ast.walk(s)):
         return body

@@ -473,14 +473,18 @@ def dataclass_init(c: ast.ClassDef, base_fields: list[tuple[str, ast.expr | None
     if options.get("init", True) and not any(isinstance(i, ast.FunctionDef) and i.name == "__init__" for i in body):
         sets: list[ast.stmt] = []
         for name, default, kind in fields:
-            arg: ast.expr = ast.Name(id=name, ctx=ast.Load())
+            def assign(value: ast.expr, name: str = name) -> ast.stmt:
+                return ast.Assign(targets=[ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=name,
+                                                         ctx=ast.Store())], value=value)
+
+            arg = ast.Name(id=name, ctx=ast.Load())
             if kind == "factory":
                 # CPython: the factory is called when the argument is not given (its default is a sentinel).
-                given = ast.Compare(left=ast.Name(id=name, ctx=ast.Load()), ops=[ast.Eq()],
-                                    comparators=[ast.Constant(FACTORY_SENTINEL)])
-                arg = ast.IfExp(test=given, body=default, orelse=arg)  # type: ignore[arg-type]
-            sets.append(ast.Assign(targets=[ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=name,
-                                                          ctx=ast.Store())], value=arg))
+                missing = ast.Compare(left=ast.Name(id=name, ctx=ast.Load()), ops=[ast.Eq()],
+                                      comparators=[ast.Constant(FACTORY_SENTINEL)])
+                sets.append(ast.If(test=missing, body=[assign(default)], orelse=[assign(arg)]))  # type: ignore[arg-type]
+            else:
+                sets.append(assign(arg))
         defaults = [d if k == "default" else ast.Constant(FACTORY_SENTINEL) for _, d, k in fields if k != "value"]
         init = ast.FunctionDef(
             name="__init__",

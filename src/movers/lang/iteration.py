@@ -28,7 +28,6 @@
 from __future__ import annotations
 
 import ast
-import collections
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -51,6 +50,7 @@ from movers.lang.runtime_ops import (
     too_big,
     truth_of,
 )
+from movers.lang.syntax import evaluated_here
 
 # Builtins that take one iterable and may take an iterator or a generator expression as it.
 CONSUMERS = ("sum", "sorted", "list", "tuple", "any", "all", "min", "max")
@@ -419,7 +419,7 @@ class IterationCompiler(FunctionCore):
     def comprehension(self, e: ast.expr, elt: ast.expr, generators: list[ast.comprehension]) -> tuple[Fn, AV]:
         """The items a comprehension makes, evaluated in one go: each ``for`` over its iterable (the first one's
         is evaluated first, in the enclosing scope), its variables in hidden slots of their own."""
-        for n in _evaluated_here(e):
+        for n in evaluated_here(e):
             if isinstance(n, ast.Call) and self._is_model_call(n):  # type: ignore[attr-defined]
                 # A call is a segment of its statement; in a loop evaluated in one go it cannot be.
                 raise self.mc.error(n, "calls of model functions are not supported in a comprehension here (in "
@@ -548,16 +548,3 @@ class IterationCompiler(FunctionCore):
         return self.value(e) | frozenset({("element", self.value(e))})
 
 
-def _evaluated_here(e: ast.AST) -> list[ast.AST]:
-    """The nodes of ``e`` evaluated where ``e`` is: a lambda's body is not (it is a function of its own, run
-    when called); its defaults are."""
-    out: list[ast.AST] = []
-    work = collections.deque([e])  # in ast.walk's order: the first call reported is the one ast.walk finds
-    while work:
-        n = work.popleft()
-        out.append(n)
-        if isinstance(n, ast.Lambda):
-            work.extend([*n.args.defaults, *(d for d in n.args.kw_defaults if d is not None)])
-        else:
-            work.extend(ast.iter_child_nodes(n))
-    return out

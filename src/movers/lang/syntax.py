@@ -4,6 +4,7 @@ declarations, and small predicates on ``ast`` nodes."""
 from __future__ import annotations
 
 import ast
+import collections
 
 FORBIDDEN = {
     "eval", "exec", "open", "__import__", "compile", "globals", "locals", "vars", "getattr", "setattr",
@@ -38,3 +39,18 @@ def _is_call_to(node: ast.AST, name: str) -> bool:
 
 def _is_docstring(s: ast.stmt) -> bool:
     return isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)
+
+
+def evaluated_here(e: ast.AST) -> list[ast.AST]:
+    """The nodes of ``e`` evaluated where ``e`` is: a lambda's body is not (it is a function of its own, run
+    when called); its defaults are."""
+    out: list[ast.AST] = []
+    work = collections.deque([e])  # in ast.walk's order: the first call reported is the one ast.walk finds
+    while work:
+        n = work.popleft()
+        out.append(n)
+        if isinstance(n, ast.Lambda):
+            work.extend([*n.args.defaults, *(d for d in n.args.kw_defaults if d is not None)])
+        else:
+            work.extend(ast.iter_child_nodes(n))
+    return out

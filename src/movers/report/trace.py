@@ -301,7 +301,9 @@ def assert_values(program: Program, state: State, t: int, node: Node) -> dict[st
     local = dict(zip(frame[0].locals, frame[2:], strict=False)) if frame is not None else {}
     glob = dict(zip(program.globals, state[0], strict=True))
 
-    held = {_normal(text): local[name] for text, name in node.reads_into if name in local}
+    # A temporary that is gone (None: its last use, e.g. the test of an ``and``, has passed) shows the value in
+    # the state instead.
+    held = {_normal(text): local[name] for text, name in node.reads_into if local.get(name) is not None}
 
     def read(e: ast.expr) -> Any:
         if ast.unparse(e) in held:

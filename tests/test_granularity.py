@@ -450,3 +450,29 @@ def test_a_local_while_loop_rests_at_its_head_in_the_naive_explorer_too() -> Non
            "def worker_1():\n    t0 = (x + 0) % 3\n    c0 = 0\n    while c0 < 1:\n        t0 += 1\n        c0 += 1\n"
            "Thread(target=worker_0).start()\nThread(target=worker_1).start()\n")
     assert states(src) == naive_explore(src).states == 30
+
+
+# -- a container's truth tested inside an expression is an access (tests/DISAGREEMENTS.md 6) ----------------------
+
+TRUTH = """
+import threading
+
+a = [1]
+
+def worker():
+    t = USE
+
+threading.Thread(target=worker).start()
+threading.Thread(target=worker).start()
+"""
+
+
+@pytest.mark.parametrize("use", ["a.pop() if a else 0", "a and a.pop()", "0 if not a else a.pop()",
+                                 "(len(a) > 5 or a) and a.pop()"])
+def test_the_truth_of_a_list_inside_an_expression_is_cut_from_the_pop(use: str) -> None:
+    """CPython tests the list's length, then pops: two threads can both find it non-empty."""
+    import movers
+
+    r = movers.check(TRUTH.replace("USE", use))
+    assert r.verdict == "violation" and r.violations[0].kind == "runtime-error", (use, r.verdict)
+    assert movers.check(TRUTH.replace("USE", use), granularity="statement").verdict == "ok"

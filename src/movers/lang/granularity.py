@@ -312,13 +312,29 @@ class Lowering:
             n += self.own_events(node)
         if truth and self.lists_grow and not isinstance(e, (ast.Compare, ast.UnaryOp, ast.BoolOp, ast.Constant)):
             n += 1
+        elif truth and isinstance(e, ast.BoolOp):
+            n += self.truth_read(e.values[-1])  # the last operand's truth is the statement's test
         return n
+
+    def truth_read(self, e: ast.expr) -> int:
+        """Whether testing ``e``'s truth may read a list's (dict's, set's, deque's) length: an access, in a
+        model whose containers change size, unless ``e`` is certainly a bool or a lowering's temporary."""
+        return int(self.lists_grow and not is_boolean(e) and not isinstance(e, (ast.Compare, ast.Constant))
+                   and not (isinstance(e, ast.Name) and e.id.startswith("$")))
 
     def own_events(self, node: ast.AST) -> int:
         """The accesses (or model calls) ``node`` makes itself, its operands apart."""
         if (isinstance(node, ast.BinOp) and isinstance(node.op, _CONTAINER_OPERATORS) and self.container_arith
                 and not self.finals.elements and container_operands(node) and not getattr(node, "movers_local", False)):
             return 1  # `a + b` of lists, `s | t` of sets read their elements (lang/containers.py)
+        # The truth an expression tests of its operands (``x if a else y``, ``a and b``, ``not a``): a list's
+        # length, read where CPython reads it.
+        if isinstance(node, ast.IfExp):
+            return self.truth_read(node.test)
+        if isinstance(node, ast.BoolOp):
+            return sum(self.truth_read(v) for v in node.values[:-1])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return self.truth_read(node.operand)
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             return int(self.is_global(node.id) and node.id not in self.finals.globals)
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):

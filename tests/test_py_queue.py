@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -505,3 +506,24 @@ def test_the_model_source_is_python_that_behaves_as_cpythons_queue(tmp_path: Pat
     """).replace("MODEL", repr(str(HERE / "queue_model.py")))
     r = python3(src, tmp_path)
     assert r.returncode == 0 and r.stdout == "same\n", r.stderr
+
+
+# -- the text report folds a library call's steps into the call's row -----------------------------------------------
+
+def test_the_text_report_folds_a_calls_library_steps_and_library_steps_unfolds_them(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from movers.cli import main
+
+    path = tmp_path / "tasks.py"
+    path.write_text(TASKS.replace("DONE", "pass"))
+    assert main(["check", str(path)]) == 1
+    folded = capsys.readouterr().out
+    assert main(["check", str(path), "--library-steps"]) == 1
+    each = capsys.readouterr().out
+    # q.put(1) at line 16 and its steps inside queue.Queue.put are one row, with what they changed together.
+    row = next(line for line in folded.splitlines() if "q.put(1)" in line)
+    assert re.search(r"^\s*\d+-\d+ .*q\.put\(1\)\s+\[\d+ steps, in queue\.Queue\.put", row), row
+    assert "q.queue[0] = 1" in folded and "(in queue.Queue._put) self.queue.append(item)" not in folded
+    assert "(in queue.Queue._put) self.queue.append(item)" in each
+    assert not re.search(r"^\s*\d+-\d+ ", each, re.M)
+    assert len(each.splitlines()) > len(folded.splitlines())

@@ -98,6 +98,9 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=stdout_formats(), default="text",
                    help="the report: text (default), json (as --json), sarif (SARIF 2.1.0, the trace as a code "
                         "flow: GitHub code scanning) or junit (JUnit XML, for CI test tabs)")
+    c.add_argument("--library-steps", action="store_true",
+                   help="show each step a thread takes inside the modelled library (queue, concurrent.futures) on "
+                        "a row of its own; by default they fold into the row of the model's call")
     c.add_argument("--full-state", action="store_true",
                    help="print the state where the violation shows: globals and heap by path, and per thread its "
                         "status, what it waits for, the locks it holds, its stack and locals (--json has it always; "
@@ -121,6 +124,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("model", help="the model file")
     rp.add_argument("trail", help="the trail file")
     rp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    rp.add_argument("--library-steps", action="store_true",
+                    help="show each step a thread takes inside the modelled library on a row of its own")
     rp.add_argument("--full-state", action="store_true",
                     help="print the state where the violation shows, and the state after every step")
     rp.add_argument("--html", metavar="FILE", help="also write the report as one self-contained HTML page")
@@ -634,6 +639,7 @@ def _view(args: argparse.Namespace) -> View:
     return View(model=args.model, show_classification=args.show_classification and infers,
                 show_locks=args.show_locks and infers, full_state=getattr(args, "full_state", False),
                 step_states=args.command == "replay" and args.full_state,
+                library_steps=getattr(args, "library_steps", False),
                 hint=(f"(--reduction {args.reduction} infers no classification: use optimistic or transactions)"
                       if asked and not infers else ""),
                 console=_console)

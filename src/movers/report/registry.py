@@ -41,6 +41,8 @@ class View:
     full_state: bool = False
     # ``replay --full-state``: the state after every step (text).
     step_states: bool = False
+    # ``--library-steps``: each step taken inside the modelled library on a row of its own (text).
+    library_steps: bool = False
     # A last line for people (text), such as why --show-locks shows nothing.
     hint: str = ""
     # Makes the console a text report is rendered into: into a ``StringIO`` for the text to be returned.
@@ -81,7 +83,7 @@ def _text_check(result: Result, view: View) -> str:
 
     out = view.console()
     print_result(result, out, view.model, show_classification=view.show_classification, show_locks=view.show_locks,
-                 full_state=view.full_state)
+                 full_state=view.full_state, library_steps=view.library_steps)
     if view.step_states:
         for v in result.violations:
             print_step_states(v, out)

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from movers.report.compare import Comparison, Ratio
-from movers.report.result import Result
+from movers.report.result import THREAD_EVENTS, Result, TraceStep
 from movers.report.safe import printable
 from movers.report.shorten import entries_text, short_entries
 from movers.search.fingerprints import MAX_OMISSION
@@ -112,9 +112,45 @@ def headline(result: Result) -> str:
     return "violation found"
 
 
+def _library_call(st: TraceStep) -> str | None:
+    """The library method a step runs in (``queue.Queue.put`` for ``(in queue.Queue.put) with …``), or None."""
+    if st.source.startswith("(in ") and ") " in st.source:
+        return st.source[4:st.source.index(") ")]
+    return None
+
+
+def trace_rows(trace: list[TraceStep], library_steps: bool = False) -> list[tuple[str, TraceStep, str, str]]:
+    """The rows of a counterexample's table: (step number or range, the step, source, changes). Unless
+    ``library_steps``, the steps a thread takes in a call of the modelled library (lang/library) right after
+    its call, at the same line of the model, fold into the call's row, as one line of the user's code: its
+    changes are what the steps changed together, and a note says how many steps it was and in which methods
+    (``--library-steps`` shows each)."""
+    rows: list[tuple[str, TraceStep, str, str]] = []
+    i = 0
+    while i < len(trace):
+        st = trace[i]
+        j = i + 1
+        if not library_steps:
+            while (j < len(trace) and trace[j].thread == st.thread and trace[j].line == st.line
+                   and _library_call(trace[j]) is not None):
+                j += 1
+        if j - i == 1:
+            rows.append((str(i + 1), st, st.shown_source(), st.changes_text()))
+        else:
+            methods = list(dict.fromkeys(m for m in map(_library_call, trace[i:j]) if m))
+            changes: dict[str, str] = {}
+            for step in trace[i:j]:
+                changes.update(step.changes)
+            shown = st.source if _library_call(st) is None else st.shown_source()
+            note = f"  [{j - i} steps, in {', '.join(methods)}]"
+            rows.append((f"{i + 1}-{j}", st, shown + note, entries_text(changes, THREAD_EVENTS)))
+        i = j
+    return rows
+
+
 def print_result(
     result: Result, console: Console, model: str = "", show_classification: bool = False, show_locks: bool = False,
-    full_state: bool = False,
+    full_state: bool = False, library_steps: bool = False,
 ) -> None:
     if result.verdict == "error":
         console.print(Text(f"error: {printable(result.error or '', True)}", style="red"), soft_wrap=True)
@@ -170,10 +206,10 @@ def print_result(
         table.add_column("line", no_wrap=True)
         table.add_column("source", overflow="fold")
         table.add_column("changes", overflow="fold")
-        for i, st in enumerate(v.trace, 1):
+        for label, st, source, changes in trace_rows(v.trace, library_steps):
             # Text, not markup: model source may contain brackets.
-            table.add_row(str(i), Text(printable(st.who)), str(st.line), Text(printable(st.shown_source(), True)),
-                          Text(printable(st.changes_text())))
+            table.add_row(label, Text(printable(st.who)), str(st.line), Text(printable(source, True)),
+                          Text(printable(changes)))
         console.print(table)
         if v.state and "threads" in v.state and (full_state or v.kind in ("deadlock", "race")):
             print_state(v.state, console, globals_too=full_state)

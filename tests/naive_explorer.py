@@ -63,6 +63,10 @@ Thread targets: ``Thread(target=lambda: f(c, ...))`` (the thread of ``f``, enter
 its own from the thread's entry) and ``Thread(target=make(c, ...))`` for ``def make(n): def run(): ...; return
 run`` (``run`` with ``make``'s parameters as its first ones: a captured value that never changes).
 Objects: ``@dataclass`` classes of annotated fields with constant defaults, made with constant arguments.
+Deques (section 4.11): module-level ``q = deque([v, ...])`` (``from collections import deque``, or
+``collections.deque``), kept as its items left to right, with ``append``, ``appendleft``, ``pop``, ``popleft``,
+``count``, ``q[i]``, ``x in q``, ``len(q)`` and its truth as a condition (``if q:``, ``not q``), each one access
+(``IndexError`` as CPython raises it). ``list(c)``, ``sorted(c)``, ``sum(c)``... of a container are one access.
 Queues: ``q = queue.Queue()`` / ``queue.Queue(maxsize)`` with ``q.put(v)`` (blocks while full), ``t = q.get()``
 (blocks while empty), ``put_nowait``, ``get_nowait`` (``queue.Full``, ``queue.Empty``), ``qsize``, ``empty``,
 ``full``, each one atomic step: movers runs CPython's queue code step by step, so for queues only the verdicts
@@ -89,9 +93,11 @@ from typing import Any
 
 _NO_BUILTINS: dict[str, Any] = {"__builtins__": {}, "bool": bool, "int": int, "len": len, "str": str, "repr": repr,
                                  "range": range, "sum": sum, "sorted": sorted, "min": min, "max": max, "any": any,
-                                 "all": all, "abs": abs, "list": list, "tuple": tuple}
+                                 "all": all, "abs": abs, "list": list, "tuple": tuple, "deque": deque}
 # The methods of lists, dicts and sets that change their object (each one access, docs/language.md 4.3, 4.9, 4.10).
-_CHANGING = {"append", "pop", "insert", "remove", "extend", "clear", "setdefault", "update", "add", "discard"}
+_CHANGING = {"append", "pop", "insert", "remove", "extend", "clear", "setdefault", "update", "add", "discard",
+             "appendleft", "popleft"}
+_READERS = {"list", "tuple", "sorted", "sum", "min", "max", "any", "all"}  # builtins that read a container
 _CONTAINER_METHODS = _CHANGING | {"get", "index", "count", "copy"}
 _LAMBDA = "lambda:"  # the thread of `Thread(target=lambda: f(...))`: f's, entered through a call
 _EXC = "#exc"  # the local holding the exception being handled, (class, args), while its handler runs
@@ -351,7 +357,14 @@ class _Function:
     def __init__(self, fdef: ast.FunctionDef, locks: set[str], objects: set[str] | None = None,
                  shared: _Shared | None = None, arrays: set[str] | None = None,
                  handles: dict[str, int] | None = None, dicts: set[str] | None = None,
-                 exceptions: dict[str, type] | None = None, queues: set[str] | None = None) -> None:
+                 exceptions: dict[str, type] | None = None, queues: set[str] | None = None,
+                 deques: set[str] | None = None) -> None:
+        self.deques = deques or set()
+        for node in ast.walk(fdef):
+            # `if q:` of a deque reads its length, one access: as `not not q` (the inner `not` the access)
+            if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert) and isinstance(node.test, ast.Name) \
+                    and node.test.id in self.deques:
+                node.test = ast.UnaryOp(ast.Not(), ast.UnaryOp(ast.Not(), node.test))
         self.params = [a.arg for a in fdef.args.args]
         self.handles = handles or {}
         self.dicts = dicts or set()
@@ -455,7 +468,7 @@ class _Function:
                     and any(isinstance(x, ast.Name) and x.id in self.arrays for x in (left, c)))
                 for op, left, c in zip(node.ops, [node.left, *node.comparators], node.comparators, strict=False))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):  # `not d`: the dict's truth
-            return sh.elements and isinstance(node.operand, ast.Name) and node.operand.id in self.dicts
+            return sh.elements and isinstance(node.operand, ast.Name) and node.operand.id in self.dicts | self.deques
         if isinstance(node, ast.ListComp | ast.GeneratorExp):
             # local work over a range or a list no function writes; movers makes a loop of any other
             if any(self.is_access(n) for n in ast.walk(node) if n is not node) or (sh.elements and any(
@@ -468,6 +481,10 @@ class _Function:
                 # len(c) of a container is one access; movers counts len() of anything once lengths change
                 a = node.args[0]
                 return (sh.elements and isinstance(a, ast.Name) and a.id in self.arrays) or sh.grows
+            if isinstance(f, ast.Name) and f.id in _READERS and len(node.args) == 1:
+                # list(q), sorted(q)...: CPython reads the whole container in C, one access
+                a = node.args[0]
+                return sh.elements and isinstance(a, ast.Name) and a.id in self.arrays
             # d.get(k, v), s.add(v), a.insert(i, v)...: one access each, as in CPython
             return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in self.arrays \
                 and f.attr in _CONTAINER_METHODS | _QUEUE_METHODS
@@ -826,6 +843,7 @@ class NaiveModel:
         classes: dict[str, Any] = {}
         self.exceptions: dict[str, type] = {}
         self.snames: set[str] = set()
+        self.deqnames: set[str] = set()
         self.qsizes: dict[str, int] = {}  # the queues and their maxsize
         fdefs: dict[str, ast.FunctionDef] = {}
         starts: list[tuple[str, tuple]] = []
@@ -878,6 +896,10 @@ class NaiveModel:
                 elif isinstance(v, ast.List):
                     self.anames.append(name)
                     ainit.append(tuple(ast.literal_eval(v)))
+                elif isinstance(v, ast.Call) and _callee(v.func) == "deque" and not v.keywords and len(v.args) <= 1:
+                    self.anames.append(name)  # a deque: its items, left to right (section 4.11)
+                    self.deqnames.add(name)
+                    ainit.append(tuple(ast.literal_eval(v.args[0])) if v.args else ())
                 else:
                     self.gnames.append(name)
                     ginit.append(ast.literal_eval(v))
@@ -904,14 +926,15 @@ class NaiveModel:
         containers = bool(self.dnames or self.snames)  # movers: a model that makes one has changing lengths
         shared = _shared(list(fdefs.values()), containers) if granularity == "access" else None
         compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames), started,
-                                    self.dnames, self.exceptions, set(self.qsizes))
+                                    self.dnames, self.exceptions, set(self.qsizes), self.deqnames)
                     for name, f in fdefs.items()}
         for name, _ in starts:
             if name.startswith(_LAMBDA):
                 # `lambda: f(...)`: the thread starts in the lambda, whose call of f is a step of its own (local
                 # work that a thread resting at its entry runs; section 8.4)
                 fn = _Function(fdefs[name.removeprefix(_LAMBDA)], lockset, set(self.onames), shared,
-                               set(self.anames), started, self.dnames, self.exceptions, set(self.qsizes))
+                               set(self.anames), started, self.dnames, self.exceptions, set(self.qsizes),
+                               self.deqnames)
                 fn.entry = fn._new(("nop", fn.entry), costly=False)
                 compiled[name] = fn
         self.threads = [compiled[name] for name, _ in starts]
@@ -985,7 +1008,7 @@ class NaiveModel:
         env = dict(zip(self.gnames, g, strict=True))
         for n, a in zip(self.anames, arrays, strict=True):
             env[n] = dict(a) if n in self.dnames else set(a) if n in self.snames else \
-                _Queue(a, self.qsizes[n]) if n in self.qsizes else list(a)
+                _Queue(a, self.qsizes[n]) if n in self.qsizes else deque(a) if n in self.deqnames else list(a)
         env.update((n, _Object(o)) for n, o in zip(self.onames, objects, strict=True))
         env.update((k, v) for k, v in loc.items() if k != _EXC)
         return env

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, assume, given, note, settings
 try:
     from differential import run_differential, violation_kinds
     from naive_explorer import naive_explore
-    from strategies import container_models, dict_models, function_models, main_models, queue_models
+    from strategies import container_models, deque_models, dict_models, function_models, main_models, queue_models
 except ImportError:  # tests/ imported as a package
     from tests.differential import run_differential, violation_kinds
     from tests.naive_explorer import naive_explore
-    from tests.strategies import container_models, dict_models, function_models, main_models, queue_models
+    from tests.strategies import container_models, deque_models, dict_models, function_models, main_models, queue_models
 
 GRANULARITIES = ("access", "statement")
 EVERYDAY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -294,6 +294,32 @@ def test_functions_agree_with_the_naive_explorer_nightly(src: str, granularity: 
 @EVERYDAY
 @given(src=function_models())
 def test_functions_reductions_agree_with_none(src: str, granularity: str) -> None:
+    note(src)
+    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
+
+
+# -- deques (docs/language.md section 4.11): each method one access, as a list's -----------------------------
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@EVERYDAY
+@given(src=deque_models())
+def test_deques_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
+    _agrees_with_naive(src, granularity)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@NIGHTLY
+@given(src=deque_models())
+def test_deques_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
+    _agrees_with_naive(src, granularity)
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@EVERYDAY
+@given(src=deque_models())
+def test_deques_reductions_agree_with_none(src: str, granularity: str) -> None:
     note(src)
     run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
 
@@ -615,6 +641,19 @@ def work():
         pass
 """ + _TWO_THREADS.format(a="work", b="work") + "assert x == 1\n", "    except Refused:", "    except ValueError:",
                                    "runtime-error"),
+    "deque": ("""import threading
+from collections import deque
+
+q = deque([1])
+m = threading.Lock()
+
+def take():
+    with m:
+        if q:
+            q.popleft()
+""" + _TWO_THREADS.format(a="take", b="take") + "assert len(q) == 0\n",
+              "    with m:\n        if q:\n            q.popleft()", "    if len(q) > 0:\n        q.popleft()",
+              "runtime-error"),
 }
 
 
@@ -742,6 +781,67 @@ threading.Thread(target=reader).start()
     ids=["local-arithmetic", "in-a-tuple"])
 def test_local_work_is_no_step(src: str) -> None:
     _agrees_with_naive(src, "access", fixed=True)
+
+
+LENGTH_TRUTH = """import threading
+
+a = [1]
+
+def worker():
+    if len(a):
+        a.pop()
+
+t = threading.Thread(target=worker)
+t.start()
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="DISAGREEMENTS.md 5: the truth of len(a) is a step (imprecise, sound)")
+def test_the_truth_of_a_length_is_no_step_of_its_own() -> None:
+    _agrees_with_naive(LENGTH_TRUTH, "access", fixed=True)
+
+
+TRUTH_IN_A_CONDITIONAL = """import threading
+
+a = [1]
+
+def worker():
+    t = a.pop() if a else 0
+
+threading.Thread(target=worker).start()
+threading.Thread(target=worker).start()
+"""
+
+
+@pytest.mark.parametrize("init, pop", [("a = [1]", "a.pop()"), ("a = deque([1])", "a.popleft()")],
+                         ids=["list", "deque"])
+@pytest.mark.xfail(strict=True, reason="DISAGREEMENTS.md 6: a conditional expression's container truth is not "
+                                       "cut from its branch's access (a missed violation)")
+def test_a_conditional_expressions_truth_is_cut_from_its_branch(init: str, pop: str) -> None:
+    import movers
+
+    src = TRUTH_IN_A_CONDITIONAL.replace("a = [1]", init).replace("a.pop()", pop)
+    if "deque" in init:
+        src = src.replace("import threading", "import threading\nfrom collections import deque")
+    assert movers.check(src).verdict == "violation"
+
+
+def test_the_naive_explorer_finds_the_pop_after_a_conditional_expressions_truth() -> None:
+    """The oracle's side of DISAGREEMENTS.md 6 (a deque's truth is an access there), and movers's control: the
+    same check as ``len(a) > 0`` is cut and found."""
+    import movers
+
+    src = TRUTH_IN_A_CONDITIONAL.replace("a = [1]", "a = deque([1])").replace("a.pop()", "a.popleft()").replace(
+        "import threading", "import threading\nfrom collections import deque")
+    assert naive_explore(src).kinds == {"runtime-error"}
+    assert movers.check(src.replace("if a else", "if len(a) > 0 else")).verdict == "violation"
+
+
+def test_a_length_compared_is_one_step() -> None:
+    """The control for the xfail above: ``len(a) > 0`` and ``a`` as conditions are one access each."""
+    _agrees_with_naive(LENGTH_TRUTH.replace("if len(a):", "if len(a) > 0:"), "access", fixed=True)
+    _agrees_with_naive(LENGTH_TRUTH.replace("if len(a):", "if a:"), "access", fixed=True)
+    assert naive_explore(LENGTH_TRUTH).states == 3
 
 
 def test_the_naive_explorer_cuts_a_container_comparison_from_another_access() -> None:

@@ -31,7 +31,8 @@ Supported: module-level ``name = value`` (ints, bools, None, tuples of them), ``
 fields, functions, and ``Thread(target=f, args=(...)).start()``; in functions: ``global``, ``pass``,
 assignments (a whole right-hand side may be ``choose(e1, e2, ...)``) and augmented assignments to names,
 array elements and fields of module-level objects, ``if``/``else``, ``while``, ``for v in range(n)`` (n a constant),
-``with lock:``, ``lock.acquire()``, ``lock.release()``, ``if lock.acquire(blocking=False):`` (a try-lock: one
+``with lock:`` (also ``with lock as got:``, ``got`` a local that is ``True``), ``lock.acquire()``,
+``lock.release()``, ``if lock.acquire(blocking=False):`` (a try-lock: one
 step that takes the lock when it is free, else goes to the ``else`` branch), ``assert``, ``wait_until(c)``,
 ``assume(c)``.
 Plain Python too: ``import threading``, ``threading.Lock()``, ``t = threading.Thread(target=f, args=(...))``
@@ -709,6 +710,11 @@ class _Function:
             unwind = self._new(("rel", lock.id, self._new(("reraise", -1), glue=True)))
             self.catching.insert(0, (None, unwind))
             body = self._block(s.body, release)
+            got = s.items[0].optional_vars
+            if got is not None:  # `with m as got:`: a lock's __enter__ returns acquire()'s True (local work)
+                if not (isinstance(got, ast.Name) and got.id in self.locals):
+                    raise Unsupported(ast.unparse(s.items[0]))
+                body = self._assign(got, ast.Constant(True), None, body)
             self.catching.pop(0)
             return self._new(("acq", lock.id, body))
         if isinstance(s, ast.Assert):

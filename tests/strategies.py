@@ -1214,6 +1214,9 @@ def _deque_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
         body = _deque_statement(draw, fn, depth + 1)
         if draw(st.booleans()) and fn.budget >= 1:
             body += _deque_statement(draw, fn, depth + 1)
+        if draw(st.booleans()):  # a lock's __enter__ returns True (section 6.4)
+            got = draw(st.sampled_from(["got", "int(got)", "got is True"]))
+            return ["with m as got:", *_indent(body), f"{t} = {got}"]
         return ["with m:", *_indent(body)]
     # Not `q.popleft() if q else v`: movers does not cut a conditional expression's container truth from the
     # branch's access (DISAGREEMENTS.md, 6: a missed violation).
@@ -1225,7 +1228,9 @@ def deque_models(draw: DrawFn, max_threads: int = 3) -> str:
     """A plain-Python model whose threads share a ``collections.deque`` ``q`` (``append``, ``appendleft``,
     ``pop``, ``popleft``, ``len``, ``in``, ``count``, ``q[i]``, its truth), each operation one access
     (docs/language.md section 4.11), with check-then-act shapes (``if q: q.popleft()``) locked or not and
-    ``IndexError`` caught by the right or the wrong clause; the module's code joins the threads and asserts::
+    ``IndexError`` caught by the right or the wrong clause, ``with m:`` and ``with m as got:``; the module's code
+    joins the threads and asserts. Every model's first thread changes ``q`` first, so that every read of it is
+    an access (DISAGREEMENTS.md, 7)::
 
         import threading
         from collections import deque
@@ -1249,7 +1254,7 @@ def deque_models(draw: DrawFn, max_threads: int = 3) -> str:
     n_threads = draw(st.integers(2, max_threads))
     for k in range(n_threads):
         fn = _Fn(params=[], budget=draw(st.integers(1, 3 if n_threads == 2 else 2)))
-        body: list[str] = []
+        body: list[str] = [f"q.append({draw(st.integers(0, 2))})"] if k == 0 else []
         while fn.budget > 0:
             body += _deque_statement(draw, fn, 0)
         decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []

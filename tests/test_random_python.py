@@ -654,6 +654,19 @@ def take():
 """ + _TWO_THREADS.format(a="take", b="take") + "assert len(q) == 0\n",
               "    with m:\n        if q:\n            q.popleft()", "    if len(q) > 0:\n        q.popleft()",
               "runtime-error"),
+    "with lock as name": ("""import threading
+from collections import deque
+
+q = deque([1])
+m = threading.Lock()
+
+def take():
+    with m as got:
+        if len(q) > 0:
+            q.popleft()
+    assert got is True
+""" + _TWO_THREADS.format(a="take", b="take") + "assert len(q) == 0\n",
+                          "    with m as got:\n", "    with m as got:\n        pass\n    if got:\n", "runtime-error"),
 }
 
 
@@ -835,6 +848,31 @@ def test_the_naive_explorer_finds_the_pop_after_a_conditional_expressions_truth(
         "import threading", "import threading\nfrom collections import deque")
     assert naive_explore(src).kinds == {"runtime-error"}
     assert movers.check(src.replace("if a else", "if len(a) > 0 else")).verdict == "violation"
+
+
+UNCHANGED_DEQUE = """import threading
+from collections import deque
+
+q = deque([])
+x = 0
+
+def worker():
+    global x
+    x = len(q)
+
+threading.Thread(target=worker).start()
+threading.Thread(target=worker).start()
+"""
+
+
+@pytest.mark.parametrize("src", [
+    UNCHANGED_DEQUE.replace("deque([])", "[]"),
+    pytest.param(UNCHANGED_DEQUE, marks=pytest.mark.xfail(strict=True, reason="DISAGREEMENTS.md 7: len() of a "
+                                                                             "deque nothing changes is an access"))],
+    ids=["list", "deque"])
+def test_the_length_of_an_unchanged_container_is_no_access(src: str) -> None:
+    _agrees_with_naive(src, "access", fixed=True)
+    assert naive_explore(src).states == 4
 
 
 def test_a_length_compared_is_one_step() -> None:

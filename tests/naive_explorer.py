@@ -60,7 +60,8 @@ out of an exception runs, the exception (its class and args) is in the frame (``
 ``assert`` inside a ``try`` whose clauses catch ``AssertionError`` raises it. An exception that no except clause
 of the function catches ends the thread where it is raised (the finally blocks and ``with`` releases it would
 pass through cannot change that): a "runtime-error".
-Thread targets: ``Thread(target=lambda: f(c, ...))`` (the thread of ``f``, entered by a call that is a step of
+Thread targets: ``def f(a, *rest)`` (``rest`` the tuple of the arguments past ``a``),
+``Thread(target=lambda: f(c, ...))`` (the thread of ``f``, entered by a call that is a step of
 its own from the thread's entry) and ``Thread(target=make(c, ...))`` for ``def make(n): def run(): ...; return
 run`` (``run`` with ``make``'s parameters as its first ones: a captured value that never changes).
 Objects: ``@dataclass`` classes of annotated fields with constant defaults, made with constant arguments.
@@ -367,6 +368,10 @@ class _Function:
                     and node.test.id in self.deques:
                 node.test = ast.UnaryOp(ast.Not(), ast.UnaryOp(ast.Not(), node.test))
         self.params = [a.arg for a in fdef.args.args]
+        # `def f(a, *rest)`: the arguments after the named ones, a tuple (section 4.5)
+        self.vararg = fdef.args.vararg.arg if fdef.args.vararg is not None else None
+        if self.vararg is not None:
+            self.params.append(self.vararg)
         self.handles = handles or {}
         self.dicts = dicts or set()
         self.exceptions = exceptions or {}
@@ -742,7 +747,14 @@ class _Function:
             recv, name = _call_name(s.value.func)
             if recv in self.arrays and name in _CONTAINER_METHODS | _QUEUE_METHODS:  # the value: dropped at once
                 temp = self.temp()
-                return self._new(("assign", "l", temp, None, (_expr(s.value),), cont), drops={temp})
+                if len(self.accesses(s.value)) <= 1:
+                    return self._new(("assign", "l", temp, None, (_expr(s.value),), cont), drops={temp})
+                # `q.append(len(q))`: the arguments' accesses first, each a step of its own
+                cut = _Cut(self)
+                final = cut.expr(s.value, self.keepable(s.value))
+                drops = cut.finish([final]) | {temp}
+                head = self._new(("assign", "l", temp, None, (_expr(final),), cont), drops=drops)
+                return self._link(cut.pieces, head)
             if recv in self.handles and name == "join" and not s.value.args:
                 return self._new(("join", self.handles[recv], cont))
             if recv in self.locks and name in ("acquire", "release"):
@@ -812,6 +824,16 @@ def _exception_class(cdef: ast.ClassDef, known: dict[str, type]) -> type | None:
                for st in cdef.body):
         raise Unsupported(f"class {cdef.name}: only pass")
     return type(cdef.name, (base,), {})
+
+
+def _packed(fn: _Function, args: tuple) -> tuple:
+    """A thread's arguments as its parameters take them: those past the named ones in a ``*rest`` tuple."""
+    if fn.vararg is None:
+        return args
+    n = len(fn.params) - 1
+    if len(args) < n:
+        raise Unsupported("too few arguments")
+    return (*args[:n], tuple(args[n:]))
 
 
 def _factory(fdef: ast.FunctionDef) -> ast.FunctionDef | None:
@@ -945,7 +967,8 @@ class NaiveModel:
                 compiled[name] = fn
         self.threads = [compiled[name] for name, _ in starts]
         frames = tuple(
-            (compiled[name].entry, tuple(sorted(zip(compiled[name].params, args, strict=True))))
+            (compiled[name].entry,
+             tuple(sorted(zip(compiled[name].params, _packed(compiled[name], args), strict=True))))
             for name, args in starts
         )
         self.initial = (tuple(ginit), tuple(ainit), tuple(oinit), tuple(None for _ in self.locks), frames)

@@ -1195,7 +1195,8 @@ def _deque_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
     t = f"t{draw(st.integers(0, 1))}"
     kind = draw(st.integers(0, 8 if depth == 0 else 5))
     if kind <= 1:
-        return [f"q.{draw(st.sampled_from(['append', 'appendleft']))}({v})"]
+        item = draw(st.sampled_from([str(v), *sorted(fn.readable)]))  # `len(vals)`: a thread's *vals
+        return [f"q.{draw(st.sampled_from(['append', 'appendleft']))}({item})"]
     if kind == 2:
         fn.assigned_globals.add("x")
         # No `len(q) + len(q)`: `+` of two non-constants in a model with containers is an access of its own
@@ -1228,7 +1229,8 @@ def deque_models(draw: DrawFn, max_threads: int = 3) -> str:
     """A plain-Python model whose threads share a ``collections.deque`` ``q`` (``append``, ``appendleft``,
     ``pop``, ``popleft``, ``len``, ``in``, ``count``, ``q[i]``, its truth), each operation one access
     (docs/language.md section 4.11), with check-then-act shapes (``if q: q.popleft()``) locked or not and
-    ``IndexError`` caught by the right or the wrong clause, ``with m:`` and ``with m as got:``; the module's code
+    ``IndexError`` caught by the right or the wrong clause, ``with m:`` and ``with m as got:``, threads of
+    ``def worker(*vals)`` started with ``args=(...)`` (``len(vals)``, ``vals[-1]`` items); the module's code
     joins the threads and asserts. Every model's first thread changes ``q`` first, so that every read of it is
     an access (DISAGREEMENTS.md, 7)::
 
@@ -1252,15 +1254,23 @@ def deque_models(draw: DrawFn, max_threads: int = 3) -> str:
     lines = ["import threading", "from collections import deque", "", f"q = deque({init})", "x = 0",
              "m = threading.Lock()"]
     n_threads = draw(st.integers(2, max_threads))
+    starts: list[str] = []
     for k in range(n_threads):
         fn = _Fn(params=[], budget=draw(st.integers(1, 3 if n_threads == 2 else 2)))
+        # `def worker(*vals)` started with `args=(...)` (section 4.5): vals a tuple, its length an item
+        varargs = draw(st.none() | st.lists(st.integers(0, 2), max_size=2).map(tuple))
+        if varargs is not None:
+            # not sum(vals): a step of its own in movers (DISAGREEMENTS.md, 8)
+            fn.readable |= {"len(vals)"} | ({"vals[-1]"} if varargs else set())
         body: list[str] = [f"q.append({draw(st.integers(0, 2))})"] if k == 0 else []
         while fn.budget > 0:
             body += _deque_statement(draw, fn, 0)
         decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
-        lines += ["", f"def worker_{k}():", *_indent(decl + body)]
+        lines += ["", f"def worker_{k}({'' if varargs is None else '*vals'}):", *_indent(decl + body)]
+        starts.append(f"t{k} = threading.Thread(target=worker_{k}" + ("" if varargs is None else f", args={varargs!r}")
+                      + ")")
     lines.append("")
-    lines += [f"t{k} = threading.Thread(target=worker_{k})" for k in range(n_threads)]
+    lines += starts
     lines += [f"t{k}.start()" for k in range(n_threads)]
     lines += [f"t{k}.join()" for k in range(n_threads)]
     if draw(st.booleans()):

@@ -667,6 +667,28 @@ def take():
     assert got is True
 """ + _TWO_THREADS.format(a="take", b="take") + "assert len(q) == 0\n",
                           "    with m as got:\n", "    with m as got:\n        pass\n    if got:\n", "runtime-error"),
+    "*args": ("""import threading
+
+x = 0
+m = threading.Lock()
+
+def work(first, *more):
+    global x
+    with m:
+        x += first + len(more)
+""" + _TWO_THREADS.format(a="work, args=(1, 7, 8)", b="work, args=(0,)") + "assert x == 3\n",
+              "    with m:\n        x += first + len(more)", "    x += first + len(more)", "assertion"),
+    "q.append(len(q))": ("""import threading
+from collections import deque
+
+q = deque()
+m = threading.Lock()
+
+def number():
+    with m:
+        q.append(len(q))
+""" + _TWO_THREADS.format(a="number", b="number") + "assert q.count(1) == 1\n",
+                         "    with m:\n        q.append(len(q))", "    q.append(len(q))", "assertion"),
 }
 
 
@@ -871,6 +893,28 @@ threading.Thread(target=worker).start()
                                                                              "deque nothing changes is an access"))],
     ids=["list", "deque"])
 def test_the_length_of_an_unchanged_container_is_no_access(src: str) -> None:
+    _agrees_with_naive(src, "access", fixed=True)
+    assert naive_explore(src).states == 4
+
+
+SUM_OF_A_TUPLE = """import threading
+
+a = [0]
+
+def worker():
+    a.append(sum((1, 2)))
+
+threading.Thread(target=worker).start()
+threading.Thread(target=worker).start()
+"""
+
+
+@pytest.mark.parametrize("src", [
+    SUM_OF_A_TUPLE.replace("sum((1, 2))", "1 + 2"),
+    pytest.param(SUM_OF_A_TUPLE, marks=pytest.mark.xfail(strict=True, reason="DISAGREEMENTS.md 8: sum() of a tuple "
+                                                                            "is a step (imprecise, sound)"))],
+    ids=["plus", "sum"])
+def test_reading_a_tuple_is_no_step(src: str) -> None:
     _agrees_with_naive(src, "access", fixed=True)
     assert naive_explore(src).states == 4
 

@@ -30,7 +30,8 @@ Supported: module-level ``name = value`` (ints, bools, None, tuples of them), ``
 ``name = Lock()``, ``name = Cls()`` for a class whose ``__init__`` only assigns constants to ``self``
 fields, functions, and ``Thread(target=f, args=(...)).start()``; in functions: ``global``, ``pass``,
 assignments (a whole right-hand side may be ``choose(e1, e2, ...)``) and augmented assignments to names,
-array elements and fields of module-level objects, ``if``/``else``, ``while``, ``for v in range(n)`` (n a constant),
+array elements and fields of module-level objects, ``if``/``else``, ``while``, ``for v in range(n)`` (n a constant;
+both loops with ``else`` blocks and ``break``, not out of a ``with`` or ``try`` block),
 ``with lock:`` (also ``with lock as got:``, ``got`` a local that is ``True``), ``lock.acquire()``,
 ``lock.release()``, ``if lock.acquire(blocking=False):`` (a try-lock: one
 step that takes the lock when it is free, else goes to the ``else`` branch), ``assert``, ``wait_until(c)``,
@@ -399,6 +400,7 @@ class _Function:
         self.catch: list[tuple[tuple[tuple[type, ...] | None, int], ...]] = []  # each instruction's clauses
         self.temps = 0
         self.loops: list[int] = []  # the first instruction of each while loop
+        self.breaks: list[tuple[int, int, str]] = []  # each loop's exit, its try/with depth, its counter
         self.entry = self._block(fdef.body, -1)
         if shared is not None:
             # A while loop that can go round through glue alone rests at its start each time round (else a
@@ -685,11 +687,21 @@ class _Function:
             then, orelse = self._block(s.body, cont), self._block(s.orelse, cont)
             pieces, test, drops, costly = self._test(s.test)
             return self._link(pieces, self._new(("cond", _expr(test), then, orelse), costly, drops))
-        if isinstance(s, ast.While) and not s.orelse:
+        if isinstance(s, ast.Break):
+            if not self.breaks or self.breaks[-1][1] != len(self.catching):
+                raise Unsupported("break outside a loop, or out of a with or try block")
+            target, _, counter = self.breaks[-1]
+            # no step of its own at either granularity (docs/language.md section 8.2)
+            return self._new(("nop", target), glue=True, drops={counter} if counter else ())
+        if isinstance(s, ast.While):
+            # `while … else`: the else block runs when the test is false, not after a break (section 4.4)
+            after = self._block(s.orelse, cont)
             head = self._new(None)
             pieces, test, drops, costly = self._test(s.test)
             first = self._link(pieces, head)  # the test's reads are made again before every test
-            self._set(head, ("cond", _expr(test), self._block(s.body, first), cont), costly, drops)
+            self.breaks.append((cont, len(self.catching), ""))
+            self._set(head, ("cond", _expr(test), self._block(s.body, first), after), costly, drops)
+            self.breaks.pop()
             self.loops.append(first)
             return first
         if (
@@ -699,12 +711,14 @@ class _Function:
             and isinstance(s.iter.func, ast.Name)
             and s.iter.func.id == "range"
             and len(s.iter.args) == 1
-            and not s.orelse
         ):
+            after = self._block(s.orelse, cont)  # `for … else`: run when the range is done, not after a break
             head = self._new(None)
             bound = ast.literal_eval(s.iter.args[0])
             # A constant bound and a local variable: the headers are local work under access granularity.
-            self._set(head, ("for", s.target.id, bound, self._block(s.body, head), cont, f"#it{head}"), not access)
+            self.breaks.append((cont, len(self.catching), f"#it{head}"))  # a break drops the loop's counter
+            self._set(head, ("for", s.target.id, bound, self._block(s.body, head), after, f"#it{head}"), not access)
+            self.breaks.pop()
             return head
         if isinstance(s, ast.With) and len(s.items) == 1:
             lock = s.items[0].context_expr

@@ -1211,6 +1211,17 @@ def _deque_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
         line, _ = _deque_raising(draw)
         clause = draw(st.sampled_from(["IndexError", "LookupError", "KeyError"]))
         return ["try:", f"    {line}", f"except {clause}:", "    pass"]
+    if kind == 6 and fn.budget >= 1 and depth == 0 and draw(st.booleans()):
+        # `for … else` / `while … else` (section 4.4): the else block runs unless the search breaks
+        fn.loops += 1
+        j = f"j{fn.loops}"
+        found = draw(st.sampled_from([f"{v} in q", "len(q) > 1", f"q.count({v}) >= 1"]))
+        orelse = _deque_statement(draw, fn, depth + 1)
+        if draw(st.booleans()):
+            head = [f"for {j} in range({draw(st.integers(1, 2))}):"]
+        else:
+            head = [f"{j} = 0", f"while {j} < {draw(st.integers(1, 2))}:", f"    {j} += 1"]
+        return [*head, f"    if {found}:", "        break", "else:", *_indent(orelse)]
     if kind in (6, 7) and fn.budget >= 1:
         body = _deque_statement(draw, fn, depth + 1)
         if draw(st.booleans()) and fn.budget >= 1:
@@ -1230,7 +1241,8 @@ def deque_models(draw: DrawFn, max_threads: int = 3) -> str:
     ``pop``, ``popleft``, ``len``, ``in``, ``count``, ``q[i]``, its truth), each operation one access
     (docs/language.md section 4.11), with check-then-act shapes (``if q: q.popleft()``) locked or not and
     ``IndexError`` caught by the right or the wrong clause, ``with m:`` and ``with m as got:``, threads of
-    ``def worker(*vals)`` started with ``args=(...)`` (``len(vals)``, ``vals[-1]`` items); the module's code
+    ``def worker(*vals)`` started with ``args=(...)`` (``len(vals)``, ``vals[-1]`` items), searches with ``for
+    … else`` and ``while … else`` that ``break``; the module's code
     joins the threads and asserts. Every model's first thread changes ``q`` first, so that every read of it is
     an access (DISAGREEMENTS.md, 7)::
 

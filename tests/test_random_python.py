@@ -689,6 +689,38 @@ def number():
         q.append(len(q))
 """ + _TWO_THREADS.format(a="number", b="number") + "assert q.count(1) == 1\n",
                          "    with m:\n        q.append(len(q))", "    q.append(len(q))", "assertion"),
+    "for … else": ("""import threading
+from collections import deque
+
+q = deque([1])
+m = threading.Lock()
+
+def add(v):
+    with m:
+        for i in range(2):
+            if v in q:
+                break
+        else:
+            q.append(v)
+""" + _TWO_THREADS.format(a="add, args=(2,)", b="add, args=(2,)") + "assert q.count(2) == 1\n",
+                    "    with m:\n", "    if True:\n", "assertion"),
+    "while … else": ("""import threading
+from collections import deque
+
+q = deque([1])
+m = threading.Lock()
+
+def add(v):
+    with m:
+        n = 0
+        while n < 2:
+            n += 1
+            if v in q:
+                break
+        else:
+            q.append(v)
+""" + _TWO_THREADS.format(a="add, args=(2,)", b="add, args=(2,)") + "assert q.count(2) == 1\n",
+                      "    with m:\n", "    if True:\n", "assertion"),
 }
 
 

@@ -30,8 +30,10 @@ Supported: module-level ``name = value`` (ints, bools, None, tuples of them), ``
 ``name = Lock()``, ``name = Cls()`` for a class whose ``__init__`` only assigns constants to ``self``
 fields, functions, and ``Thread(target=f, args=(...)).start()``; in functions: ``global``, ``pass``,
 assignments (a whole right-hand side may be ``choose(e1, e2, ...)``) and augmented assignments to names,
-array elements and fields of module-level objects, ``if``/``else``, ``while``, ``for v in range(n)`` (n a constant),
-``with lock:``, ``lock.acquire()``, ``lock.release()``, ``if lock.acquire(blocking=False):`` (a try-lock: one
+array elements and fields of module-level objects, ``if``/``else``, ``while``, ``for v in range(n)`` (n a constant;
+both loops with ``else`` blocks and ``break``, not out of a ``with`` or ``try`` block),
+``with lock:`` (also ``with lock as got:``, ``got`` a local that is ``True``), ``lock.acquire()``,
+``lock.release()``, ``if lock.acquire(blocking=False):`` (a try-lock: one
 step that takes the lock when it is free, else goes to the ``else`` branch), ``assert``, ``wait_until(c)``,
 ``assume(c)``.
 Plain Python too: ``import threading``, ``threading.Lock()``, ``t = threading.Thread(target=f, args=(...))``
@@ -59,10 +61,15 @@ out of an exception runs, the exception (its class and args) is in the frame (``
 ``assert`` inside a ``try`` whose clauses catch ``AssertionError`` raises it. An exception that no except clause
 of the function catches ends the thread where it is raised (the finally blocks and ``with`` releases it would
 pass through cannot change that): a "runtime-error".
-Thread targets: ``Thread(target=lambda: f(c, ...))`` (the thread of ``f``, entered by a call that is a step of
+Thread targets: ``def f(a, *rest)`` (``rest`` the tuple of the arguments past ``a``),
+``Thread(target=lambda: f(c, ...))`` (the thread of ``f``, entered by a call that is a step of
 its own from the thread's entry) and ``Thread(target=make(c, ...))`` for ``def make(n): def run(): ...; return
 run`` (``run`` with ``make``'s parameters as its first ones: a captured value that never changes).
 Objects: ``@dataclass`` classes of annotated fields with constant defaults, made with constant arguments.
+Deques (section 4.11): module-level ``q = deque([v, ...])`` (``from collections import deque``, or
+``collections.deque``), kept as its items left to right, with ``append``, ``appendleft``, ``pop``, ``popleft``,
+``count``, ``q[i]``, ``x in q``, ``len(q)`` and its truth as a condition (``if q:``, ``not q``), each one access
+(``IndexError`` as CPython raises it). ``list(c)``, ``sorted(c)``, ``sum(c)``... of a container are one access.
 Queues: ``q = queue.Queue()`` / ``queue.Queue(maxsize)`` with ``q.put(v)`` (blocks while full), ``t = q.get()``
 (blocks while empty), ``put_nowait``, ``get_nowait`` (``queue.Full``, ``queue.Empty``), ``qsize``, ``empty``,
 ``full``, each one atomic step: movers runs CPython's queue code step by step, so for queues only the verdicts
@@ -89,9 +96,11 @@ from typing import Any
 
 _NO_BUILTINS: dict[str, Any] = {"__builtins__": {}, "bool": bool, "int": int, "len": len, "str": str, "repr": repr,
                                  "range": range, "sum": sum, "sorted": sorted, "min": min, "max": max, "any": any,
-                                 "all": all, "abs": abs, "list": list, "tuple": tuple}
+                                 "all": all, "abs": abs, "list": list, "tuple": tuple, "deque": deque}
 # The methods of lists, dicts and sets that change their object (each one access, docs/language.md 4.3, 4.9, 4.10).
-_CHANGING = {"append", "pop", "insert", "remove", "extend", "clear", "setdefault", "update", "add", "discard"}
+_CHANGING = {"append", "pop", "insert", "remove", "extend", "clear", "setdefault", "update", "add", "discard",
+             "appendleft", "popleft"}
+_READERS = {"list", "tuple", "sorted", "sum", "min", "max", "any", "all"}  # builtins that read a container
 _CONTAINER_METHODS = _CHANGING | {"get", "index", "count", "copy"}
 _LAMBDA = "lambda:"  # the thread of `Thread(target=lambda: f(...))`: f's, entered through a call
 _EXC = "#exc"  # the local holding the exception being handled, (class, args), while its handler runs
@@ -351,8 +360,19 @@ class _Function:
     def __init__(self, fdef: ast.FunctionDef, locks: set[str], objects: set[str] | None = None,
                  shared: _Shared | None = None, arrays: set[str] | None = None,
                  handles: dict[str, int] | None = None, dicts: set[str] | None = None,
-                 exceptions: dict[str, type] | None = None, queues: set[str] | None = None) -> None:
+                 exceptions: dict[str, type] | None = None, queues: set[str] | None = None,
+                 deques: set[str] | None = None) -> None:
+        self.deques = deques or set()
+        for node in ast.walk(fdef):
+            # `if q:` of a deque reads its length, one access: as `not not q` (the inner `not` the access)
+            if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert) and isinstance(node.test, ast.Name) \
+                    and node.test.id in self.deques:
+                node.test = ast.UnaryOp(ast.Not(), ast.UnaryOp(ast.Not(), node.test))
         self.params = [a.arg for a in fdef.args.args]
+        # `def f(a, *rest)`: the arguments after the named ones, a tuple (section 4.5)
+        self.vararg = fdef.args.vararg.arg if fdef.args.vararg is not None else None
+        if self.vararg is not None:
+            self.params.append(self.vararg)
         self.handles = handles or {}
         self.dicts = dicts or set()
         self.exceptions = exceptions or {}
@@ -380,6 +400,7 @@ class _Function:
         self.catch: list[tuple[tuple[tuple[type, ...] | None, int], ...]] = []  # each instruction's clauses
         self.temps = 0
         self.loops: list[int] = []  # the first instruction of each while loop
+        self.breaks: list[tuple[int, int, str]] = []  # each loop's exit, its try/with depth, its counter
         self.entry = self._block(fdef.body, -1)
         if shared is not None:
             # A while loop that can go round through glue alone rests at its start each time round (else a
@@ -455,7 +476,7 @@ class _Function:
                     and any(isinstance(x, ast.Name) and x.id in self.arrays for x in (left, c)))
                 for op, left, c in zip(node.ops, [node.left, *node.comparators], node.comparators, strict=False))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):  # `not d`: the dict's truth
-            return sh.elements and isinstance(node.operand, ast.Name) and node.operand.id in self.dicts
+            return sh.elements and isinstance(node.operand, ast.Name) and node.operand.id in self.dicts | self.deques
         if isinstance(node, ast.ListComp | ast.GeneratorExp):
             # local work over a range or a list no function writes; movers makes a loop of any other
             if any(self.is_access(n) for n in ast.walk(node) if n is not node) or (sh.elements and any(
@@ -468,6 +489,10 @@ class _Function:
                 # len(c) of a container is one access; movers counts len() of anything once lengths change
                 a = node.args[0]
                 return (sh.elements and isinstance(a, ast.Name) and a.id in self.arrays) or sh.grows
+            if isinstance(f, ast.Name) and f.id in _READERS and len(node.args) == 1:
+                # list(q), sorted(q)...: CPython reads the whole container in C, one access
+                a = node.args[0]
+                return sh.elements and isinstance(a, ast.Name) and a.id in self.arrays
             # d.get(k, v), s.add(v), a.insert(i, v)...: one access each, as in CPython
             return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in self.arrays \
                 and f.attr in _CONTAINER_METHODS | _QUEUE_METHODS
@@ -662,11 +687,21 @@ class _Function:
             then, orelse = self._block(s.body, cont), self._block(s.orelse, cont)
             pieces, test, drops, costly = self._test(s.test)
             return self._link(pieces, self._new(("cond", _expr(test), then, orelse), costly, drops))
-        if isinstance(s, ast.While) and not s.orelse:
+        if isinstance(s, ast.Break):
+            if not self.breaks or self.breaks[-1][1] != len(self.catching):
+                raise Unsupported("break outside a loop, or out of a with or try block")
+            target, _, counter = self.breaks[-1]
+            # no step of its own at either granularity (docs/language.md section 8.2)
+            return self._new(("nop", target), glue=True, drops={counter} if counter else ())
+        if isinstance(s, ast.While):
+            # `while … else`: the else block runs when the test is false, not after a break (section 4.4)
+            after = self._block(s.orelse, cont)
             head = self._new(None)
             pieces, test, drops, costly = self._test(s.test)
             first = self._link(pieces, head)  # the test's reads are made again before every test
-            self._set(head, ("cond", _expr(test), self._block(s.body, first), cont), costly, drops)
+            self.breaks.append((cont, len(self.catching), ""))
+            self._set(head, ("cond", _expr(test), self._block(s.body, first), after), costly, drops)
+            self.breaks.pop()
             self.loops.append(first)
             return first
         if (
@@ -676,12 +711,14 @@ class _Function:
             and isinstance(s.iter.func, ast.Name)
             and s.iter.func.id == "range"
             and len(s.iter.args) == 1
-            and not s.orelse
         ):
+            after = self._block(s.orelse, cont)  # `for … else`: run when the range is done, not after a break
             head = self._new(None)
             bound = ast.literal_eval(s.iter.args[0])
             # A constant bound and a local variable: the headers are local work under access granularity.
-            self._set(head, ("for", s.target.id, bound, self._block(s.body, head), cont, f"#it{head}"), not access)
+            self.breaks.append((cont, len(self.catching), f"#it{head}"))  # a break drops the loop's counter
+            self._set(head, ("for", s.target.id, bound, self._block(s.body, head), after, f"#it{head}"), not access)
+            self.breaks.pop()
             return head
         if isinstance(s, ast.With) and len(s.items) == 1:
             lock = s.items[0].context_expr
@@ -692,6 +729,11 @@ class _Function:
             unwind = self._new(("rel", lock.id, self._new(("reraise", -1), glue=True)))
             self.catching.insert(0, (None, unwind))
             body = self._block(s.body, release)
+            got = s.items[0].optional_vars
+            if got is not None:  # `with m as got:`: a lock's __enter__ returns acquire()'s True (local work)
+                if not (isinstance(got, ast.Name) and got.id in self.locals):
+                    raise Unsupported(ast.unparse(s.items[0]))
+                body = self._assign(got, ast.Constant(True), None, body)
             self.catching.pop(0)
             return self._new(("acq", lock.id, body))
         if isinstance(s, ast.Assert):
@@ -719,7 +761,14 @@ class _Function:
             recv, name = _call_name(s.value.func)
             if recv in self.arrays and name in _CONTAINER_METHODS | _QUEUE_METHODS:  # the value: dropped at once
                 temp = self.temp()
-                return self._new(("assign", "l", temp, None, (_expr(s.value),), cont), drops={temp})
+                if len(self.accesses(s.value)) <= 1:
+                    return self._new(("assign", "l", temp, None, (_expr(s.value),), cont), drops={temp})
+                # `q.append(len(q))`: the arguments' accesses first, each a step of its own
+                cut = _Cut(self)
+                final = cut.expr(s.value, self.keepable(s.value))
+                drops = cut.finish([final]) | {temp}
+                head = self._new(("assign", "l", temp, None, (_expr(final),), cont), drops=drops)
+                return self._link(cut.pieces, head)
             if recv in self.handles and name == "join" and not s.value.args:
                 return self._new(("join", self.handles[recv], cont))
             if recv in self.locks and name in ("acquire", "release"):
@@ -791,6 +840,16 @@ def _exception_class(cdef: ast.ClassDef, known: dict[str, type]) -> type | None:
     return type(cdef.name, (base,), {})
 
 
+def _packed(fn: _Function, args: tuple) -> tuple:
+    """A thread's arguments as its parameters take them: those past the named ones in a ``*rest`` tuple."""
+    if fn.vararg is None:
+        return args
+    n = len(fn.params) - 1
+    if len(args) < n:
+        raise Unsupported("too few arguments")
+    return (*args[:n], tuple(args[n:]))
+
+
 def _factory(fdef: ast.FunctionDef) -> ast.FunctionDef | None:
     """``def make(n): def run(): ...; return run`` as one function ``run`` whose parameters are ``make``'s
     (what a closure captures that never changes is as good as an argument), then ``run``'s."""
@@ -826,6 +885,7 @@ class NaiveModel:
         classes: dict[str, Any] = {}
         self.exceptions: dict[str, type] = {}
         self.snames: set[str] = set()
+        self.deqnames: set[str] = set()
         self.qsizes: dict[str, int] = {}  # the queues and their maxsize
         fdefs: dict[str, ast.FunctionDef] = {}
         starts: list[tuple[str, tuple]] = []
@@ -878,6 +938,10 @@ class NaiveModel:
                 elif isinstance(v, ast.List):
                     self.anames.append(name)
                     ainit.append(tuple(ast.literal_eval(v)))
+                elif isinstance(v, ast.Call) and _callee(v.func) == "deque" and not v.keywords and len(v.args) <= 1:
+                    self.anames.append(name)  # a deque: its items, left to right (section 4.11)
+                    self.deqnames.add(name)
+                    ainit.append(tuple(ast.literal_eval(v.args[0])) if v.args else ())
                 else:
                     self.gnames.append(name)
                     ginit.append(ast.literal_eval(v))
@@ -904,19 +968,21 @@ class NaiveModel:
         containers = bool(self.dnames or self.snames)  # movers: a model that makes one has changing lengths
         shared = _shared(list(fdefs.values()), containers) if granularity == "access" else None
         compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames), started,
-                                    self.dnames, self.exceptions, set(self.qsizes))
+                                    self.dnames, self.exceptions, set(self.qsizes), self.deqnames)
                     for name, f in fdefs.items()}
         for name, _ in starts:
             if name.startswith(_LAMBDA):
                 # `lambda: f(...)`: the thread starts in the lambda, whose call of f is a step of its own (local
                 # work that a thread resting at its entry runs; section 8.4)
                 fn = _Function(fdefs[name.removeprefix(_LAMBDA)], lockset, set(self.onames), shared,
-                               set(self.anames), started, self.dnames, self.exceptions, set(self.qsizes))
+                               set(self.anames), started, self.dnames, self.exceptions, set(self.qsizes),
+                               self.deqnames)
                 fn.entry = fn._new(("nop", fn.entry), costly=False)
                 compiled[name] = fn
         self.threads = [compiled[name] for name, _ in starts]
         frames = tuple(
-            (compiled[name].entry, tuple(sorted(zip(compiled[name].params, args, strict=True))))
+            (compiled[name].entry,
+             tuple(sorted(zip(compiled[name].params, _packed(compiled[name], args), strict=True))))
             for name, args in starts
         )
         self.initial = (tuple(ginit), tuple(ainit), tuple(oinit), tuple(None for _ in self.locks), frames)
@@ -985,7 +1051,7 @@ class NaiveModel:
         env = dict(zip(self.gnames, g, strict=True))
         for n, a in zip(self.anames, arrays, strict=True):
             env[n] = dict(a) if n in self.dnames else set(a) if n in self.snames else \
-                _Queue(a, self.qsizes[n]) if n in self.qsizes else list(a)
+                _Queue(a, self.qsizes[n]) if n in self.qsizes else deque(a) if n in self.deqnames else list(a)
         env.update((n, _Object(o)) for n, o in zip(self.onames, objects, strict=True))
         env.update((k, v) for k, v in loc.items() if k != _EXC)
         return env

@@ -1175,3 +1175,116 @@ def queue_models(draw: DrawFn, max_threads: int = 3) -> str:
     if draw(st.booleans()):
         lines.append(f"assert {draw(st.sampled_from(['q.qsize() == 0', 'q.qsize() <= 1', 'x != 2']))}")
     return "\n".join(lines) + "\n"
+
+
+# -- deques ------------------------------------------------------------------------------------------------------
+
+
+def _deque_raising(draw: DrawFn) -> tuple[str, str]:
+    """A statement that raises ``IndexError`` on an empty deque, and the check that makes it safe in one thread."""
+    t = f"t{draw(st.integers(0, 1))}"
+    return draw(st.sampled_from([
+        ("q.pop()", "len(q) > 0"), ("q.popleft()", "q"), (f"{t} = q.popleft()", "len(q) >= 1"),
+        (f"{t} = q[0]", "len(q) > 0"), (f"{t} = q[-1]", "q"),
+    ]))
+
+
+def _deque_statement(draw: DrawFn, fn: _Fn, depth: int) -> list[str]:
+    fn.budget -= 1
+    v = draw(st.integers(0, 2))
+    t = f"t{draw(st.integers(0, 1))}"
+    kind = draw(st.integers(0, 8 if depth == 0 else 5))
+    if kind <= 1:
+        item = draw(st.sampled_from([str(v), *sorted(fn.readable)]))  # `len(vals)`: a thread's *vals
+        return [f"q.{draw(st.sampled_from(['append', 'appendleft']))}({item})"]
+    if kind == 2:
+        fn.assigned_globals.add("x")
+        # No `len(q) + len(q)`: `+` of two non-constants in a model with containers is an access of its own
+        # in movers (DISAGREEMENTS.md, 1).
+        return [f"x = {draw(st.sampled_from(['len(q)', f'q.count({v})', f'{v} in q', 'len(q) > 1']))}"]
+    if kind == 3:  # check-then-act: another thread may empty the deque between the check and the act
+        line, guard = _deque_raising(draw)
+        return [f"if {guard}:", f"    {line}"]
+    if kind == 4:
+        return [f"assert {draw(st.sampled_from(['len(q) <= 2', f'{v} not in q', 'x != 1', 'q.count(1) <= 1']))}"]
+    if kind == 5:
+        line, _ = _deque_raising(draw)
+        clause = draw(st.sampled_from(["IndexError", "LookupError", "KeyError"]))
+        return ["try:", f"    {line}", f"except {clause}:", "    pass"]
+    if kind == 6 and fn.budget >= 1 and depth == 0 and draw(st.booleans()):
+        # `for … else` / `while … else` (section 4.4): the else block runs unless the search breaks
+        fn.loops += 1
+        j = f"j{fn.loops}"
+        found = draw(st.sampled_from([f"{v} in q", "len(q) > 1", f"q.count({v}) >= 1"]))
+        orelse = _deque_statement(draw, fn, depth + 1)
+        if draw(st.booleans()):
+            head = [f"for {j} in range({draw(st.integers(1, 2))}):"]
+        else:
+            head = [f"{j} = 0", f"while {j} < {draw(st.integers(1, 2))}:", f"    {j} += 1"]
+        return [*head, f"    if {found}:", "        break", "else:", *_indent(orelse)]
+    if kind in (6, 7) and fn.budget >= 1:
+        body = _deque_statement(draw, fn, depth + 1)
+        if draw(st.booleans()) and fn.budget >= 1:
+            body += _deque_statement(draw, fn, depth + 1)
+        if draw(st.booleans()):  # a lock's __enter__ returns True (section 6.4)
+            got = draw(st.sampled_from(["got", "int(got)", "got is True"]))
+            return ["with m as got:", *_indent(body), f"{t} = {got}"]
+        return ["with m:", *_indent(body)]
+    # Not `q.popleft() if q else v`: movers does not cut a conditional expression's container truth from the
+    # branch's access (DISAGREEMENTS.md, 6: a missed violation).
+    return [f"{t} = q.popleft() if len(q) > 0 else {v}"]
+
+
+@st.composite
+def deque_models(draw: DrawFn, max_threads: int = 3) -> str:
+    """A plain-Python model whose threads share a ``collections.deque`` ``q`` (``append``, ``appendleft``,
+    ``pop``, ``popleft``, ``len``, ``in``, ``count``, ``q[i]``, its truth), each operation one access
+    (docs/language.md section 4.11), with check-then-act shapes (``if q: q.popleft()``) locked or not and
+    ``IndexError`` caught by the right or the wrong clause, ``with m:`` and ``with m as got:``, threads of
+    ``def worker(*vals)`` started with ``args=(...)`` (``len(vals)``, ``vals[-1]`` items), searches with ``for
+    … else`` and ``while … else`` that ``break``; the module's code
+    joins the threads and asserts. Every model's first thread changes ``q`` first, so that every read of it is
+    an access (DISAGREEMENTS.md, 7)::
+
+        import threading
+        from collections import deque
+
+        q = deque([1])
+        x = 0
+        m = threading.Lock()
+
+        def worker_0():
+            if len(q) > 0:
+                q.pop()             # an IndexError when another thread emptied it in between
+
+        def worker_1():
+            q.appendleft(2)
+        ...
+        assert len(q) <= 1
+    """
+    init = draw(st.lists(st.integers(0, 2), max_size=2))
+    lines = ["import threading", "from collections import deque", "", f"q = deque({init})", "x = 0",
+             "m = threading.Lock()"]
+    n_threads = draw(st.integers(2, max_threads))
+    starts: list[str] = []
+    for k in range(n_threads):
+        fn = _Fn(params=[], budget=draw(st.integers(1, 3 if n_threads == 2 else 2)))
+        # `def worker(*vals)` started with `args=(...)` (section 4.5): vals a tuple, its length an item
+        varargs = draw(st.none() | st.lists(st.integers(0, 2), max_size=2).map(tuple))
+        if varargs is not None:
+            # not sum(vals): a step of its own in movers (DISAGREEMENTS.md, 8)
+            fn.readable |= {"len(vals)"} | ({"vals[-1]"} if varargs else set())
+        body: list[str] = [f"q.append({draw(st.integers(0, 2))})"] if k == 0 else []
+        while fn.budget > 0:
+            body += _deque_statement(draw, fn, 0)
+        decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
+        lines += ["", f"def worker_{k}({'' if varargs is None else '*vals'}):", *_indent(decl + body)]
+        starts.append(f"t{k} = threading.Thread(target=worker_{k}" + ("" if varargs is None else f", args={varargs!r}")
+                      + ")")
+    lines.append("")
+    lines += starts
+    lines += [f"t{k}.start()" for k in range(n_threads)]
+    lines += [f"t{k}.join()" for k in range(n_threads)]
+    if draw(st.booleans()):
+        lines.append(f"assert {draw(st.sampled_from(['len(q) <= 1', 'q.count(1) != 1', 'x != 2', '0 not in q']))}")
+    return "\n".join(lines) + "\n"

@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, assume, given, note, settings
 try:
     from differential import run_differential, violation_kinds
     from naive_explorer import naive_explore
-    from strategies import container_models, dict_models, function_models, main_models, queue_models
+    from strategies import container_models, deque_models, dict_models, function_models, main_models, queue_models
 except ImportError:  # tests/ imported as a package
     from tests.differential import run_differential, violation_kinds
     from tests.naive_explorer import naive_explore
-    from tests.strategies import container_models, dict_models, function_models, main_models, queue_models
+    from tests.strategies import container_models, deque_models, dict_models, function_models, main_models, queue_models
 
 GRANULARITIES = ("access", "statement")
 EVERYDAY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -294,6 +294,32 @@ def test_functions_agree_with_the_naive_explorer_nightly(src: str, granularity: 
 @EVERYDAY
 @given(src=function_models())
 def test_functions_reductions_agree_with_none(src: str, granularity: str) -> None:
+    note(src)
+    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
+
+
+# -- deques (docs/language.md section 4.11): each method one access, as a list's -----------------------------
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@EVERYDAY
+@given(src=deque_models())
+def test_deques_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
+    _agrees_with_naive(src, granularity)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@NIGHTLY
+@given(src=deque_models())
+def test_deques_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
+    _agrees_with_naive(src, granularity)
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@EVERYDAY
+@given(src=deque_models())
+def test_deques_reductions_agree_with_none(src: str, granularity: str) -> None:
     note(src)
     run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
 
@@ -615,6 +641,86 @@ def work():
         pass
 """ + _TWO_THREADS.format(a="work", b="work") + "assert x == 1\n", "    except Refused:", "    except ValueError:",
                                    "runtime-error"),
+    "deque": ("""import threading
+from collections import deque
+
+q = deque([1])
+m = threading.Lock()
+
+def take():
+    with m:
+        if q:
+            q.popleft()
+""" + _TWO_THREADS.format(a="take", b="take") + "assert len(q) == 0\n",
+              "    with m:\n        if q:\n            q.popleft()", "    if len(q) > 0:\n        q.popleft()",
+              "runtime-error"),
+    "with lock as name": ("""import threading
+from collections import deque
+
+q = deque([1])
+m = threading.Lock()
+
+def take():
+    with m as got:
+        if len(q) > 0:
+            q.popleft()
+    assert got is True
+""" + _TWO_THREADS.format(a="take", b="take") + "assert len(q) == 0\n",
+                          "    with m as got:\n", "    with m as got:\n        pass\n    if got:\n", "runtime-error"),
+    "*args": ("""import threading
+
+x = 0
+m = threading.Lock()
+
+def work(first, *more):
+    global x
+    with m:
+        x += first + len(more)
+""" + _TWO_THREADS.format(a="work, args=(1, 7, 8)", b="work, args=(0,)") + "assert x == 3\n",
+              "    with m:\n        x += first + len(more)", "    x += first + len(more)", "assertion"),
+    "q.append(len(q))": ("""import threading
+from collections import deque
+
+q = deque()
+m = threading.Lock()
+
+def number():
+    with m:
+        q.append(len(q))
+""" + _TWO_THREADS.format(a="number", b="number") + "assert q.count(1) == 1\n",
+                         "    with m:\n        q.append(len(q))", "    q.append(len(q))", "assertion"),
+    "for … else": ("""import threading
+from collections import deque
+
+q = deque([1])
+m = threading.Lock()
+
+def add(v):
+    with m:
+        for i in range(2):
+            if v in q:
+                break
+        else:
+            q.append(v)
+""" + _TWO_THREADS.format(a="add, args=(2,)", b="add, args=(2,)") + "assert q.count(2) == 1\n",
+                    "    with m:\n", "    if True:\n", "assertion"),
+    "while … else": ("""import threading
+from collections import deque
+
+q = deque([1])
+m = threading.Lock()
+
+def add(v):
+    with m:
+        n = 0
+        while n < 2:
+            n += 1
+            if v in q:
+                break
+        else:
+            q.append(v)
+""" + _TWO_THREADS.format(a="add, args=(2,)", b="add, args=(2,)") + "assert q.count(2) == 1\n",
+                      "    with m:\n", "    if True:\n", "assertion"),
 }
 
 
@@ -742,6 +848,114 @@ threading.Thread(target=reader).start()
     ids=["local-arithmetic", "in-a-tuple"])
 def test_local_work_is_no_step(src: str) -> None:
     _agrees_with_naive(src, "access", fixed=True)
+
+
+LENGTH_TRUTH = """import threading
+
+a = [1]
+
+def worker():
+    if len(a):
+        a.pop()
+
+t = threading.Thread(target=worker)
+t.start()
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="DISAGREEMENTS.md 5: the truth of len(a) is a step (imprecise, sound)")
+def test_the_truth_of_a_length_is_no_step_of_its_own() -> None:
+    _agrees_with_naive(LENGTH_TRUTH, "access", fixed=True)
+
+
+TRUTH_IN_A_CONDITIONAL = """import threading
+
+a = [1]
+
+def worker():
+    t = a.pop() if a else 0
+
+threading.Thread(target=worker).start()
+threading.Thread(target=worker).start()
+"""
+
+
+@pytest.mark.parametrize("init, pop", [("a = [1]", "a.pop()"), ("a = deque([1])", "a.popleft()")],
+                         ids=["list", "deque"])
+@pytest.mark.xfail(strict=True, reason="DISAGREEMENTS.md 6: a conditional expression's container truth is not "
+                                       "cut from its branch's access (a missed violation)")
+def test_a_conditional_expressions_truth_is_cut_from_its_branch(init: str, pop: str) -> None:
+    import movers
+
+    src = TRUTH_IN_A_CONDITIONAL.replace("a = [1]", init).replace("a.pop()", pop)
+    if "deque" in init:
+        src = src.replace("import threading", "import threading\nfrom collections import deque")
+    assert movers.check(src).verdict == "violation"
+
+
+def test_the_naive_explorer_finds_the_pop_after_a_conditional_expressions_truth() -> None:
+    """The oracle's side of DISAGREEMENTS.md 6 (a deque's truth is an access there), and movers's control: the
+    same check as ``len(a) > 0`` is cut and found."""
+    import movers
+
+    src = TRUTH_IN_A_CONDITIONAL.replace("a = [1]", "a = deque([1])").replace("a.pop()", "a.popleft()").replace(
+        "import threading", "import threading\nfrom collections import deque")
+    assert naive_explore(src).kinds == {"runtime-error"}
+    assert movers.check(src.replace("if a else", "if len(a) > 0 else")).verdict == "violation"
+
+
+UNCHANGED_DEQUE = """import threading
+from collections import deque
+
+q = deque([])
+x = 0
+
+def worker():
+    global x
+    x = len(q)
+
+threading.Thread(target=worker).start()
+threading.Thread(target=worker).start()
+"""
+
+
+@pytest.mark.parametrize("src", [
+    UNCHANGED_DEQUE.replace("deque([])", "[]"),
+    pytest.param(UNCHANGED_DEQUE, marks=pytest.mark.xfail(strict=True, reason="DISAGREEMENTS.md 7: len() of a "
+                                                                             "deque nothing changes is an access"))],
+    ids=["list", "deque"])
+def test_the_length_of_an_unchanged_container_is_no_access(src: str) -> None:
+    _agrees_with_naive(src, "access", fixed=True)
+    assert naive_explore(src).states == 4
+
+
+SUM_OF_A_TUPLE = """import threading
+
+a = [0]
+
+def worker():
+    a.append(sum((1, 2)))
+
+threading.Thread(target=worker).start()
+threading.Thread(target=worker).start()
+"""
+
+
+@pytest.mark.parametrize("src", [
+    SUM_OF_A_TUPLE.replace("sum((1, 2))", "1 + 2"),
+    pytest.param(SUM_OF_A_TUPLE, marks=pytest.mark.xfail(strict=True, reason="DISAGREEMENTS.md 8: sum() of a tuple "
+                                                                            "is a step (imprecise, sound)"))],
+    ids=["plus", "sum"])
+def test_reading_a_tuple_is_no_step(src: str) -> None:
+    _agrees_with_naive(src, "access", fixed=True)
+    assert naive_explore(src).states == 4
+
+
+def test_a_length_compared_is_one_step() -> None:
+    """The control for the xfail above: ``len(a) > 0`` and ``a`` as conditions are one access each."""
+    _agrees_with_naive(LENGTH_TRUTH.replace("if len(a):", "if len(a) > 0:"), "access", fixed=True)
+    _agrees_with_naive(LENGTH_TRUTH.replace("if len(a):", "if a:"), "access", fixed=True)
+    assert naive_explore(LENGTH_TRUTH).states == 3
 
 
 def test_the_naive_explorer_cuts_a_container_comparison_from_another_access() -> None:

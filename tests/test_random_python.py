@@ -742,7 +742,7 @@ def test_each_construct_agrees_with_the_naive_explorer_and_its_twin_is_found(con
         assert res.refused or (res.verdict == "violation" and violation_kinds(res) == [kind]), (r, res.verdict)
 
 
-# -- disagreements the naive explorer found (DISAGREEMENTS.md): 1 and 2 fixed; 3 and 4 strict xfails (sound) ---
+# -- disagreements the naive explorer found (DISAGREEMENTS.md): 1, 2 and 6 fixed; the others strict xfails (sound) -
 
 
 def _reader_writer(init: str, write: str, read: str) -> str:
@@ -882,8 +882,6 @@ threading.Thread(target=worker).start()
 
 @pytest.mark.parametrize("init, pop", [("a = [1]", "a.pop()"), ("a = deque([1])", "a.popleft()")],
                          ids=["list", "deque"])
-@pytest.mark.xfail(strict=True, reason="DISAGREEMENTS.md 6: a conditional expression's container truth is not "
-                                       "cut from its branch's access (a missed violation)")
 def test_a_conditional_expressions_truth_is_cut_from_its_branch(init: str, pop: str) -> None:
     import movers
 

@@ -65,6 +65,11 @@ Thread targets: ``def f(a, *rest)`` (``rest`` the tuple of the arguments past ``
 ``Thread(target=lambda: f(c, ...))`` (the thread of ``f``, entered by a call that is a step of
 its own from the thread's entry) and ``Thread(target=make(c, ...))`` for ``def make(n): def run(): ...; return
 run`` (``run`` with ``make``'s parameters as its first ones: a captured value that never changes).
+Context managers (section 6.4): ``with o as name:`` / ``with o:`` for a module-level object of a class with
+``__enter__`` and ``__exit__``, their bodies inlined (``self`` is ``o``, ``return e`` at the end of
+``__enter__`` binds ``name``); ``__exit__`` also runs when an exception leaves the block, and never swallows
+it. The inlined statements are steps of their own, where movers makes calls part of their statement's step:
+only verdicts compare.
 Objects: ``@dataclass`` classes of annotated fields with constant defaults, made with constant arguments.
 Deques (section 4.11): module-level ``q = deque([v, ...])`` (``from collections import deque``, or
 ``collections.deque``), kept as its items left to right, with ``append``, ``appendleft``, ``pop``, ``popleft``,
@@ -361,8 +366,10 @@ class _Function:
                  shared: _Shared | None = None, arrays: set[str] | None = None,
                  handles: dict[str, int] | None = None, dicts: set[str] | None = None,
                  exceptions: dict[str, type] | None = None, queues: set[str] | None = None,
-                 deques: set[str] | None = None) -> None:
+                 deques: set[str] | None = None,
+                 managers: dict[str, tuple[ast.FunctionDef, ast.FunctionDef]] | None = None) -> None:
         self.deques = deques or set()
+        self.managers = managers or {}
         for node in ast.walk(fdef):
             # `if q:` of a deque reads its length, one access: as `not not q` (the inner `not` the access)
             if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert) and isinstance(node.test, ast.Name) \
@@ -641,6 +648,43 @@ class _Function:
             self.catching.pop(0)
         return body
 
+    def _manager(self, s: ast.With, cont: int) -> int:
+        """``with o as name:`` for a module-level object of a class with ``__enter__``/``__exit__`` (section
+        6.4): their bodies inlined with ``self`` as ``o``; ``__enter__``'s ``return e`` (its last statement)
+        binds ``name``; ``__exit__`` runs after the block and, when an exception leaves it, before the
+        exception goes on (its parameters unused, its result no true constant: it never swallows one)."""
+        o = s.items[0].context_expr.id  # type: ignore[attr-defined]
+        enter, exit_ = self.managers[o]
+
+        def body(f: ast.FunctionDef, name: ast.expr | None) -> list[ast.stmt]:
+            out: list[ast.stmt] = []
+            for i, st in enumerate(copy.deepcopy(f.body)):
+                for n in ast.walk(st):
+                    if isinstance(n, ast.Name) and n.id == "self":
+                        n.id = o
+                    elif isinstance(n, ast.Name) and n.id in ("exc_type", "exc", "tb"):
+                        raise Unsupported("__exit__ that reads its parameters")
+                if isinstance(st, ast.Return):
+                    if i != len(f.body) - 1:
+                        raise Unsupported("a return before the end of __enter__/__exit__")
+                    if f is exit_:
+                        if st.value is not None and not (isinstance(st.value, ast.Constant) and not st.value.value):
+                            raise Unsupported("__exit__ that may swallow an exception")
+                        continue
+                    if name is not None and st.value is not None:
+                        st = ast.copy_location(ast.Assign(targets=[name], value=st.value), st)
+                    else:
+                        continue
+                out.append(st)
+            return out
+
+        normal = self._block(body(exit_, None), cont)
+        unwind = self._block(body(exit_, None), self._new(("reraise", -1), glue=True))
+        self.catching.insert(0, (None, unwind))
+        block = self._block(s.body, normal)
+        self.catching.pop(0)
+        return self._block(body(enter, s.items[0].optional_vars), block)
+
     def _try_lock(self, e: ast.expr) -> str | None:
         """The lock of ``L.acquire(blocking=False)`` / ``L.acquire(False)``, else None."""
         if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "acquire"
@@ -720,6 +764,9 @@ class _Function:
             self._set(head, ("for", s.target.id, bound, self._block(s.body, head), after, f"#it{head}"), not access)
             self.breaks.pop()
             return head
+        if isinstance(s, ast.With) and len(s.items) == 1 and isinstance(s.items[0].context_expr, ast.Name) \
+                and s.items[0].context_expr.id in self.managers:
+            return self._manager(s, cont)
         if isinstance(s, ast.With) and len(s.items) == 1:
             lock = s.items[0].context_expr
             if not (isinstance(lock, ast.Name) and lock.id in self.locks):
@@ -812,6 +859,8 @@ def _constructor_fields(cdef: ast.ClassDef) -> Any:
         return dataclass_fields
     fields: dict[str, Any] = {}
     for item in cdef.body:
+        if isinstance(item, ast.FunctionDef) and item.name in ("__enter__", "__exit__"):
+            continue  # a context manager's: inlined at each `with` (_Function._manager)
         if not (isinstance(item, ast.FunctionDef) and item.name == "__init__"):
             raise Unsupported(f"class {cdef.name}: only __init__")
         for st in item.body:
@@ -887,6 +936,8 @@ class NaiveModel:
         self.snames: set[str] = set()
         self.deqnames: set[str] = set()
         self.qsizes: dict[str, int] = {}  # the queues and their maxsize
+        self.managers: dict[str, tuple[ast.FunctionDef, ast.FunctionDef]] = {}  # an object's __enter__/__exit__
+        managers: dict[str, tuple[ast.FunctionDef, ast.FunctionDef]] = {}  # a class's
         fdefs: dict[str, ast.FunctionDef] = {}
         starts: list[tuple[str, tuple]] = []
         handles: dict[str, tuple[str, tuple]] = {}  # t = Thread(target=f, args=(...)): not yet started
@@ -915,11 +966,16 @@ class NaiveModel:
                     self.exceptions[s.name] = exc
                 else:
                     classes[s.name] = _constructor_fields(s)
+                    methods = {f.name: f for f in s.body if isinstance(f, ast.FunctionDef)}
+                    if "__enter__" in methods and "__exit__" in methods:
+                        managers[s.name] = (methods["__enter__"], methods["__exit__"])
             elif isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
                 name, v = s.targets[0].id, s.value
                 if isinstance(v, ast.Call) and _callee(v.func) == "Lock":
                     self.locks.append(name)
                 elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in classes:
+                    if v.func.id in managers:
+                        self.managers[name] = managers[v.func.id]
                     self.onames.append(name)
                     oinit.append(classes[v.func.id](v))
                 elif isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "Queue":
@@ -968,7 +1024,8 @@ class NaiveModel:
         containers = bool(self.dnames or self.snames)  # movers: a model that makes one has changing lengths
         shared = _shared(list(fdefs.values()), containers) if granularity == "access" else None
         compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames), started,
-                                    self.dnames, self.exceptions, set(self.qsizes), self.deqnames)
+                                    self.dnames, self.exceptions, set(self.qsizes), self.deqnames,
+                                    self.managers)
                     for name, f in fdefs.items()}
         for name, _ in starts:
             if name.startswith(_LAMBDA):
@@ -976,7 +1033,7 @@ class NaiveModel:
                 # work that a thread resting at its entry runs; section 8.4)
                 fn = _Function(fdefs[name.removeprefix(_LAMBDA)], lockset, set(self.onames), shared,
                                set(self.anames), started, self.dnames, self.exceptions, set(self.qsizes),
-                               self.deqnames)
+                               self.deqnames, self.managers)
                 fn.entry = fn._new(("nop", fn.entry), costly=False)
                 compiled[name] = fn
         self.threads = [compiled[name] for name, _ in starts]

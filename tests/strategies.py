@@ -1288,3 +1288,60 @@ def deque_models(draw: DrawFn, max_threads: int = 3) -> str:
     if draw(st.booleans()):
         lines.append(f"assert {draw(st.sampled_from(['len(q) <= 1', 'q.count(1) != 1', 'x != 2', '0 not in q']))}")
     return "\n".join(lines) + "\n"
+
+
+# -- context managers (verdicts only) ----------------------------------------------------------------------------
+
+
+@st.composite
+def manager_models(draw: DrawFn, max_threads: int = 3) -> str:
+    """The deque family's threads with ``with g as n:`` blocks on an object of a model class with
+    ``__enter__``/``__exit__`` (docs/language.md section 6.4) that takes the lock ``m`` or not (an unlocked
+    read-modify-write inside the block is then a lost update), counts its uses in a field and returns it::
+
+        class Guard:
+            def __init__(self):
+                self.uses = 0
+
+            def __enter__(self):
+                m.acquire()
+                self.uses += 1
+                return self.uses
+
+            def __exit__(self, exc_type, exc, tb):
+                m.release()
+                return False
+
+    movers makes the calls of ``__enter__``/``__exit__`` part of the ``with`` statement's steps, where the naive
+    explorer inlines their statements: the verdicts compare, the state counts do not."""
+    locked = draw(st.booleans())
+    enter = (["m.acquire()"] if locked else []) + ["self.uses += 1", "return self.uses"]
+    exit_ = (["m.release()"] if locked else []) + [draw(st.sampled_from(["return False", "return None", "pass"]))]
+    lines = ["import threading", "from collections import deque", "", "", "class Guard:",
+             "    def __init__(self):", "        self.uses = 0", "", "    def __enter__(self):",
+             *_indent(_indent(enter)),
+             "", "    def __exit__(self, exc_type, exc, tb):", *_indent(_indent(exit_)), "", "",
+             f"q = deque({draw(st.lists(st.integers(0, 2), max_size=2))})", "x = 0", "m = threading.Lock()",
+             "g = Guard()"]
+    n_threads = draw(st.integers(2, max_threads))
+    for k in range(n_threads):
+        fn = _Fn(params=[], budget=draw(st.integers(1, 2)))
+        body: list[str] = [f"q.append({draw(st.integers(0, 2))})"] if k == 0 else []
+        while fn.budget > 0:
+            if draw(st.booleans()):
+                fn.budget -= 1
+                fn.assigned_globals.add("x")
+                inner = draw(st.sampled_from([["x += 1"], ["x = n"], ["if len(q) > 0:", "    q.pop()"]]))
+                bind = inner == ["x = n"] or draw(st.booleans())
+                body += [f"with g{' as n' if bind else ''}:", *_indent(inner)]
+            else:
+                body += _deque_statement(draw, fn, 1)
+        decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
+        lines += ["", f"def worker_{k}():", *_indent(decl + body)]
+    lines.append("")
+    lines += [f"t{k} = threading.Thread(target=worker_{k})" for k in range(n_threads)]
+    lines += [f"t{k}.start()" for k in range(n_threads)]
+    lines += [f"t{k}.join()" for k in range(n_threads)]
+    if draw(st.booleans()):
+        lines.append(f"assert {draw(st.sampled_from(['g.uses == x', 'x <= 3', 'len(q) <= 2']))}")
+    return "\n".join(lines) + "\n"

@@ -18,11 +18,27 @@ from hypothesis import HealthCheck, assume, given, note, settings
 try:
     from differential import run_differential, violation_kinds
     from naive_explorer import naive_explore
-    from strategies import container_models, deque_models, dict_models, function_models, main_models, queue_models
+    from strategies import (
+        container_models,
+        deque_models,
+        dict_models,
+        function_models,
+        main_models,
+        manager_models,
+        queue_models,
+    )
 except ImportError:  # tests/ imported as a package
     from tests.differential import run_differential, violation_kinds
     from tests.naive_explorer import naive_explore
-    from tests.strategies import container_models, deque_models, dict_models, function_models, main_models, queue_models
+    from tests.strategies import (
+        container_models,
+        deque_models,
+        dict_models,
+        function_models,
+        main_models,
+        manager_models,
+        queue_models,
+    )
 
 GRANULARITIES = ("access", "statement")
 EVERYDAY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -365,6 +381,89 @@ def test_queues_agree_with_the_naive_explorer_nightly(src: str, granularity: str
 def test_queues_reductions_agree_with_none(src: str, granularity: str) -> None:
     note(src)
     run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity, max_states=50000)
+
+
+# -- context managers (section 6.4): verdicts only --------------------------------------------------------------
+# movers makes the calls of __enter__/__exit__ part of the with statement's steps; the naive explorer inlines
+# their statements, each a step of its own: the same verdicts, different state counts.
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@QUEUES
+@given(src=manager_models())
+def test_context_managers_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
+    _verdict_agrees_with_naive(src, granularity)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@NIGHTLY
+@given(src=manager_models())
+def test_context_managers_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
+    _verdict_agrees_with_naive(src, granularity)
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@QUEUES
+@given(src=manager_models())
+def test_context_managers_reductions_agree_with_none(src: str, granularity: str) -> None:
+    note(src)
+    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity, max_states=50000)
+
+
+GUARDED = """import threading
+
+
+class Guard:
+    def __init__(self):
+        self.uses = 0
+
+    def __enter__(self):
+        m.acquire()
+        self.uses += 1
+        return self.uses
+
+    def __exit__(self, exc_type, exc, tb):
+        m.release()
+        return False
+
+
+m = threading.Lock()
+g = Guard()
+x = 0
+
+def work():
+    global x
+    with g as n:
+        x += 1
+        assert n >= 1
+
+t0 = threading.Thread(target=work)
+t1 = threading.Thread(target=work)
+t0.start()
+t1.start()
+t0.join()
+t1.join()
+assert x == 2 and g.uses == 2
+"""
+
+
+def test_a_context_managers_bug_twin_is_found() -> None:
+    """``with g as n:`` on a model class: ok while ``__enter__``/``__exit__`` lock, a lost update without."""
+    import movers
+    from movers.reduce import REDUCTIONS as ALL_REDUCTIONS
+
+    bug = GUARDED.replace("        m.acquire()\n", "").replace("        m.release()\n", "")
+    for granularity in GRANULARITIES:
+        assert movers.check(GUARDED, granularity=granularity).verdict == "ok"
+        assert naive_explore(GUARDED, granularity=granularity).verdict == "ok"
+    assert naive_explore(bug).kinds == {"assertion"}
+    for r in ALL_REDUCTIONS:
+        res = movers.check(bug, reduction=r)
+        assert res.refused or (res.verdict == "violation" and violation_kinds(res) == ["assertion"]), r
+    # the value __enter__ returns is bound: n == 1 fails in the thread that enters second
+    assert naive_explore(GUARDED.replace("assert n >= 1", "assert n == 1")).kinds == {"assertion"}
+    assert movers.check(GUARDED.replace("assert n >= 1", "assert n == 1")).verdict == "violation"
 
 
 QUEUE_CONSUMERS = """import queue

@@ -98,9 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=stdout_formats(), default="text",
                    help="the report: text (default), json (as --json), sarif (SARIF 2.1.0, the trace as a code "
                         "flow: GitHub code scanning) or junit (JUnit XML, for CI test tabs)")
-    c.add_argument("--library-steps", action="store_true",
-                   help="show each step a thread takes inside the modelled library (queue, concurrent.futures) on "
-                        "a row of its own; by default they fold into the row of the model's call")
+    c.add_argument("--library-steps", action="store_true", help="one row per step inside the modelled library")
     c.add_argument("--full-state", action="store_true",
                    help="print the state where the violation shows: globals and heap by path, and per thread its "
                         "status, what it waits for, the locks it holds, its stack and locals (--json has it always; "
@@ -124,8 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("model", help="the model file")
     rp.add_argument("trail", help="the trail file")
     rp.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    rp.add_argument("--library-steps", action="store_true",
-                    help="show each step a thread takes inside the modelled library on a row of its own")
+    rp.add_argument("--library-steps", action="store_true", help="one row per step inside the modelled library")
     rp.add_argument("--full-state", action="store_true",
                     help="print the state where the violation shows, and the state after every step")
     rp.add_argument("--html", metavar="FILE", help="also write the report as one self-contained HTML page")

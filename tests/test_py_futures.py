@@ -9,26 +9,18 @@ over ``as_completed`` and ``map`` wait for each item only when they reach it, as
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 from differential import run_differential
 from test_footprints import all_uncovered
+from test_py_queue import program, python3
 
 import movers
 from movers.lang.errors import ModelSyntaxError
 from movers.reduce import REDUCTIONS
 
 ALL = tuple(REDUCTIONS)
-SRC = Path(__file__).resolve().parent.parent / "src"
-
-
-def program(src: str) -> str:
-    return textwrap.dedent(src).lstrip("\n")
 
 
 def agree(src: str, verdict: str, kind: str | None = None) -> dict[str, movers.Result]:
@@ -39,13 +31,6 @@ def agree(src: str, verdict: str, kind: str | None = None) -> dict[str, movers.R
         if kind is not None:
             assert r.violations[0].kind == kind, (name, r.violations[0].kind, r.violations[0].message)
     return results
-
-
-def python3(src: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    path = tmp_path / "model.py"
-    path.write_text(src)
-    env = dict(os.environ, PYTHONPATH=str(SRC))
-    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60, env=env)
 
 
 # -- submit and result ---------------------------------------------------------------------------------------------

@@ -79,6 +79,17 @@ Queues: ``q = queue.Queue()`` / ``queue.Queue(maxsize)`` with ``q.put(v)`` (bloc
 (blocks while empty), ``put_nowait``, ``get_nowait`` (``queue.Full``, ``queue.Empty``), ``qsize``, ``empty``,
 ``full``, each one atomic step: movers runs CPython's queue code step by step, so for queues only the verdicts
 correspond, not the state counts.
+Executors (section 6.5), a coarse model of ``concurrent.futures.ThreadPoolExecutor``: in the module's code,
+``with ThreadPoolExecutor(max_workers=K) as pool:`` (or ``pool = ThreadPoolExecutor(K)`` and
+``pool.shutdown()``), ``f = pool.submit(fn, c, ...)`` and ``rs = list(pool.map(fn, (c, ...)))`` outside loops,
+and ``r = f.result()``. Each submitted call is a thread of its own (a *task*) that waits, at its entry, until it
+is submitted, every earlier task of its pool has started and fewer than K of them run: K workers taking the
+calls first in, first out. A task's ``return e`` (or its end) makes its future done with that value; an
+exception no clause of the task catches (a failed ``assert`` too) is kept in its future, after its ``with``
+releases and finally blocks ran, and ``result()`` raises it again. ``result()`` waits until the future is done,
+``shutdown`` (and the end of the ``with`` block, also when an exception leaves it) until every submitted task
+is. Submitting, starting, returning, ``result()`` and ``shutdown`` are one step each, where movers runs
+CPython's executor (lang/library) step by step: only the verdicts compare, not the state counts.
 Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str``, ``repr``,
 ``range``, ``sum``, ``sorted``, ``min``, ``max``, ``any``, ``all``, ``abs``, ``list`` and ``tuple``): strings,
 their methods, f-strings, slices and comprehensions included.
@@ -86,7 +97,8 @@ their methods, f-strings, slices and comprehensions included.
 Semantics: a failed ``assert`` is an "assertion" violation (its state is not expanded); ``assume(c)`` with
 ``c`` false drops the path; a state where some thread has not terminated and no thread has an enabled step
 (``acquire`` of a held lock, ``wait_until`` of a false condition) is a "deadlock"; releasing a lock the thread
-does not hold is a "runtime-error".
+does not hold is a "runtime-error"; an ``AssertionError`` that leaves a thread uncaught (``result()`` of a task
+whose ``assert`` failed) is an "assertion".
 """
 
 from __future__ import annotations
@@ -234,6 +246,74 @@ def _temps_in(nodes: list[ast.expr]) -> set[str]:
     return {n.id for e in nodes for n in ast.walk(e) if isinstance(n, ast.Name) and n.id.startswith(_TEMP)}
 
 
+@dataclass
+class _Executor:
+    """The main thread's executor calls, numbered in the order they run: ``pools`` each pool's name and
+    max_workers, ``submits`` each ``pool.submit``/``pool.map`` call (by ``id``) and its first task, ``futures``
+    the task of each name a submit binds, ``tasks`` each task's (pool, function, arguments)."""
+
+    pools: dict[str, int] = field(default_factory=dict)
+    submits: dict[int, int] = field(default_factory=dict)
+    futures: dict[str, int] = field(default_factory=dict)
+    tasks: list[tuple[str, str, tuple]] = field(default_factory=list)
+
+
+def _pool_call(e: ast.expr | None) -> int | None:
+    """max_workers of ``ThreadPoolExecutor(K)`` / ``(max_workers=K)`` (32 when not given), else None."""
+    if not (isinstance(e, ast.Call) and (isinstance(e.func, ast.Name) and e.func.id == "ThreadPoolExecutor"
+                                         or isinstance(e.func, ast.Attribute) and e.func.attr == "ThreadPoolExecutor")):
+        return None
+    given = [*e.args, *(k.value for k in e.keywords if k.arg == "max_workers")]
+    return ast.literal_eval(given[0]) if given else 32
+
+
+def _executor_call(e: ast.AST, pools: dict[str, int]) -> str | None:
+    """"submit" or "map" for ``pool.submit(...)``/``pool.map(...)`` of a known pool, else None."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("submit", "map") \
+            and isinstance(e.func.value, ast.Name) and e.func.value.id in pools:
+        return e.func.attr
+    return None
+
+
+def _plan(main: list[ast.stmt]) -> _Executor:
+    """The executor calls of the module's code (a submit or map inside a loop is refused: each call is one
+    task, a thread of the model)."""
+    plan = _Executor()
+    for node in ast.walk(ast.Module(body=main, type_ignores=[])):
+        if isinstance(node, ast.With) and len(node.items) == 1 and _pool_call(node.items[0].context_expr):
+            got = node.items[0].optional_vars
+            if not isinstance(got, ast.Name):
+                raise Unsupported("with ThreadPoolExecutor() without `as name`")
+            plan.pools[got.id] = _pool_call(node.items[0].context_expr)  # type: ignore[assignment]
+        elif isinstance(node, ast.Assign) and _pool_call(node.value) is not None:
+            plan.pools[node.targets[0].id] = _pool_call(node.value)  # type: ignore[attr-defined,assignment]
+    for loop in ast.walk(ast.Module(body=main, type_ignores=[])):
+        if isinstance(loop, ast.For | ast.While | ast.comprehension) \
+                and any(_executor_call(n, plan.pools) for n in ast.walk(loop)):
+            raise Unsupported("pool.submit or pool.map in a loop")
+    calls = sorted((n for n in ast.walk(ast.Module(body=main, type_ignores=[])) if _executor_call(n, plan.pools)),
+                   key=lambda n: (n.lineno, n.col_offset))
+    for call in calls:
+        pool, fn = call.func.value.id, call.args[0]  # type: ignore[attr-defined]
+        if not isinstance(fn, ast.Name) or call.keywords:
+            raise Unsupported(ast.unparse(call))
+        plan.submits[id(call)] = len(plan.tasks)
+        if _executor_call(call, plan.pools) == "submit":
+            plan.tasks.append((pool, fn.id, tuple(ast.literal_eval(a) for a in call.args[1:])))
+        else:
+            items = call.args[1]  # type: ignore[attr-defined]
+            if len(call.args) != 2 or not isinstance(items, ast.Tuple | ast.List):  # type: ignore[attr-defined]
+                raise Unsupported(ast.unparse(call))
+            plan.tasks += [(pool, fn.id, (ast.literal_eval(a),)) for a in items.elts]
+    for node in ast.walk(ast.Module(body=main, type_ignores=[])):
+        if isinstance(node, ast.Assign) and _executor_call(node.value, plan.pools) == "submit":
+            name = node.targets[0]
+            if not isinstance(name, ast.Name) or name.id in plan.futures:
+                raise Unsupported(ast.unparse(node))
+            plan.futures[name.id] = plan.submits[id(node.value)]
+    return plan
+
+
 @dataclass(frozen=True)
 class _Shared:
     """What some thread function writes: reading anything else (a module constant, a field only ``__init__``
@@ -367,7 +447,10 @@ class _Function:
                  handles: dict[str, int] | None = None, dicts: set[str] | None = None,
                  exceptions: dict[str, type] | None = None, queues: set[str] | None = None,
                  deques: set[str] | None = None,
-                 managers: dict[str, tuple[ast.FunctionDef, ast.FunctionDef]] | None = None) -> None:
+                 managers: dict[str, tuple[ast.FunctionDef, ast.FunctionDef]] | None = None,
+                 executor: _Executor | None = None, task: int | None = None) -> None:
+        self.executor = executor or _Executor()
+        self.task = task  # the task this function runs as, None for a thread
         self.deques = deques or set()
         self.managers = managers or {}
         for node in ast.walk(fdef):
@@ -408,7 +491,11 @@ class _Function:
         self.temps = 0
         self.loops: list[int] = []  # the first instruction of each while loop
         self.breaks: list[tuple[int, int, str]] = []  # each loop's exit, its try/with depth, its counter
-        self.entry = self._block(fdef.body, -1)
+        if task is None:
+            self.entry = self._block(fdef.body, -1)
+        else:  # a task: taken by a worker, then its body; its end returns None
+            end = self._new(("ret", _expr(ast.Constant(None)), -1))
+            self.entry = self._new(("take", task, self._block(fdef.body, end)))
         if shared is not None:
             # A while loop that can go round through glue alone rests at its start each time round (else a
             # local `while True` would be one step that never ends). Judged on the glue before any marking.
@@ -685,6 +772,57 @@ class _Function:
         self.catching.pop(0)
         return self._block(body(enter, s.items[0].optional_vars), block)
 
+    def _executor_stmt(self, s: ast.stmt, cont: int) -> int | None:
+        """A statement of the executor model (see the module docstring), else None."""
+        ex = self.executor
+        if isinstance(s, ast.Return):
+            if self.task is None or self.catching:
+                raise Unsupported("return outside a task, or in a with or try block")
+            pieces, value, drops, costly = self._test(s.value or ast.Constant(None))
+            return self._link(pieces, self._new(("ret", _expr(value), -1), True, drops))
+        if isinstance(s, ast.With) and len(s.items) == 1 and _pool_call(s.items[0].context_expr) is not None:
+            pool = s.items[0].optional_vars.id  # type: ignore[union-attr]
+            # leaving the block shuts the pool down and waits, also on the way out of an exception
+            unwind = self._new(("shutdown", pool, self._new(("reraise", -1), glue=True)))
+            self.catching.insert(0, (None, unwind))
+            body = self._block(s.body, self._new(("shutdown", pool, cont)))
+            self.catching.pop(0)
+            return body
+        if isinstance(s, ast.Assign) and _pool_call(s.value) is not None:
+            return cont  # making a pool: its workers start with its tasks
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
+                and s.value.func.attr == "shutdown" and isinstance(s.value.func.value, ast.Name) \
+                and s.value.func.value.id in ex.pools:
+            if s.value.args or any(not (k.arg == "wait" and isinstance(k.value, ast.Constant) and k.value.value
+                                        is True) for k in s.value.keywords):
+                raise Unsupported(ast.unparse(s))
+            return self._new(("shutdown", s.value.func.value.id, cont))
+        value = s.value if isinstance(s, ast.Assign | ast.Expr) else None
+        target = self._target(s.targets[0]) if isinstance(s, ast.Assign) and len(s.targets) == 1 else None
+        if value is not None and _executor_call(value, ex.pools) == "submit":
+            return self._new(("submit", ex.submits[id(value)], cont))
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "result" \
+                and isinstance(value.func.value, ast.Name) and value.func.value.id in ex.futures:
+            if value.args or value.keywords:
+                raise Unsupported(ast.unparse(value))
+            return self._new(("result", ex.futures[value.func.value.id], target, cont))
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "list" \
+                and len(value.args) == 1 and _executor_call(value.args[0], ex.pools) == "map":
+            # list(pool.map(fn, items)): every call submitted, then each result waited for in order
+            first = ex.submits[id(value.args[0])]
+            n = len(value.args[0].args[1].elts)  # type: ignore[attr-defined]
+            temps = [self.temp() for _ in range(n)]
+            whole = ast.List([_name(t) for t in temps], ast.Load())
+            if target is None:
+                raise Unsupported("list(pool.map(...)) as a statement")
+            cont = self._new(("assign", *target, (_expr(whole),), cont), costly=target[0] != "l", drops=temps)
+            for k in reversed(range(n)):
+                cont = self._new(("result", first + k, ("l", temps[k], None), cont))
+            for k in reversed(range(n)):
+                cont = self._new(("submit", first + k, cont))
+            return cont
+        return None
+
     def _try_lock(self, e: ast.expr) -> str | None:
         """The lock of ``L.acquire(blocking=False)`` / ``L.acquire(False)``, else None."""
         if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "acquire"
@@ -700,6 +838,10 @@ class _Function:
         access = self.shared is not None
         if isinstance(s, ast.Pass | ast.Global):
             return cont
+        if self.executor.pools or self.task is not None:
+            done = self._executor_stmt(s, cont)
+            if done is not None:
+                return done
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and self._queue_call(s.value, "get") is not None:
             return self._new(("qget", self._queue_call(s.value, "get"), self._target(s.targets[0]), cont))
         if isinstance(s, ast.Expr) and self._queue_call(s.value, "get") is not None:
@@ -944,7 +1086,8 @@ class NaiveModel:
         started: dict[str, int] = {}  # a started handle's thread index
         main: list[ast.stmt] = []  # the module's code from its first step after a start() on: MainThread
         for s in tree.body:
-            if main or (starts and not self._starts(s)):
+            if main or (starts and not self._starts(s)) or _pool_call(s.items[0].context_expr if isinstance(
+                    s, ast.With) and s.items else s.value if isinstance(s, ast.Assign) else None) is not None:
                 main.append(s)
                 continue
             if isinstance(s, ast.ImportFrom | ast.Import):
@@ -1020,20 +1163,30 @@ class NaiveModel:
                 posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body=[*body, *main],
                 decorator_list=[])
             starts.append(("<main>", ()))
+        self.plan = _plan(main)
+        # each task's future, in the globals: None until it is submitted, then ("pending",), ("ok", value) or
+        # ("exc", class, args)
+        self.futures = len(self.gnames)
+        self.gnames += [f"#future{i}" for i in range(len(self.plan.tasks))]
+        ginit += [None] * len(self.plan.tasks)
         lockset = set(self.locks)
         containers = bool(self.dnames or self.snames)  # movers: a model that makes one has changing lengths
         shared = _shared(list(fdefs.values()), containers) if granularity == "access" else None
-        compiled = {name: _Function(f, lockset, set(self.onames), shared, set(self.anames), started,
-                                    self.dnames, self.exceptions, set(self.qsizes), self.deqnames,
-                                    self.managers)
-                    for name, f in fdefs.items()}
+        def compile_(f: ast.FunctionDef, executor: _Executor | None = None, task: int | None = None) -> _Function:
+            return _Function(f, lockset, set(self.onames), shared, set(self.anames), started, self.dnames,
+                             self.exceptions, set(self.qsizes), self.deqnames, self.managers, executor, task)
+
+        threads = {name for name, _ in starts}
+        compiled = {name: compile_(f, self.plan if name == "<main>" else None) for name, f in fdefs.items()
+                    if name in threads or all(name != fname for _, fname, _ in self.plan.tasks)}
+        for i, (_, fname, args) in enumerate(self.plan.tasks):
+            compiled[f"#task{i}"] = compile_(fdefs[fname], task=i)
+            starts.append((f"#task{i}", args))
         for name, _ in starts:
             if name.startswith(_LAMBDA):
                 # `lambda: f(...)`: the thread starts in the lambda, whose call of f is a step of its own (local
                 # work that a thread resting at its entry runs; section 8.4)
-                fn = _Function(fdefs[name.removeprefix(_LAMBDA)], lockset, set(self.onames), shared,
-                               set(self.anames), started, self.dnames, self.exceptions, set(self.qsizes),
-                               self.deqnames, self.managers)
+                fn = compile_(fdefs[name.removeprefix(_LAMBDA)])
                 fn.entry = fn._new(("nop", fn.entry), costly=False)
                 compiled[name] = fn
         self.threads = [compiled[name] for name, _ in starts]
@@ -1069,15 +1222,20 @@ class NaiveModel:
         return isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) \
             and isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "start"
 
-    @staticmethod
-    def _raise(fn: _Function, pc: int, exc: BaseException, here: _Next) -> _Next | str:
+    def _raise(self, fn: _Function, pc: int, exc: BaseException, here: _Next) -> _Next | str:
         """Where ``exc`` raised at ``pc`` goes: when an except clause around it matches, to the first clause,
         finally block or ``with`` release on the way there (with the pending temporaries gone and the exception
-        in ``#exc``); else the thread dies where it raised, a "runtime-error" (section 5.1: the finally blocks
-        and ``with`` exits it would pass through cannot change the verdict)."""
+        in ``#exc``); else the thread dies where it raised, a "runtime-error" ("assertion" for an
+        ``AssertionError``; section 5.1: the finally blocks and ``with`` exits it would pass through cannot
+        change the verdict). A task's worker catches everything: its finally blocks and ``with`` releases run,
+        then the exception is kept in its future and the task ends."""
         entries = fn.catch[pc]
-        if not any(types is not None and isinstance(exc, types) for types, _ in entries):
-            return "runtime-error"
+        if fn.task is not None and not any(types is None or isinstance(exc, types) for types, _ in entries):
+            g = here[0]
+            k = self.futures + fn.task
+            return (g[:k] + (("exc", type(exc), exc.args),) + g[k + 1 :], *here[1:4], -1, {})
+        if fn.task is None and not any(types is not None and isinstance(exc, types) for types, _ in entries):
+            return "assertion" if isinstance(exc, AssertionError) else "runtime-error"
         for types, handler in entries:
             if types is None or isinstance(exc, types):
                 g, arrays, objects, owners, _, loc = here
@@ -1122,10 +1280,10 @@ class NaiveModel:
         kinds: set[str] = set()
         live = False
         for t, (pc, loc) in enumerate(frames):
-            if pc < 0:
-                continue
-            live = True
             fn = self.threads[t]
+            if pc < 0 or (fn.task is not None and g[self.futures + fn.task] is None):
+                continue  # ended, or a task never submitted
+            live = True
             todo: list[_Next] = [(g, arrays, objects, owners, pc, dict(loc))]
             first, glue = True, 0
             while todo:
@@ -1270,6 +1428,8 @@ class NaiveModel:
                 raise Unsupported("q.get() into an element or a field")
             k = self.gnames.index(tname)
             return [(g[:k] + (v,) + g[k + 1 :], a2, objects, owners, nxt, local(locd))]
+        elif op in ("take", "ret", "submit", "result", "shutdown"):
+            return self._executor_op(t, fn, here, ins, env, local(locd))
         elif op == "nop":
             nxt = ins[1]
         elif op == "endexc":  # the end of an except clause: the exception is gone
@@ -1296,13 +1456,61 @@ class NaiveModel:
             nxt = ins[2]
         elif op == "assert":
             if not _eval(ins[1], env):
-                if any(types is not None and issubclass(AssertionError, types) for types, _ in fn.catch[pc]):
+                if fn.task is not None or any(types is not None and issubclass(AssertionError, types)
+                                              for types, _ in fn.catch[pc]):
                     return [self._raise(fn, pc, AssertionError(ins[3]), here)]  # caught (section 5.1)
                 return ["assertion"]
             nxt = ins[2]
         else:
             raise AssertionError(op)
         return [(g, arrays, objects, o2, nxt, local(locd))]
+
+
+    def _executor_op(self, t: int, fn: _Function, here: _Next, ins: tuple, env: dict[str, Any],
+                     locd: dict[str, Any]) -> list[_Next | str]:
+        """A step of the executor model: a task taken, a task's return, a submit, ``result()``, ``shutdown``."""
+        g, arrays, objects, owners, pc, _ = here
+        op, plan, first = ins[0], self.plan, self.futures
+
+        def set_future(i: int, value: tuple) -> tuple:
+            return g[: first + i] + (value,) + g[first + i + 1 :]
+
+        def started(i: int) -> bool:
+            return self._frames[len(self.threads) - len(plan.tasks) + i][0] != self.threads[
+                len(self.threads) - len(plan.tasks) + i].entry
+
+        if op == "take":  # by a free worker, first in first out
+            i = ins[1]
+            pool = plan.tasks[i][0]
+            mine = [j for j, task in enumerate(plan.tasks) if task[0] == pool]
+            running = sum(1 for j in mine if started(j) and g[first + j] == ("pending",))
+            if g[first + i] is None or running >= plan.pools[pool] or not all(started(j) for j in mine if j < i):
+                return []
+            return [(g, arrays, objects, owners, ins[2], locd)]
+        if op == "ret":
+            return [(set_future(fn.task, ("ok", _eval(ins[1], env))), arrays, objects, owners, -1, {})]  # type: ignore[arg-type]
+        if op == "submit":
+            return [(set_future(ins[1], ("pending",)), arrays, objects, owners, ins[2], locd)]
+        if op == "shutdown":
+            pool = ins[1]
+            if any(task[0] == pool and g[first + j] == ("pending",) for j, task in enumerate(plan.tasks)):
+                return []
+            return [(g, arrays, objects, owners, ins[2], locd)]
+        _, i, target, nxt = ins  # result()
+        future = g[first + i]
+        if future == ("pending",):
+            return []
+        if future[0] == "exc":
+            return [self._raise(fn, pc, future[1](*future[2]), (g, arrays, objects, owners, pc, locd))]
+        if target is None:
+            return [(g, arrays, objects, owners, nxt, locd)]
+        kind, name, _ = target
+        if kind == "l":
+            return [(g, arrays, objects, owners, nxt, {**locd, name: future[1]})]
+        if kind != "g":
+            raise Unsupported("result() into an element or a field")
+        k = self.gnames.index(name)
+        return [(g[:k] + (future[1],) + g[k + 1 :], arrays, objects, owners, nxt, locd)]
 
 
 def naive_explore(source: str, max_states: int = 100_000, granularity: str = "access") -> NaiveResult:

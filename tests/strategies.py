@@ -1345,3 +1345,85 @@ def manager_models(draw: DrawFn, max_threads: int = 3) -> str:
     if draw(st.booleans()):
         lines.append(f"assert {draw(st.sampled_from(['g.uses == x', 'x <= 3', 'len(q) <= 2']))}")
     return "\n".join(lines) + "\n"
+
+
+# -- executors ---------------------------------------------------------------------------------------------------
+
+
+def _task_statement(draw: DrawFn, fn: _Fn) -> list[str]:
+    """One statement of a task: a locked or a lost update, a raise or an assert (both kept in the future), a
+    check-then-act."""
+    fn.budget -= 1
+    fn.assigned_globals.add("x")
+    return draw(st.sampled_from([
+        ["x += a"],
+        ["with m:", "    x += a"],
+        ["t = x", "x = t + 1"],
+        ["if x > 1:", "    raise ValueError(a)"],
+        ["assert x != 2"],
+        ["with m:", "    if x == 0:", "        x = a"],
+    ]))
+
+
+@st.composite
+def executor_models(draw: DrawFn) -> str:
+    """A plain-Python model whose module code runs tasks on a ``ThreadPoolExecutor`` (``submit`` and
+    ``result()``, or ``list(pool.map(...))``), in a ``with`` block or shut down by hand (or not at all, so that
+    the module's last assert races the tasks), the results caught or not::
+
+        from concurrent.futures import ThreadPoolExecutor
+        import threading
+
+        x = 0
+        m = threading.Lock()
+
+
+        def task(a):
+            global x
+            with m:
+                x += a
+            return x
+
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            f0 = pool.submit(task, 1)
+            f1 = pool.submit(task, 2)
+            r0 = f0.result()
+            r1 = f1.result()
+        assert x == 3
+
+    movers runs CPython's executor (lang/library) step by step, where the naive explorer has one step for each
+    submit, start, return, ``result()`` and ``shutdown``: the verdicts compare, the state counts do not."""
+    fn = _Fn(params=["a"], budget=draw(st.integers(1, 2)))
+    body: list[str] = []
+    while fn.budget > 0:
+        body += _task_statement(draw, fn)
+    body.append(draw(st.sampled_from(["return x", "return a", "pass"])))
+    workers = draw(st.integers(1, 2))
+    lines = ["from concurrent.futures import ThreadPoolExecutor", "import threading", "", "x = 0",
+             "m = threading.Lock()", "", "", "def task(a):", "    global x", *_indent(body), "", ""]
+    shape = draw(st.sampled_from(["with", "map", "shutdown", "no shutdown", "held"]))
+    if shape == "map":
+        lines += [f"with ThreadPoolExecutor(max_workers={workers}) as pool:",
+                  "    rs = list(pool.map(task, (1, 2)))"]
+    else:
+        calls = ["f0 = pool.submit(task, 1)", "f1 = pool.submit(task, 2)"]
+        results = []
+        for k in range(2):
+            if draw(st.booleans()):
+                results += ["try:", f"    r{k} = f{k}.result()", "except ValueError:", f"    r{k} = -1"]
+            else:
+                results.append(f"r{k} = f{k}.result()")
+        if shape == "held":  # the module waits for a task while it holds the lock the task may need
+            results = ["with m:", *_indent(results)]
+        if draw(st.booleans()):
+            calls.insert(1, "x += 1")
+        if shape == "no shutdown":
+            lines += [f"pool = ThreadPoolExecutor({workers})", *calls]
+        elif shape == "shutdown":
+            lines += [f"pool = ThreadPoolExecutor({workers})", *calls, *results, "pool.shutdown()"]
+        else:
+            lines += [f"with ThreadPoolExecutor(max_workers={workers}) as pool:", *_indent(calls + results)]
+    if draw(st.booleans()):
+        lines.append(f"assert {draw(st.sampled_from(['x >= 3', 'x != 4', 'x <= 3']))}")
+    return "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ try:
         container_models,
         deque_models,
         dict_models,
+        executor_models,
         function_models,
         main_models,
         manager_models,
@@ -34,6 +35,7 @@ except ImportError:  # tests/ imported as a package
         container_models,
         deque_models,
         dict_models,
+        executor_models,
         function_models,
         main_models,
         manager_models,
@@ -512,6 +514,89 @@ def test_a_queue_check_then_act_is_found() -> None:
         assert ok.refused or ok.verdict == "ok", r
         res = movers.check(bug, reduction=r)
         assert res.refused or (res.verdict == "violation" and violation_kinds(res) == ["deadlock"]), r
+
+
+# -- executors (section 6.5): verdicts only ------------------------------------------------------------------
+# movers runs CPython's ThreadPoolExecutor (lang/library) step by step; the naive explorer makes each submitted
+# call a thread that K workers take first in, first out, with one step for each submit, start, return,
+# result() and shutdown: the same verdicts, different state counts.
+
+EXECUTORS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@EXECUTORS
+@given(src=executor_models())
+def test_executors_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
+    _verdict_agrees_with_naive(src, granularity)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@NIGHTLY
+@given(src=executor_models())
+def test_executors_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
+    _verdict_agrees_with_naive(src, granularity)
+
+
+@pytest.mark.parametrize("granularity", GRANULARITIES)
+@settings(EXECUTORS, max_examples=6)  # movers' executor models run to thousands of states under none
+@given(src=executor_models())
+def test_executors_reductions_agree_with_none(src: str, granularity: str) -> None:
+    note(src)
+    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity, max_states=50000)
+
+
+POOLED = """from concurrent.futures import ThreadPoolExecutor
+import threading
+
+x = 0
+m = threading.Lock()
+
+
+def task(a):
+    global x
+    with m:
+        x += a
+    return a * 2
+
+
+with ThreadPoolExecutor(max_workers=2) as pool:
+    f0 = pool.submit(task, 1)
+    f1 = pool.submit(task, 2)
+    r0 = f0.result()
+    r1 = f1.result()
+assert x == 3 and r0 + r1 == 6
+"""
+
+
+@pytest.mark.parametrize(("twin", "kinds"), [
+    pytest.param(("    with m:\n        x += a\n", "    x += a\n"), {"assertion"}, id="unlocked"),
+    pytest.param(("with ThreadPoolExecutor(max_workers=2) as pool:\n    f0",
+                  "with ThreadPoolExecutor(max_workers=2) as pool:\n  with m:\n    f0"), {"deadlock"}, id="held"),
+    pytest.param(("    r1 = f1.result()\n", "    r1 = 4\n    assert x == 3\n"), {"assertion"}, id="not-waited"),
+])
+def test_an_executors_bug_twin_is_found(twin: tuple[str, str], kinds: set[str]) -> None:
+    """Two tasks on two workers under a lock are ok; unlocked they lose an update, with the module holding the
+    lock while it waits for a task that needs it they deadlock, and without the last result() the module may
+    read x before the second task ran (leaving the ``with`` block would have waited for it). One worker runs
+    the unlocked tasks one after the other: ok again."""
+    import movers
+    from movers.reduce import REDUCTIONS as ALL_REDUCTIONS
+
+    assert twin[0] in POOLED
+    bug = POOLED.replace(*twin)
+    for granularity in GRANULARITIES:
+        assert naive_explore(POOLED, granularity=granularity).verdict == "ok"
+        assert movers.check(POOLED, granularity=granularity).verdict == "ok"
+    found = naive_explore(bug).kinds
+    assert found and found <= kinds
+    for r in ALL_REDUCTIONS:
+        res = movers.check(bug, reduction=r)
+        assert res.refused or (res.verdict == "violation" and set(violation_kinds(res)) <= found), r
+    one = bug.replace("max_workers=2", "max_workers=1")
+    if twin[1] == "    x += a\n":
+        assert naive_explore(one).verdict == "ok" and movers.check(one).verdict == "ok"
 
 
 # -- the bug twins: for each construct a model that is ok and its twin with a bug, each with the kind of

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cases import TRAIL, Case, case_id, make_case
+from .cases import TRAIL, Case, case_id, load_factor, make_case
 from .hostile import mutate_trail
 from .oracle import CATEGORIES, Finding, Outcome, judge
 
@@ -155,7 +155,7 @@ class Pool:
                "stdout_path": str(directory / (f"{reference}.out" if reference else "stdout")),
                "stderr_path": str(directory / (f"{reference}.err" if reference else "stderr")),
                "canary": os.path.join(CANARY_DIR, case_id(case.seed, case.index)) if case.canary else None,
-               "budget": case.budget() + 0.5}
+               "budget": case.budget(load_factor()) + 0.5}
         return job, job["budget"] + 1.0 + WORKER_GRACE
 
     def _beside(self, slot: int, case: Case, name: str, directory: Path, tag: str,
@@ -183,7 +183,8 @@ class Pool:
         out = Outcome(reply.get("code"), reply.get("signal"), reply.get("wall", 0.0), reply.get("killed", False),
                       reply.get("canary_fired", False), _read(directory / "stdout"), _read(directory / "stderr"),
                       reference_code, files={n: _read_file(directory / n) for n in case.outputs},
-                      pre_codes=pre_codes, sequential_code=sequential_code, leaked=reply.get("leaked", 0))
+                      pre_codes=pre_codes, sequential_code=sequential_code, leaked=reply.get("leaked", 0),
+                      budget=job["budget"] - 0.5)
         if job["canary"]:
             _remove(job["canary"])
         return Record(case, out, judge(case, out))

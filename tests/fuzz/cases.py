@@ -7,6 +7,7 @@ seeded by the pair), so any input of a campaign can be regenerated alone to repl
 from __future__ import annotations
 
 import math
+import os
 import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -29,6 +30,12 @@ SLACK = 5.0
 NO_LIMIT_BUDGET = 20.0
 # A real interpreter start (the subprocess share) costs this much more than a fork.
 STARTUP = 1.5
+
+
+def load_factor() -> float:
+    """How much slower than a quiet machine a run is now: the runnable processes per core, at least 1 (a
+    campaign beside a loaded test suite must not call a slow start a hang)."""
+    return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
 
 
 @dataclass
@@ -62,10 +69,12 @@ class Case:
     def command(self) -> str:
         return self.argv[0] if self.argv else ""
 
-    def budget(self) -> float:
-        """Wall seconds the oracle allows before it calls the run a hang."""
+    def budget(self, load: float = 1.0) -> float:
+        """Wall seconds the oracle allows before it calls the run a hang, on a machine whose ``load_factor`` is
+        ``load``: the time limit is wall time and holds whatever the load, the slack (an interpreter's start,
+        compilation, the report) is CPU work that a busy machine stretches."""
         base = SLACK + (self.time_limit if self.time_limit is not None else NO_LIMIT_BUDGET)
-        return base + (STARTUP if self.mode == "proc" else 0.0)
+        return base + (STARTUP if self.mode == "proc" else 0.0) + (SLACK + STARTUP) * (load - 1.0)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

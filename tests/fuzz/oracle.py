@@ -64,6 +64,7 @@ class Outcome:
     pre_codes: list[int | None] = field(default_factory=list)     # exit codes of Case.pre
     sequential_code: int | None = None  # Case.sequential_argv's exit code (the same run without --workers)
     leaked: int = 0                     # processes of the run's group still alive after it exited
+    budget: float | None = None         # the wall seconds the run was given (None: Case.budget() on a quiet machine)
 
 
 @dataclass(frozen=True)
@@ -164,9 +165,10 @@ def judge(case: Case, out: Outcome) -> list[Finding]:
 
     if out.canary_fired:
         add("canary", "canary: the model was executed by Python", case.origin)
-    if out.killed or out.wall > case.budget():
+    budget = out.budget if out.budget is not None else case.budget()
+    if out.killed or out.wall > budget:
         add("hang", f"hang @ {hang_site(stderr)} ({label})",
-            f"ran {out.wall:.1f} s, time limit {case.time_limit}, budget {case.budget():.1f} s")
+            f"ran {out.wall:.1f} s, time limit {case.time_limit}, budget {budget:.1f} s")
         return found  # what a stopped run printed says nothing more
     crash = None
     for marker in ("Traceback (most recent call last)", "Exception ignored", "Fatal Python error"):

@@ -36,7 +36,7 @@ def _case(argv: list[str], **kw: object) -> Case:
 
 def _outcome(code: int | None, stdout: str = "", stderr: str = "", **kw: object) -> Outcome:
     base: dict = {"signal": None, "wall": 0.1, "killed": False, "canary_fired": False}
-    extra = {k: kw.pop(k) for k in ("files", "pre_codes", "sequential_code", "leaked") if k in kw}
+    extra = {k: kw.pop(k) for k in ("files", "pre_codes", "sequential_code", "leaked", "budget") if k in kw}
     base.update(kw)
     return Outcome(code, base["signal"], base["wall"], base["killed"], base["canary_fired"],
                    stdout.encode(), stderr.encode(), **extra)
@@ -151,6 +151,18 @@ def test_trail_mutations_are_deterministic_and_keep_a_pristine_trail() -> None:
         assert a == mutate_trail(trail, random.Random(f"t/{how}"), how), how
         if how not in ("none", "dir", "unknown-keys"):
             assert a[0] != trail, how
+
+
+def test_a_busy_machine_stretches_the_slack_not_the_time_limit() -> None:
+    """At load 15 on 2 cores a run's start and compilation take several times longer: the campaign gives it
+    the budget of that load, and the oracle judges the run by the budget it was given."""
+    case = _case(CHECK_JSON)
+    assert case.budget() == case.budget(1.0) < case.budget(7.5)
+    assert case.budget(7.5) - case.budget() == pytest.approx(6.5 * (5.0 + 1.5))
+    slow = _outcome(0, '{"verdict": "ok"}', wall=case.budget() + 3)
+    assert "hang" in {f.category for f in judge(case, slow)}
+    given = _outcome(0, '{"verdict": "ok"}', wall=case.budget() + 3, budget=case.budget(7.5))
+    assert "hang" not in {f.category for f in judge(case, given)}
 
 
 def test_a_closed_stdout_must_not_hide_a_violation() -> None:

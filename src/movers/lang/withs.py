@@ -228,22 +228,7 @@ class ContextCompiler(FunctionCore):
         def emit_exit(at: ast.AST) -> None:
             after, called = self.label(), self.label()
             nones: list[Fn] = [lambda ctx: None] * 3
-            exit_setup = self.method_call_setup(recv, "__exit__", nones, s)
-
-            def make_exit() -> Callable[[Ctx], None]:
-                ret, nxt = called.pc, after.pc
-
-                def run(ctx: Ctx) -> None:
-                    r = ctx.loc[mgr]
-                    if is_manager(ctx, r):
-                        exit_setup(ctx, ret)
-                        return
-                    ctx.loc[mgr] = None
-                    sync.release(ctx, r)
-                    ctx.pc = nxt
-
-                return run
-
+            make_exit = _exit_or_release(mgr, self.method_call_setup(recv, "__exit__", nones, s), called, after)
             line = getattr(at, "end_lineno", s.lineno) if at is s else getattr(at, "lineno", s.lineno)
             self.emit(make_exit, True, at, kind="release", source=f"end of with {name}: exit", line=line,
                       uses=(av,), callee_names=frozenset({".__exit__"}), calls=True,
@@ -266,22 +251,8 @@ class ContextCompiler(FunctionCore):
         def in_flight(ctx: Ctx) -> Any:
             return ctx.loc[exc]
 
-        exc_setup = self.method_call_setup(recv, "__exit__", [in_flight] * 3, s)
-
-        def make_handler() -> Callable[[Ctx], None]:
-            ret, again = called.pc, reraise.pc
-
-            def run(ctx: Ctx) -> None:
-                r = ctx.loc[mgr]
-                if is_manager(ctx, r):
-                    exc_setup(ctx, ret)
-                    return
-                ctx.loc[mgr] = None
-                sync.release(ctx, r)
-                ctx.pc = again
-
-            return run
-
+        make_handler = _exit_or_release(mgr, self.method_call_setup(recv, "__exit__", [in_flight] * 3, s), called,
+                                        reraise)
         line = getattr(s, "end_lineno", s.lineno)
         self.emit(make_handler, True, s, kind="release", source=f"end of with {name}: exit (exception)", line=line,
                   uses=(av,), callee_names=frozenset({".__exit__"}), calls=True,
@@ -305,6 +276,28 @@ class ContextCompiler(FunctionCore):
         self.emit(make_decide, False, s, source="", line=line, succ=[end, reraise])
         self.here(reraise)
         self.emit_reraise(s, exc)
+
+
+def _exit_or_release(mgr: int, setup: Callable[[Ctx, int], None], called: Label,
+                     released: Label) -> Callable[[], Callable[[Ctx], None]]:
+    """The node that leaves a ``with`` block: on a context manager the call of its ``__exit__`` (``setup``,
+    which returns to ``called``), on a lock its release (then ``released``); either way the slot is done."""
+
+    def make() -> Callable[[Ctx], None]:
+        ret, nxt = called.pc, released.pc
+
+        def run(ctx: Ctx) -> None:
+            r = ctx.loc[mgr]
+            if is_manager(ctx, r):
+                setup(ctx, ret)
+                return
+            ctx.loc[mgr] = None
+            sync.release(ctx, r)
+            ctx.pc = nxt
+
+        return run
+
+    return make
 
 
 def _clearing(slot: int, after: Label) -> Callable[[], Callable[[Ctx], None]]:

@@ -12,8 +12,11 @@ own, so equal verdicts and state counts check them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis.strategies import SearchStrategy
 
 try:
     from differential import run_differential, violation_kinds
@@ -43,8 +46,7 @@ except ImportError:  # tests/ imported as a package
     )
 
 GRANULARITIES = ("access", "statement")
-EVERYDAY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-NIGHTLY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+NIGHTLY = 200  # examples of each family's nightly (slow) run
 REDUCTIONS = ("static-por", "optimistic", "transactions")
 
 
@@ -67,56 +69,69 @@ def _agrees_with_naive(src: str, granularity: str, fixed: bool = False) -> None:
         assert r.stats.states == naive.states
 
 
+def _verdict_agrees_with_naive(src: str, granularity: str) -> None:
+    import movers
+
+    r = movers.check(src, granularity=granularity, max_states=50000)
+    naive = naive_explore(src, max_states=50000, granularity=granularity)
+    note(src)
+    note(f"movers: {r.verdict} {violation_kinds(r)} states={r.stats.states} error={r.error}; naive: {naive}")
+    assume(r.verdict != "incomplete" and naive.complete)
+    assert r.verdict == naive.verdict
+    assert set(violation_kinds(r)) <= naive.kinds
+
+
+def _family(models: SearchStrategy[str], agrees: Callable[[str, str], None], *, examples: int,
+            reduction_examples: int | None = None, max_states: int = 20000, nightly: bool = True) -> tuple:
+    """A random family's tests: its models against the naive explorer (``agrees``), the same with NIGHTLY
+    examples (marked slow; left out when not ``nightly``), and every reduction of REDUCTIONS against
+    ``none``; each at both granularities."""
+    def at(n: int) -> settings:
+        return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+    by_granularity = pytest.mark.parametrize("granularity", GRANULARITIES)
+
+    @by_granularity
+    @at(examples)
+    @given(src=models)
+    def agree(src: str, granularity: str) -> None:
+        agrees(src, granularity)
+
+    @pytest.mark.slow
+    @by_granularity
+    @at(NIGHTLY)
+    @given(src=models)
+    def agree_nightly(src: str, granularity: str) -> None:
+        agrees(src, granularity)
+
+    @by_granularity
+    @at(reduction_examples or examples)
+    @given(src=models)
+    def reductions(src: str, granularity: str) -> None:
+        note(src)
+        run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity, max_states=max_states)
+
+    return (agree, agree_nightly, reductions) if nightly else (agree, reductions)
+
+
 # -- the module's code as the main thread -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=main_models())
-def test_main_thread_agrees_with_the_naive_explorer(src: str, granularity: str) -> None:
-    _agrees_with_naive(src, granularity)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@NIGHTLY
-@given(src=main_models())
-def test_main_thread_agrees_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
-    _agrees_with_naive(src, granularity)
-
-
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=main_models())
-def test_main_thread_reductions_agree_with_none(src: str, granularity: str) -> None:
-    note(src)
-    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
+(
+    test_main_thread_agrees_with_the_naive_explorer,
+    test_main_thread_agrees_with_the_naive_explorer_nightly,
+    test_main_thread_reductions_agree_with_none,
+) = _family(main_models(), _agrees_with_naive, examples=40)
 
 
 # -- dicts ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=dict_models())
-def test_dicts_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
-    _agrees_with_naive(src, granularity)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@NIGHTLY
-@given(src=dict_models())
-def test_dicts_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
-    _agrees_with_naive(src, granularity)
-
-
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=dict_models())
-def test_dicts_reductions_agree_with_none(src: str, granularity: str) -> None:
-    note(src)
-    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
+(
+    test_dicts_agree_with_the_naive_explorer,
+    test_dicts_agree_with_the_naive_explorer_nightly,
+    test_dicts_reductions_agree_with_none,
+) = _family(dict_models(), _agrees_with_naive, examples=40)
 
 
 # -- exceptions --------------------------------------------------------------------------------------------
@@ -156,19 +171,10 @@ def test_a_caught_exception_is_garbage_after_its_handler(granularity: str) -> No
     _agrees_with_naive(GARBAGE_EXCEPTION, granularity, fixed=True)
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=dict_models(exceptions=True))
-def test_exceptions_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
-    _agrees_with_naive(src, granularity)
-
-
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=dict_models(exceptions=True))
-def test_exceptions_reductions_agree_with_none(src: str, granularity: str) -> None:
-    note(src)
-    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
+(
+    test_exceptions_agree_with_the_naive_explorer,
+    test_exceptions_reductions_agree_with_none,
+) = _family(dict_models(exceptions=True), _agrees_with_naive, examples=40, nightly=False)
 
 
 def test_the_main_thread_joins_before_it_asserts() -> None:
@@ -267,79 +273,31 @@ def test_a_dict_pop_statement_changes_the_dict_and_leaves_no_local() -> None:
 # -- sets, del, list methods, local comprehensions ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=container_models())
-def test_containers_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
-    _agrees_with_naive(src, granularity)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@NIGHTLY
-@given(src=container_models())
-def test_containers_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
-    _agrees_with_naive(src, granularity)
-
-
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=container_models())
-def test_containers_reductions_agree_with_none(src: str, granularity: str) -> None:
-    note(src)
-    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
+(
+    test_containers_agree_with_the_naive_explorer,
+    test_containers_agree_with_the_naive_explorer_nightly,
+    test_containers_reductions_agree_with_none,
+) = _family(container_models(), _agrees_with_naive, examples=40)
 
 
 # -- lambdas and closures as targets, dataclasses, try/finally, with left by an exception, raise -------------
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=function_models())
-def test_functions_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
-    _agrees_with_naive(src, granularity)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@NIGHTLY
-@given(src=function_models())
-def test_functions_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
-    _agrees_with_naive(src, granularity)
-
-
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=function_models())
-def test_functions_reductions_agree_with_none(src: str, granularity: str) -> None:
-    note(src)
-    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
+(
+    test_functions_agree_with_the_naive_explorer,
+    test_functions_agree_with_the_naive_explorer_nightly,
+    test_functions_reductions_agree_with_none,
+) = _family(function_models(), _agrees_with_naive, examples=40)
 
 
 # -- deques (docs/language.md section 4.11): each method one access, as a list's -----------------------------
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=deque_models())
-def test_deques_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
-    _agrees_with_naive(src, granularity)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@NIGHTLY
-@given(src=deque_models())
-def test_deques_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
-    _agrees_with_naive(src, granularity)
-
-
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EVERYDAY
-@given(src=deque_models())
-def test_deques_reductions_agree_with_none(src: str, granularity: str) -> None:
-    note(src)
-    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity)
+(
+    test_deques_agree_with_the_naive_explorer,
+    test_deques_agree_with_the_naive_explorer_nightly,
+    test_deques_reductions_agree_with_none,
+) = _family(deque_models(), _agrees_with_naive, examples=40)
 
 
 # -- queues: verdicts only ------------------------------------------------------------------------------------
@@ -347,42 +305,11 @@ def test_deques_reductions_agree_with_none(src: str, granularity: str) -> None:
 # method one atomic step (a Queue's methods are linearisable: they hold its mutex): the same verdicts, different
 # state counts.
 
-QUEUES = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _verdict_agrees_with_naive(src: str, granularity: str) -> None:
-    import movers
-
-    r = movers.check(src, granularity=granularity, max_states=50000)
-    naive = naive_explore(src, max_states=50000, granularity=granularity)
-    note(src)
-    note(f"movers: {r.verdict} {violation_kinds(r)} states={r.stats.states} error={r.error}; naive: {naive}")
-    assume(r.verdict != "incomplete" and naive.complete)
-    assert r.verdict == naive.verdict
-    assert set(violation_kinds(r)) <= naive.kinds
-
-
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@QUEUES
-@given(src=queue_models())
-def test_queues_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
-    _verdict_agrees_with_naive(src, granularity)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@NIGHTLY
-@given(src=queue_models())
-def test_queues_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
-    _verdict_agrees_with_naive(src, granularity)
-
-
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@QUEUES
-@given(src=queue_models())
-def test_queues_reductions_agree_with_none(src: str, granularity: str) -> None:
-    note(src)
-    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity, max_states=50000)
+(
+    test_queues_agree_with_the_naive_explorer,
+    test_queues_agree_with_the_naive_explorer_nightly,
+    test_queues_reductions_agree_with_none,
+) = _family(queue_models(), _verdict_agrees_with_naive, examples=20, max_states=50000)
 
 
 # -- context managers (section 6.4): verdicts only --------------------------------------------------------------
@@ -390,27 +317,11 @@ def test_queues_reductions_agree_with_none(src: str, granularity: str) -> None:
 # their statements, each a step of its own: the same verdicts, different state counts.
 
 
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@QUEUES
-@given(src=manager_models())
-def test_context_managers_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
-    _verdict_agrees_with_naive(src, granularity)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@NIGHTLY
-@given(src=manager_models())
-def test_context_managers_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
-    _verdict_agrees_with_naive(src, granularity)
-
-
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@QUEUES
-@given(src=manager_models())
-def test_context_managers_reductions_agree_with_none(src: str, granularity: str) -> None:
-    note(src)
-    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity, max_states=50000)
+(
+    test_context_managers_agree_with_the_naive_explorer,
+    test_context_managers_agree_with_the_naive_explorer_nightly,
+    test_context_managers_reductions_agree_with_none,
+) = _family(manager_models(), _verdict_agrees_with_naive, examples=20, max_states=50000)
 
 
 GUARDED = """import threading
@@ -521,30 +432,11 @@ def test_a_queue_check_then_act_is_found() -> None:
 # call a thread that K workers take first in, first out, with one step for each submit, start, return,
 # result() and shutdown: the same verdicts, different state counts.
 
-EXECUTORS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@EXECUTORS
-@given(src=executor_models())
-def test_executors_agree_with_the_naive_explorer(src: str, granularity: str) -> None:
-    _verdict_agrees_with_naive(src, granularity)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@NIGHTLY
-@given(src=executor_models())
-def test_executors_agree_with_the_naive_explorer_nightly(src: str, granularity: str) -> None:
-    _verdict_agrees_with_naive(src, granularity)
-
-
-@pytest.mark.parametrize("granularity", GRANULARITIES)
-@settings(EXECUTORS, max_examples=6)  # movers' executor models run to thousands of states under none
-@given(src=executor_models())
-def test_executors_reductions_agree_with_none(src: str, granularity: str) -> None:
-    note(src)
-    run_differential(src, REDUCTIONS, compare_kinds=False, granularity=granularity, max_states=50000)
+(
+    test_executors_agree_with_the_naive_explorer,
+    test_executors_agree_with_the_naive_explorer_nightly,
+    test_executors_reductions_agree_with_none,
+) = _family(executor_models(), _verdict_agrees_with_naive, examples=12, reduction_examples=6, max_states=50000)
 
 
 POOLED = """from concurrent.futures import ThreadPoolExecutor

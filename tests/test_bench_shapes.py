@@ -33,3 +33,19 @@ def test_the_two_granularities_are_two_graphs(name: str) -> None:
     comparison above would catch a twin of the wrong granularity."""
     size = shapes.SHAPES[name][4]
     assert shapes.bare_search(name, size, True) != shapes.bare_search(name, size, False)
+
+
+@pytest.mark.parametrize("size", [(2, 2), (3, 2)])
+def test_the_peers_counter_is_the_invariant_shape(size: tuple[int, int]) -> None:
+    """The peers' model (in their APIs, one step function per worker) walks shape 3's statement graph."""
+    init, step = shapes.peer_counter_step(*size)
+    visited = {init}
+    stack = [init]
+    while stack:
+        s = stack.pop()
+        for t in range(size[0]):
+            n = step(s, t)
+            if n is not None and n not in visited:
+                visited.add(n)
+                stack.append(n)
+    assert len(visited) == shapes.bare_search("invariant", size, False)

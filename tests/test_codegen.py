@@ -570,3 +570,24 @@ def test_an_invariant_over_module_constants_is_generated_code() -> None:
     _assert_own_text(program.functions["total"].fast_source)
     assert _closure_steps(CONSTANT_INVARIANT) == (0, 0, 0)
     assert _closure_steps(CONSTANT_INVARIANT.replace("K * L", "K * fin"))[2] > 0  # fin is no constant
+
+
+@pytest.mark.parametrize("variant", ["holds", "false", "fails", "races"])
+def test_the_plain_search_checks_invariants_as_dfs_does(variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With invariants the plain search (search/plain.py) applies, and checks each state it stores where
+    # dfs.py does: same states, transitions, violations and traces.
+    from movers.search import plain
+
+    source = {"holds": CONSTANT_INVARIANT, "false": CONSTANT_INVARIANT.replace("count += 1", "count += 2"),
+              "fails": INVARIANTS, "races": COUNTER}[variant]
+    kw: dict[str, object] = {"races": True} if variant == "races" else {}
+    chosen: list[bool] = []
+    real = plain.applies
+    monkeypatch.setattr(plain, "applies", lambda search: chosen.append(real(search)) or chosen[-1])
+    fast = movers.check(source, **kw)  # type: ignore[arg-type]
+    assert chosen and all(chosen)
+    monkeypatch.setattr(plain, "applies", lambda search: False)
+    slow = movers.check(source, **kw)  # type: ignore[arg-type]
+    assert _summary(fast) == _summary(slow)
+    assert [v.trace for v in fast.violations] == [v.trace for v in slow.violations]
+    assert fast.verdict == ("ok" if variant == "holds" else "violation")

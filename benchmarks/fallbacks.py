@@ -4,8 +4,12 @@
 
 ``--shapes`` adds the issue's shapes this script carries (``SHAPES``: dining philosophers keeping lock
 references in locals, with ``with first:`` and with ``first.acquire()``; the counter with an ``@invariant``
-over module constants), written to ``benchmarks/results/models/`` (gitignored) so that other scripts can
-time the same files.
+over module constants, and without it), written to ``benchmarks/results/models/`` (gitignored).
+
+``--time BEFORE`` times each model instead (``--reduction``, at both granularities): CPU time of
+``movers.check`` in fresh processes, this tree's ``src/`` against the ``src/`` of the working tree BEFORE
+(e.g. ``git worktree add --detach ../base main``), interleaved, median of ``--repeat``; the state counts of
+the two must agree.
 
 For each model, one search with the checker's options, counting (by wrapping the transition system's methods
 in this process only; the engine itself is not instrumented):
@@ -22,6 +26,10 @@ first on ``PYTHONPATH``.
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import statistics
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -78,7 +86,7 @@ SHAPES = {
 import threading
 from movers.lang import invariant
 
-K = 3
+K = 5
 L = 3
 m = threading.Lock()
 count = 0
@@ -106,6 +114,9 @@ for k in range(K):
     workers[k].join()
 """,
 }
+
+
+SHAPES["counter_no_invariant"] = SHAPES["counter_invariant"].replace("@invariant\n", "")
 
 
 def shape_files() -> list[Path]:
@@ -162,6 +173,46 @@ def count(model: Path, **kw: Any) -> dict[str, Any]:
     return n
 
 
+_CHILD = """
+import gc, json, sys, time
+import movers
+src = open(sys.argv[1]).read()
+movers.check(src, max_states=1)  # compilation, not measured
+gc.collect()
+t = time.process_time()
+r = movers.check(src, reduction=sys.argv[2], granularity=sys.argv[3])
+print(json.dumps([time.process_time() - t, r.stats.states]))
+"""
+
+
+def timed(model: Path, src: Path, reduction: str, granularity: str) -> tuple[float, int]:
+    """CPU seconds and states of one search of ``model`` in a fresh process with ``src`` first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(model.resolve()), reduction, granularity],
+                         capture_output=True, text=True, env=env, check=True)
+    t, n = json.loads(out.stdout.strip().splitlines()[-1])
+    return t, n
+
+
+def compare(models: list[Path], before: Path, repeat: int, reduction: str) -> None:
+    """The ``--time`` table: before and after, interleaved, per model and granularity."""
+    print("| model | granularity | states | before (s) | after (s) | speed-up |")
+    print("|---|---|---:|---:|---:|---:|")
+    for model in models:
+        for gran in ("access", "statement"):
+            runs: dict[Path, list[float]] = {before / "src": [], HERE.parent / "src": []}
+            states = set()
+            for _ in range(repeat):
+                for src, times in runs.items():
+                    t, n = timed(model, src, reduction, gran)
+                    times.append(t)
+                    states.add(n)
+            if len(states) != 1:
+                raise SystemExit(f"{model}: the two builds store different numbers of states: {states}")
+            b, a = (statistics.median(v) for v in runs.values())
+            print(f"| {model.stem} | {gran} | {states.pop():,} | {b:.2f} | {a:.2f} | {b / a:.2f}x |", flush=True)
+
+
 def _pct(a: int, b: int) -> str:
     return f"{a}/{b} ({100 * a / b:.0f}%)" if b else "0/0"
 
@@ -174,10 +225,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--granularity", default="access")
     ap.add_argument("--max-states", type=int, default=2_000_000)
     ap.add_argument("--nodes", action="store_true", help="also the statements run most on the closures")
+    ap.add_argument("--time", type=Path, metavar="BEFORE", help="time against the working tree BEFORE instead")
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
+    models = [*args.models, *(shape_files() if args.shapes else [])]
+    if args.time is not None:
+        compare(models, args.time, args.repeat, args.reduction)
+        return 0
     print("| model | states | verdict | states twice | closure steps | slow invariants |")
     print("|---|---|---|---|---|---|")
-    for model in [*args.models, *(shape_files() if args.shapes else [])]:
+    for model in models:
         n = count(model, reduction=args.reduction, granularity=args.granularity, max_states=args.max_states)
         print(f"| {model.stem} | {n['states']} | {n['verdict']} | {_pct(n['succ_none'], n['succ'])} "
               f"| {_pct(n['closures'], n['transitions'])} | {_pct(n['inv_calls'], n['inv_checks'])} |")

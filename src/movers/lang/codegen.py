@@ -20,15 +20,18 @@ source by one small emitter per statement shape (``assign``, ``branch``, ``check
 - ``_x{k}(g, heap, threads, t, th, top) -> state | None``: a guarded node's guard and whole step together
   (None when the guard is false): the plain full search's one call per thread and state;
 
-and a function whose body is ``return e`` (an ``@invariant``) becomes ``f(g, heap) -> value``.
+and a function whose body is ``return e`` (an ``@invariant``) becomes ``f(g, heap) -> value``, the module's
+constants (names bound once, to an int or a boolean, before any thread starts: ``module_constants``) folded
+into it.
 
 **What the fast path may decide.** Nothing on its own: a generated function covers the common case of its
-shape (ints, booleans and None in the variables it touches; a plain ``Lock``) and raises ``Fallback``, or
-lets Python raise, whenever the step leaves it. The engine (``semantics/system.py``) then runs the same step
-again on the closures, from the same state, and those report runtime errors, assertion failures and
-everything else. So the state graph is the closures' by construction: the fast path is right exactly when it
-agrees with them where it returns, which ``tests/test_codegen.py`` checks on every example and on random
-models by running each search, under ``none`` and under the reductions, with and without it. It never moves
+shape (ints, booleans and None in the variables it touches, references copied among locals; a plain
+``Lock``) and raises ``Fallback``, or lets Python raise, whenever the step leaves it. The engine
+(``semantics/system.py``) then runs the same step again on the closures, from the same state, and those
+report runtime errors, assertion failures and everything else. So the state graph is the closures' by
+construction: the fast path is right exactly when it agrees with them where it returns, which
+``tests/test_codegen.py`` checks on every example and on random models by running each search, under
+``none`` and under the reductions, with and without it. It never moves
 a reference into a global or an object (a step that would falls back): that reshapes the heap, and the
 closures then walk it (``semantics/state.py``). It does move references among the top frame's locals
 (``first = forks[i]``, ``first, second = second, first``, a local overwritten, a thread that ends holding

@@ -200,7 +200,7 @@ def test_a_wrong_fast_function_would_be_caught(monkeypatch: pytest.MonkeyPatch) 
 _OWN = {"def", "return", "if", "else", "is", "not", "and", "or", "type", "int", "bool", "tuple", "None", "True",
         "False", "len", "g", "heap", "loc", "t", "pc", "eff", "_r", "_i", "_o", "_lo", "_hi", "_value", "i",
         "is_list", "is_thread", "reads", "writes", "acquired", "released", "append", "for", "in", "top", "th",
-        "threads", "_v", "_w", "_c", "_code", "list", "field_index", "get", "builtin", *codegen.HELPERS}
+        "threads", "_v", "_w", "_c", "_code", "list", "field_index", "get", "builtin", "break", *codegen.HELPERS}
 _TEMP = re.compile(r"_\d+|_[ntsgaxl]\d+")
 
 
@@ -354,3 +354,240 @@ def test_lock_methods_on_plain_locks_are_generated() -> None:
              if n.source.endswith((".acquire()", ".release()")) and n.costly]
     assert calls and all(n.fast is not None for n in calls)
     assert all(n.fast_guard is not None for n in calls if n.kind == "acquire")
+
+
+# -- references in locals, the main thread's code, invariants over module constants ---------------------------
+
+# Lock references kept in locals (dining philosophers, shape 4 of issue 25): copied from a list, swapped,
+# taken with ``with`` and with ``acquire()``/``release()``, a field read and written through a local reference,
+# a local overwritten with another reference; and (``box``) an object only a local reaches, where the globals
+# do not cover the heap and the closures walk it.
+LOCAL_REFS = """
+import threading
+
+N = 3
+forks = [threading.Lock() for _ in range(N)]
+counters = [None] * N
+eating = [False] * N
+
+
+class Counter:
+    def __init__(self):
+        self.n = 0
+
+
+for k in range(N):
+    counters[k] = Counter()
+
+
+def philosopher(i):
+    first = forks[i]
+    second = forks[(i + 1) % N]
+    if i == N - 1:
+        first, second = second, first
+    mine = counters[i]
+    with first:
+        with second:
+            eating[i] = True
+            mine.n = mine.n + 1
+            eating[i] = False
+    first = forks[0]
+    first.acquire()
+    mine.n = mine.n + 1
+    first.release()
+    BOX
+
+
+a = threading.Thread(target=philosopher, args=(0,))
+b = threading.Thread(target=philosopher, args=(1,))
+c = threading.Thread(target=philosopher, args=(2,))
+a.start()
+b.start()
+c.start()
+a.join()
+b.join()
+c.join()
+assert counters[0].n == 2
+"""
+BOX = """box = Counter()
+    other = box
+    box = forks[1]
+    with box:
+        other.n = 1"""
+
+
+def _closure_steps(source: str, **kw: object) -> tuple[int, int, int]:
+    """How many steps of a search ran on the closures, how many states ``successors`` gave up on (their
+    successors computed twice), and how many invariant checks ran a frame."""
+    ts = system.TransitionSystem
+    n = [0, 0, 0]
+    real_closures, real_succ, real_call = ts._run_closures, ts.successors, ts.call
+
+    def closures(self: object, *a: object) -> object:
+        n[0] += 1
+        return real_closures(self, *a)  # type: ignore[arg-type]
+
+    def successors(self: object, state: object) -> object:
+        out = real_succ(self, state)  # type: ignore[arg-type]
+        n[1] += out is None
+        return out
+
+    def call(self: object, *a: object) -> object:
+        n[2] += 1
+        return real_call(self, *a)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ts, "_run_closures", closures)
+        mp.setattr(ts, "successors", successors)
+        mp.setattr(ts, "call", call)
+        movers.check(source, **kw)  # type: ignore[arg-type]
+    return n[0], n[1], n[2]
+
+
+@pytest.mark.parametrize("reduction", ["none", "optimistic", "static-por", "transactions", "dwyer-sda"])
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+@pytest.mark.parametrize("box", [False, True], ids=["covered", "box"])
+def test_references_in_locals_are_the_closures(box: bool, granularity: str, reduction: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    source = LOCAL_REFS.replace("BOX", BOX if box else "pass")
+    fast, slow = _both(source, monkeypatch, reduction=reduction, granularity=granularity)
+    assert fast == slow and fast[0] == "ok"
+
+
+def test_references_in_locals_run_on_the_generated_code() -> None:
+    # Every step of the philosophers, and of the main thread that joins them, is generated code: no state has
+    # its successors computed twice. Where only a local reaches an object (the box), the steps that move or
+    # drop references fall back, as they must (the closures walk the heap there).
+    source = LOCAL_REFS.replace("BOX", "pass")
+    for granularity in ("access", "statement"):
+        assert _closure_steps(source, granularity=granularity)[:2] == (0, 0)
+        program = compile_source(source, "model.py")
+        philosopher = program.functions["philosopher"]
+        assert all(n.fast is not None for n in philosopher.nodes)
+        assert all(n.fast_guard is not None for n in philosopher.nodes if n.guard is not None)
+    assert _closure_steps(LOCAL_REFS.replace("BOX", BOX))[0] > 0
+
+
+def test_without_the_cover_check_the_box_would_differ(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The box's object is reached from a local only: storing references there without the closures' walk
+    # makes other states (or other Effects), which the comparison catches.
+    monkeypatch.setattr(codegen, "_cover", lambda g, heap: True)
+    monkeypatch.setitem(codegen.HELPERS, "_cover", lambda g, heap: True)
+    source = LOCAL_REFS.replace("BOX", BOX)
+    fast, slow = _both(source, monkeypatch, reduction="dwyer-sda")
+    fast_none, slow_none = _both(source, monkeypatch)
+    assert fast != slow or fast_none != slow_none
+
+
+CONSTANT_INVARIANT = """
+import threading
+from movers.lang import invariant
+
+K = 2
+L = 2
+DEBUG = False
+m = threading.Lock()
+count = 0
+fin = 0
+
+
+@invariant
+def total():
+    return fin < K or count == K * L or DEBUG
+
+
+def worker():
+    global count, fin
+    for i in range(L):
+        with m:
+            count += 1
+    with m:
+        fin += 1
+
+
+w0 = threading.Thread(target=worker)
+w1 = threading.Thread(target=worker)
+w0.start()
+w1.start()
+w0.join()
+w1.join()
+"""
+
+
+@pytest.mark.parametrize("variant", ["holds", "false", "reassigned", "late", "local"])
+def test_invariants_over_module_constants_are_the_closures(variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    last = "    with m:\n        fin += 1\n"
+    source = {
+        "holds": CONSTANT_INVARIANT,
+        "false": CONSTANT_INVARIANT.replace("count += 1", "count += 2"),
+        # L assigned by a function: no constant (folded as 2, the invariant would hold at the end).
+        "reassigned": CONSTANT_INVARIANT.replace("global count, fin", "global count, fin, L")
+                                        .replace(last, "    L = 3\n" + last),
+        # K assigned only after the threads start: no constant either (unbound in the first states).
+        "late": CONSTANT_INVARIANT.replace("K = 2\n", "").replace("w0.join()", "K = 2\nw0.join()"),
+        # a local of the same name elsewhere: the count is conservative, and the answer the same.
+        "local": CONSTANT_INVARIANT.replace(last, "    K = 0\n" + last),
+    }[variant]
+    fast, slow = _both(source, monkeypatch)
+    assert fast == slow
+    assert fast[0] == ("ok" if variant in ("holds", "local") else "violation")
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("K = 3\nB = True\nN = None\nS = 'x'\nH = 2 ** 70\nW = 10 ** 30\n", {"K": 3, "B": True}),
+    ("K = 3\ndef f():\n    global K\n    K = 4\n", {}),
+    ("K = 3\ndef f():\n    global K\n", {}),
+    ("K = 3\ndef f():\n    K = 4\n", {}),
+    ("K = 3\nK = 4\n", {}),
+    ("K = 3\nfor K in range(2):\n    pass\n", {}),
+    ("K = 3\ndef f(K):\n    pass\n", {}),
+    ("K = 3\nimport K\n", {}),
+    ("K = 3\ndel K\n", {}),
+    ("K = 3\ndef K():\n    pass\n", {}),
+    ("K = 3\ntry:\n    pass\nexcept E as K:\n    pass\n", {}),
+    ("if True:\n    K = 3\n", {}),
+    ("K: int = 3\n", {}),
+    ("K, L = 3, 4\n", {}),
+])
+def test_module_constants_are_names_bound_once_to_a_literal(source: str, expected: dict[str, object]) -> None:
+    tree = ast.parse(source)
+    assert codegen.module_constants(tree, tree.body) == expected
+
+
+def test_module_constants_are_bound_before_the_first_thread_starts() -> None:
+    tree = ast.parse("K = 3\nL = 4\n")
+    assert codegen.module_constants(tree, tree.body[:1]) == {"K": 3}
+    program = compile_source(CONSTANT_INVARIANT.replace("K = 2\n", "").replace("w0.join()", "K = 2\nw0.join()"),
+                             "model.py")
+    assert program.functions["total"].fast_value is None  # K * L, K not folded: the product stays on the closures
+
+
+def test_an_invariant_over_module_constants_is_generated_code() -> None:
+    # ``K * L`` (a product the generated code leaves to the closures) folds to a literal: the invariant is
+    # generated code, and the search never evaluates it on the closures.
+    program = compile_source(CONSTANT_INVARIANT, "model.py")
+    assert program.functions["total"].fast_value is not None
+    _assert_own_text(program.functions["total"].fast_source)
+    assert _closure_steps(CONSTANT_INVARIANT) == (0, 0, 0)
+    assert _closure_steps(CONSTANT_INVARIANT.replace("K * L", "K * fin"))[2] > 0  # fin is no constant
+
+
+@pytest.mark.parametrize("variant", ["holds", "false", "fails", "races"])
+def test_the_plain_search_checks_invariants_as_dfs_does(variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # With invariants the plain search (search/plain.py) applies, and checks each state it stores where
+    # dfs.py does: same states, transitions, violations and traces.
+    from movers.search import plain
+
+    source = {"holds": CONSTANT_INVARIANT, "false": CONSTANT_INVARIANT.replace("count += 1", "count += 2"),
+              "fails": INVARIANTS, "races": COUNTER}[variant]
+    kw: dict[str, object] = {"races": True} if variant == "races" else {}
+    chosen: list[bool] = []
+    real = plain.applies
+    monkeypatch.setattr(plain, "applies", lambda search: chosen.append(real(search)) or chosen[-1])
+    fast = movers.check(source, **kw)  # type: ignore[arg-type]
+    assert chosen and all(chosen)
+    monkeypatch.setattr(plain, "applies", lambda search: False)
+    slow = movers.check(source, **kw)  # type: ignore[arg-type]
+    assert _summary(fast) == _summary(slow)
+    assert [v.trace for v in fast.violations] == [v.trace for v in slow.violations]
+    assert fast.verdict == ("ok" if variant == "holds" else "violation")

@@ -67,8 +67,7 @@ class Checked:
     own (``inner``), whose questions about the program go straight to the inner system's methods, bound
     here."""
 
-    # Its steps check what bare successors would skip; no ghost state; no shared part of its own (``System``).
-    successors = None
+    # No ghost state; no shared part of its own (``System``).
     program_state = None
     quiet = None
 
@@ -148,6 +147,11 @@ class Checked:
                 if msg is not None:
                     o.violation = ("discipline", msg)
                     o.state = None
+
+    def successors(self, state: State) -> tuple[list[State], list[int]] | None:
+        """The inner system's bare successors, where no step has a discipline to check (then steps decide):
+        invariants and races are properties of a state, which the search checks on every state it stores."""
+        return None if self.disciplines else self.inner.successors(state)
 
     def steps(self, state: State) -> list[Outcome]:
         # The plain system's one-pass successors (the full search's fast path), then the disciplines.

@@ -20,18 +20,24 @@ source by one small emitter per statement shape (``assign``, ``branch``, ``check
 - ``_x{k}(g, heap, threads, t, th, top) -> state | None``: a guarded node's guard and whole step together
   (None when the guard is false): the plain full search's one call per thread and state;
 
-and a function whose body is ``return e`` (an ``@invariant``) becomes ``f(g, heap) -> value``.
+and a function whose body is ``return e`` (an ``@invariant``) becomes ``f(g, heap) -> value``, the module's
+constants (names bound once, to an int or a boolean, before any thread starts: ``module_constants``) folded
+into it.
 
 **What the fast path may decide.** Nothing on its own: a generated function covers the common case of its
-shape (ints, booleans and None in the variables it touches; a plain ``Lock``) and raises ``Fallback``, or
-lets Python raise, whenever the step leaves it. The engine (``semantics/system.py``) then runs the same step
-again on the closures, from the same state, and those report runtime errors, assertion failures and
-everything else. So the state graph is the closures' by construction: the fast path is right exactly when it
-agrees with them where it returns, which ``tests/test_codegen.py`` checks on every example and on random
-models by running each search, under ``none`` and under the reductions, with and without it. It never moves
-a reference into a global or an object (a step that would falls back), so its successors need the canonical
-heap walk only where a thread ends holding references and the globals do not reach every object (then the
-engine falls back too).
+shape (ints, booleans and None in the variables it touches, references copied among locals; a plain
+``Lock``) and raises ``Fallback``, or lets Python raise, whenever the step leaves it. The engine
+(``semantics/system.py``) then runs the same step again on the closures, from the same state, and those
+report runtime errors, assertion failures and everything else. So the state graph is the closures' by
+construction: the fast path is right exactly when it agrees with them where it returns, which
+``tests/test_codegen.py`` checks on every example and on random models by running each search, under
+``none`` and under the reductions, with and without it. It never moves
+a reference into a global or an object (a step that would falls back): that reshapes the heap, and the
+closures then walk it (``semantics/state.py``). It does move references among the top frame's locals
+(``first = forks[i]``, ``first, second = second, first``, a local overwritten, a thread that ends holding
+some), which on the closures needs the walk only where the globals do not reach every object: there the
+generated code asks ``_cover`` (one walk per distinct heap, remembered) and falls back when they do not. So
+its successors need no walk, and neither do the closures' on the steps where it returns.
 
 **What the generated text is made of.** Only this module's own identifiers, the helpers of ``HELPERS``,
 slot and node numbers, and literal values the emitters validated (ints in 64 bits, ``True``, ``False``,
@@ -45,12 +51,14 @@ it). Source that CPython refuses (too deep, too big) leaves the code on its clos
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from movers.ir.program import FALSE, LOCK, THREAD, TRUE, UNBOUND, Bool, Ref
+from movers.semantics.state import globals_cover
 
 if TYPE_CHECKING:
     from movers.ir.program import Code
@@ -113,6 +121,24 @@ def _fail() -> None:
     raise Fallback
 
 
+# The last (globals, heap) ``_cover`` was asked about, and its answer: every thread's step from one state, and
+# every step that keeps the heap, asks about the same pair.
+_last_cover: list[tuple[Any, Any, bool]] = [(None, None, False)]
+
+
+def _cover(g: tuple, heap: tuple) -> bool:
+    """Whether the globals reach every object (``semantics.state.globals_cover``): then a step that moves
+    references only among the top frame's locals, or drops some, needs no canonical walk, and the closures
+    make none. A fast step stores no reference into a global or an object, so the pair it holds mid-step
+    answers as its pre-state does."""
+    c = _last_cover[0]
+    if c[0] is g and c[1] is heap:
+        return c[2]
+    covered = globals_cover(g, heap)
+    _last_cover[0] = (g, heap, covered)
+    return covered
+
+
 def _user_join(cls: Any) -> bool:
     """Whether a Thread class defines its own ``join`` (then ``t.join()`` is a call, on the closures)."""
     return cls.lookup("join") is not None
@@ -124,7 +150,9 @@ HELPERS: dict[str, Any] = {
     "_val": _val,
     "_fail": _fail,
     "_user_join": _user_join,
+    "_cover": _cover,
     "Ref": Ref,
+    "Bool": Bool,
     "LOCK": LOCK,
     "THREAD": THREAD,
     "TRUE": TRUE,
@@ -388,8 +416,8 @@ def _store(fc: CompiledFunction, target: ast.expr, v: str, src: _Source) -> bool
     """Store value text ``v`` into a variable, as ``store_local`` and ``Ctx.set_global`` do for values that
     are not references: booleans boxed; overwriting a reference or a tuple falls back (the closures would mark
     the heap for canonicalisation)."""
-    if fc.is_module:
-        return False
+    if fc.is_module and isinstance(target, ast.Name) and target.id in fc.slot and not target.id.startswith("$"):
+        return False  # not a name the module's code reads as it stores it (``store_name``)
     if isinstance(target, ast.Subscript):
         return _store_element(fc, target, v, src)
     if isinstance(target, ast.Attribute):
@@ -404,12 +432,48 @@ def _store(fc: CompiledFunction, target: ast.expr, v: str, src: _Source) -> bool
     src.add(f"{x} = {v}")
     src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
     old = f"{kind}[{slot}]"
-    src.add(f"if type({old}) is Ref or type({old}) is tuple: _fail()")
     if kind == "loc":
+        # Dropping a reference from a local needs no walk where the globals reach every object.
+        src.add(f"if (type({old}) is Ref or type({old}) is tuple) and not _cover(g, heap): _fail()")
         src.add(f"loc[{slot}] = {x}")
     else:
+        src.add(f"if type({old}) is Ref or type({old}) is tuple: _fail()")
         src.add(f"_w = [*g]; _w[{slot}] = {x}; g = tuple(_w)")
         src.record(f"eff.writes.append({slot})")
+    return True
+
+
+def _local_slot(fc: CompiledFunction, target: ast.expr) -> int | None:
+    """The slot of a plain local (not a cell; in the module's code, only its hidden temporaries), or None."""
+    if not isinstance(target, ast.Name) or (fc.is_module and not target.id.startswith("$")):
+        return None
+    where = _variable(fc, target.id)
+    return where[1] if where is not None and where[0] == "loc" else None
+
+
+def _copy_locals(fc: CompiledFunction, targets: list[ast.expr], values: list[ast.expr], src: _Source) -> bool:
+    """``x = e`` or ``x, y = e1, e2`` into plain locals, where each value is what a variable, a list's element or
+    a field holds: copied as stored (``store_local``), references included. A reference stored into a local,
+    or one overwritten there, moves references among the frame's locals only: the closures then walk the heap
+    unless the globals reach every object (``_cover``), where the fast step falls back. The values are all
+    read before any is stored, as CPython builds the tuple first."""
+    slots = [_local_slot(fc, t) for t in targets]
+    if not slots or any(k is None for k in slots) or len(set(slots)) != len(slots):
+        return False
+    xs = []
+    for e in values:
+        x = _stored(fc, e, src) if isinstance(e, (ast.Name, ast.Subscript, ast.Attribute)) else None
+        if x is None:
+            return False
+        xs.append(x)
+    for x in xs:
+        # An int, a boolean (boxed as stored), None or a reference: anything else (unbound, a tuple, a
+        # function) is the closures' business.
+        src.add(f"if type({x}) is not int and type({x}) is not Bool and {x} is not None:")
+        src.add(f"    if type({x}) is not Ref or not _cover(g, heap): _fail()")
+    for k, x in zip(slots, xs, strict=True):
+        src.add(f"if (type(loc[{k}]) is Ref or type(loc[{k}]) is tuple) and not _cover(g, heap): _fail()")
+        src.add(f"loc[{k}] = {x}")
     return True
 
 
@@ -455,7 +519,8 @@ def _store_field(fc: CompiledFunction, target: ast.Attribute, v: str, src: _Sour
 
 def assign(fc: CompiledFunction, target: ast.expr, e: ast.expr, nxt: Target, op: ast.operator | None = None
            ) -> FragmentMaker | None:
-    """``x = e`` and ``x op= e`` (``op``) for a local or global ``x``."""
+    """``x = e`` and ``x op= e`` (``op``) for a local or global ``x``, a list's element or a field; ``x = y``
+    and ``x, y = y, x`` into locals copy what the values hold, references included (``_copy_locals``)."""
     src = _Source()
     if op is not None:
         sym = _BINOPS.get(type(op))
@@ -464,6 +529,14 @@ def assign(fc: CompiledFunction, target: ast.expr, e: ast.expr, nxt: Target, op:
         a = value(fc, target, src) if isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)) else None
         b = value(fc, e, src) if a is not None else None
         v = f"({a} {sym} {b})" if b is not None else None
+    elif isinstance(target, ast.Tuple) and isinstance(e, ast.Tuple) and len(target.elts) == len(e.elts):
+        if not _copy_locals(fc, target.elts, e.elts, src):
+            return None
+        return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, not src.eager)
+    elif _local_slot(fc, target) is not None and isinstance(e, (ast.Name, ast.Subscript, ast.Attribute)):
+        if not _copy_locals(fc, [target], [e], src):
+            return None
+        return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, not src.eager)
     else:
         v = value(fc, e, src)
     if v is None or not _store(fc, target, v, src):
@@ -617,16 +690,17 @@ def lock_method_guard(fc: CompiledFunction, receiver: ast.expr) -> GuardSource |
     return _guard_text([*src.lines, f"_o = heap[{r}.i]", "if _o[0] is not LOCK: _fail()", "return _o[2] is None"])
 
 
-def acquire_global_lock(fc: CompiledFunction, name: str, slot: int, nxt: Target) -> FragmentMaker | None:
-    """``with m:`` entry for a global ``m`` holding a plain Lock (``sync.acquire``); the block's hidden slot
-    keeps the lock for the exit."""
-    where = _variable(fc, name)
-    if where is None or where[0] != "g":
+def acquire_lock(fc: CompiledFunction, e: ast.expr, slot: int, nxt: Target) -> FragmentMaker | None:
+    """``with m:`` entry for ``m`` a variable (global or local), a list's element or a field holding a plain
+    Lock (``sync.acquire``); the block's hidden slot keeps the lock for the exit (as on the closures, a copy
+    of a reference the frame or the globals already hold: no walk)."""
+    src = _Source()
+    r = reference(fc, e, src)
+    if r is None:
         return None
     lines = [
-        f"_r = g[{where[1]}]",
-        _track(f"eff.reads.append({where[1]})"),
-        "if type(_r) is not Ref: _fail()",
+        *src.lines,
+        f"_r = {r}",
         "_i = _r.i",
         "_o = heap[_i]",
         "if _o[0] is not LOCK or _o[2] is not None: _fail()",
@@ -652,15 +726,84 @@ def release_lock(slot: int, after: Target) -> FragmentMaker:
     return lambda: Fragment([*lines, f"pc = {after.pc}"], after.pc)
 
 
+def module_constants(tree: ast.Module, prefix: list[ast.stmt]) -> dict[str, int | bool]:
+    """The module's constants: names bound exactly once in the whole file, by a statement ``K = literal`` (an
+    int of 64 bits or a boolean) of the module's code that runs before it may start a thread (``prefix``).
+    Every state an invariant is evaluated in comes after that prefix (``TransitionSystem.initial``), so there
+    the global holds the literal. Any other binding of the name anywhere (a local of the same name, ``global
+    K``, ``del``, an import, a ``def``, a loop or handler variable) disqualifies it: the count is
+    conservative."""
+    bound: dict[str, int] = {}
+
+    def bind(name: str | None) -> None:
+        if name is not None:
+            bound[name] = bound.get(name, 0) + 1
+
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            bind(n.id)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            for name in n.names:
+                bind(name)
+                bind(name)
+        elif isinstance(n, ast.alias):
+            bind((n.asname or n.name).split(".")[0])
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bind(n.name)
+        elif isinstance(n, ast.ExceptHandler):
+            bind(n.name)
+        elif isinstance(n, (ast.MatchAs, ast.MatchStar)):
+            bind(n.name)
+        elif isinstance(n, ast.MatchMapping):
+            bind(n.rest)
+        elif isinstance(n, ast.arg):
+            bind(n.arg)
+    out: dict[str, int | bool] = {}
+    for st in prefix:
+        if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                and isinstance(st.value, ast.Constant) and _literal(st.value.value) is not None
+                and st.value.value is not None and bound.get(st.targets[0].id) == 1):
+            out[st.targets[0].id] = st.value.value
+    return out
+
+
+class _Fold(ast.NodeTransformer):
+    """An invariant's expression with the module's constants in place of their names, and the products of
+    two ints folded (``*`` checks sizes on the closures: a folded product is one that fits in 64 bits)."""
+
+    def __init__(self, fc: CompiledFunction, constants: dict[str, int | bool]) -> None:
+        self.fc = fc
+        self.constants = constants
+
+    def visit_Name(self, e: ast.Name) -> ast.expr:
+        where = _variable(self.fc, e.id)
+        if e.id in self.constants and where is not None and where[0] == "g":
+            return ast.copy_location(ast.Constant(self.constants[e.id]), e)
+        return e
+
+    def visit_BinOp(self, e: ast.BinOp) -> ast.expr:
+        self.generic_visit(e)
+        a, b = e.left, e.right
+        if (isinstance(e.op, ast.Mult) and isinstance(a, ast.Constant) and isinstance(b, ast.Constant)
+                and type(a.value) is int and type(b.value) is int and _literal(a.value * b.value) is not None):
+            return ast.copy_location(ast.Constant(a.value * b.value), e)
+        return e
+
+
 def expression_function(fc: CompiledFunction, body: list[ast.stmt]) -> Callable[[tuple, tuple], Any] | None:
     """A function without parameters whose body is ``return e`` (an ``@invariant``, typically) as a generated
-    ``f(g, heap) -> value`` of ``e``, evaluated without a frame or a Ctx; None for other bodies. Like a fast
+    ``f(g, heap) -> value`` of ``e``, evaluated without a frame or a Ctx, the module's constants folded into
+    it (``module_constants``); None for other bodies. Like a fast
     step, it may raise where the closures would give a value or an error: the caller then calls the
     function on the closures."""
     if fc.code.params or len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
         return None
     src = _Source()
-    v = value(fc, body[0].value, src)
+    constants = getattr(fc.mc, "constants", None)
+    e = body[0].value
+    if constants:
+        e = _Fold(fc, constants).visit(copy.deepcopy(e))  # the compiler keeps the original
+    v = value(fc, e, src)
     if v is None or any("loc[" in line for line in src.lines):
         return None
     lines = [line for line in src.lines if not line.endswith(TRACKED)]
@@ -764,11 +907,14 @@ def _step_body(code: Code, body: list[str], returns: bool) -> list[str]:
         frame = f"(_code, pc, {', '.join(names)})" if names else "(_code, pc)"
     if returns:
         # The frame returns: only a thread's last frame (a return to a caller passes a value, on the
-        # closures), and only if it held no reference (dropping one may change the canonical heap).
+        # closures), and only if it held no reference, or the globals reach every object (dropping a
+        # reference may otherwise change the canonical heap).
         out.append("if pc < 0:")
         out.append("    if len(th) > 1: _fail()")
         out.append(f"    for _v in {values}:")
-        out.append("        if type(_v) is Ref or type(_v) is tuple: _fail()")
+        out.append("        if type(_v) is Ref or type(_v) is tuple:")
+        out.append("            if not _cover(g, heap): _fail()")
+        out.append("            break")
         out.append("    _w = [*threads]; _w[t] = (); return (g, heap, tuple(_w))")
     # A list copy rebuilds the threads with half the allocations of slicing around t.
     out.append(f"_w = [*threads]; _w[t] = ({frame},) if len(th) == 1 else (*th[:-1], {frame})")

@@ -55,6 +55,7 @@ from movers.ir.program import (
     Ref,
     box,
 )
+from movers.lang import codegen
 from movers.lang.builtins import BuiltinCompiler
 from movers.lang.comprehensions import desugar
 from movers.lang.concurrency import ConcurrencyCompiler
@@ -150,6 +151,7 @@ class ModuleCompiler:
         self.has_deques = False
         self.errors: list[ModelSyntaxError] = []  # refusals so far (``collecting``)
         self.main_code = False  # the module's code is cut at its accesses (``_compile``)
+        self.constants: dict[str, int | bool] = {}  # folded into invariants (``_compile``, lang/codegen.py)
         # The standard library classes the model uses, compiled from model source (lang/library).
         self.library = Library()
 
@@ -238,6 +240,8 @@ class ModuleCompiler:
         bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
                    if isinstance(item, ast.FunctionDef)]
         late = self._after_first_start(init_body)
+        # Names bound once, to a literal, before any thread starts: folded into invariants (lang/codegen.py).
+        self.constants = codegen.module_constants(tree, init_body[:len(init_body) - len(late)])
         # Module code that goes on after starting a thread may run as the main thread: at access granularity
         # it is then cut at its accesses like a function (``FunctionCore.is_step``), or its statements would be
         # indivisible steps that CPython interleaves.

@@ -105,7 +105,7 @@ class ConcurrencyCompiler(FunctionCore):
             return lambda ctx: sync.acquire_text(ctx, lock(ctx), name)
 
         lock_name = self.lock_name(e)
-        fast = codegen.acquire_global_lock(self, e.id, slot, nxt) if isinstance(e, ast.Name) else None
+        fast = codegen.acquire_lock(self, e, slot, nxt)
         fast_guard = codegen.lock_method_guard(self, e)
         self.emit(make, True, s, kind="acquire", source=f"with {name}:", guard_make=guard_make,
                   blocked_make=blocked_make, lock_name=lock_name, fast=fast, fast_guard=fast_guard, **facts.info())

@@ -349,9 +349,10 @@ class FunctionCore:
             nodes.append(node)
         self.code.nodes = nodes
         self.code.entry = 0
-        # The module's initialisation runs once, on the closures: it needs no fast path. Nor do models whose
-        # lists grow: the generated code does not record reads of a list's length (runtime_ops._read_length).
-        if not self.is_module and not self.mc.lists_grow and not self.mc.container_arith:
+        # The module's initialisation runs once, on the closures, but what follows its first ``start()`` may be
+        # the main thread, a thread like the others: it gets a fast path too. Models whose lists grow do not:
+        # the generated code does not record reads of a list's length (runtime_ops._read_length).
+        if not self.mc.lists_grow and not self.mc.container_arith:
             codegen.attach(self.code, fragments, guards, self.fast_names)
 
     def compile_function(self) -> None:

@@ -1,11 +1,12 @@
 """The plain full search: ``dfs.py``'s depth-first search hand-inlined for the case where only the states
 matter, the fast path of ``--reduction none``.
 
-It applies (``applies``) where every state is stored, no state property is checked, there is no depth limit,
-and the system can give a state's successors as bare states (``TransitionSystem.successors``, the generated
-code's). It visits the same states in the same order as ``dfs.py``, and finds the same counterexample; its
-stack keeps states rather than moves, and the steps of a counterexample are found again from the states on
-the stack (``_steps_between``). Its loop stays inlined: it is where the time of a full search goes.
+It applies (``applies``) where every state is stored, there is no depth limit, and the system can give a
+state's successors as bare states (``TransitionSystem.successors``, the generated code's); state properties
+(invariants) are checked on each state it stores, where ``dfs.py`` checks them. It visits the same states in
+the same order as ``dfs.py``, and finds the same counterexample; its stack keeps states rather than moves,
+and the steps of a counterexample are found again from the states on the stack (``_steps_between``). Its
+loop stays inlined: it is where the time of a full search goes.
 """
 
 from __future__ import annotations
@@ -20,12 +21,11 @@ from movers.semantics.state import State
 
 def applies(search: SearchBase) -> bool:
     """Whether the search is the plain full one, where only the states matter: every state stored
-    (``none``), no state property, no depth limit, and successors the system can give as bare states."""
+    (``none``), no depth limit, and successors the system can give as bare states."""
     red, ts = search.red, search.ts
     return (red.capabilities.plain and red.stores_all
             and search.limits.max_depth is None
             and getattr(type(ts), "successors", None) is not None  # its own, not an instrumentation's inner
-            and getattr(ts.check_state, "checks_nothing", False)
             and not red.needs_stack and not red.needs_arrival)
 
 
@@ -77,6 +77,7 @@ class PlainDepthFirst(Strategy):
         successors, by_steps = ts.successors, self.by_steps
         record, steps_between, tick = search.record, self._steps_between, search.tick
         visit = visited.add
+        check_state = None if getattr(ts.check_state, "checks_nothing", False) else ts.check_state
         # The exact store's key, in line (store.py's ``key``): the lookups run in C, and a part never seen
         # before (KeyError) goes through ``key``, which interns it. Where the thread that moved is known, only
         # the parts that are new objects are looked up: the successor shares every other part with its parent.
@@ -130,6 +131,14 @@ class PlainDepthFirst(Strategy):
                     depth = len(stack)
                     if depth > max_d:
                         max_d = depth
+                    if check_state is not None:
+                        v = check_state(s)
+                        if v is not None:
+                            stack.append([s])
+                            f = Found(v[0], v[1], steps_between(stack), s)
+                            stack.pop()
+                            record(f)
+                            continue
                     both = successors(s)
                     nxt, nmoved = both if both is not None else by_steps(s)
                     if not nxt:

@@ -3,13 +3,15 @@ store's, and the exact store's bytes per state, on one model of each shape.
 
     python benchmarks/stores.py [--repeat 3] [--src DIR ...] [--out benchmarks/results/stores.md]
 
-Shapes: the unrolled counter (K=4, L=3: ``baseline.py``'s model), dining philosophers keeping lock references
-in locals (``dining_philosophers_ordered.py`` with 5 rounds), two monitors (Dwyer et al.'s readers-writers and
-replicated workers: ``@synchronized`` methods, ``wait``/``notify_all``, objects on the heap) and an executor
-program of the corpus (``tests/corpus/pool_map_locked.py``). Every run is a fresh process (``scale.py``'s
+Shapes (``models``): the unrolled counter (K=4, L=3: ``baseline.py``'s model), dining philosophers keeping lock
+references in locals (``dining_philosophers_ordered.py``, 12 rounds), two monitors (Dwyer et al.'s
+readers-writers with 3 readers and replicated workers with 3 workers: ``@synchronized`` methods,
+``wait``/``notify_all``, objects on the heap) and an executor program of the corpus
+(``tests/corpus/pool_map_locked.py`` mapping over three deposits). Every run is a fresh process (``scale.py``'s
 child: CPU seconds are ``time.process_time`` of the check alone, bytes per state the growth of the peak
-resident set divided by the states stored), each figure the median of ``--repeat`` rounds; within a round
-every build, model and store runs once, so that builds compared (``--src``: a ``src`` directory each, this
+resident set divided by the states stored; the store's own bytes per state, the size of its set or table,
+keys and interned parts, in one more run of the exact store), each figure the median of ``--repeat`` rounds;
+within a round every build, model and store runs once, so that builds compared (``--src``: a ``src`` directory each, this
 tree's by default) share the machine's load alike. Writes a Markdown table (printed too).
 """
 
@@ -33,6 +35,40 @@ import baseline  # noqa: E402  (the unrolled counter's model)
 import run  # noqa: E402
 from scale import CHILD, MARKER  # noqa: E402
 
+# The store's own size, after the search: its set (or table) and keys, the interned parts and what they hold,
+# each object counted once; the program's code and classes, which the parts share, are not counted.
+STORE_SIZE = r"""
+import sys, movers
+from movers.search import plain, fingerprints
+made = []
+def make_store(*a, **k):
+    made.append(fingerprints.make_store(*a, **k))
+    return made[-1]
+plain.make_store = make_store
+DATA = (tuple, list, dict, set, int, bytes, str, float, bool, type(None))
+def size(root):
+    seen, todo, total = set(), [root], 0
+    while todo:
+        o = todo.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        t = type(o)
+        if t in (tuple, list, set):
+            todo.extend(o)
+        elif t is dict:
+            todo.extend(o)
+            todo.extend(o.values())
+        elif not isinstance(o, DATA) and type(o).__name__ not in ("Bool", "Ref", "array", "bitarray"):
+            continue
+        total += sys.getsizeof(o)
+    return total
+r = movers.check(sys.argv[1], **__import__("json").loads(sys.argv[2]))
+st = made[-1]
+keys = st.keys if isinstance(st.keys, set) else getattr(st.keys, "table", getattr(st.keys, "array", None))
+print(MARKER + str(size([keys, st.parts, st._list, getattr(st, "objects", {})]) / max(r.stats.states, 1)))
+""".replace("MARKER", repr(MARKER))
+
 STORES: list[tuple[str, dict[str, Any]]] = [
     ("exact", {}),
     ("hashcompact", {"store": "hashcompact"}),
@@ -40,15 +76,34 @@ STORES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+def variant(path: Path, name: str, *edits: tuple[str, str]) -> Path:
+    """``path`` with each (old, new) text replaced, written to results/models/``name``.py."""
+    text = path.read_text()
+    for old, new in edits:
+        assert old in text, (path, old)
+        text = text.replace(old, new)
+    out = run.RESULTS / "models" / f"{name}.py"
+    out.write_text(text)
+    return out
+
+
 def models() -> list[Path]:
-    out = run.RESULTS / "models"
-    out.mkdir(parents=True, exist_ok=True)
-    counter = out / "counter_unrolled_K4_L3.py"
+    """One model of each shape, each of 100,000 to 250,000 states (where fixed costs, the compiled program and
+    a Python set's fourfold growth below 50,000 entries, no longer weigh on bytes per state)."""
+    (run.RESULTS / "models").mkdir(parents=True, exist_ok=True)
+    counter = run.RESULTS / "models" / "counter_unrolled_K4_L3.py"
     counter.write_text(baseline.model_source(4, 3))
-    dp = out / "dining_philosophers_ordered_R5.py"
-    dp.write_text((run.EXAMPLES / "dining_philosophers_ordered.py").read_text().replace("ROUNDS = 2", "ROUNDS = 5"))
-    return [counter, dp, run.EXAMPLES / "dwyer_readers_writers.py", run.EXAMPLES / "dwyer_replicated_workers.py",
-            ROOT / "tests" / "corpus" / "pool_map_locked.py"]
+    ex, corpus = run.EXAMPLES, ROOT / "tests" / "corpus"
+    return [
+        counter,
+        variant(ex / "dining_philosophers_ordered.py", "dining_philosophers_ordered_R12",
+                ("ROUNDS = 2", "ROUNDS = 12")),
+        variant(ex / "dwyer_readers_writers.py", "dwyer_readers_writers_R3", ("READERS = 2", "READERS = 3")),
+        variant(ex / "dwyer_replicated_workers.py", "dwyer_replicated_workers_W3", ("WORKERS = 2", "WORKERS = 3")),
+        variant(corpus / "pool_map_locked.py", "pool_map_locked_3", ("[10, 20]", "[10, 20, 40]"),
+                ("balance == 30", "balance == 70"), ("assert sorted(seen) in ([10, 30], [20, 30]), seen",
+                                                     "assert len(seen) == 3, seen")),
+    ]
 
 
 def once(src: Path, model: Path, kw: dict[str, Any]) -> dict[str, Any]:
@@ -59,6 +114,17 @@ def once(src: Path, model: Path, kw: dict[str, Any]) -> dict[str, Any]:
         if line.startswith(MARKER):
             return json.loads(line[len(MARKER):])
     raise SystemExit(f"{model} {kw}: {p.stderr.strip().splitlines()[-1:]}")
+
+
+def store_bytes(src: Path, model: Path, kw: dict[str, Any]) -> float:
+    """The store's own bytes per state (``STORE_SIZE``), in a fresh process."""
+    env = dict(os.environ, PYTHONPATH=str(src))
+    p = subprocess.run([sys.executable, "-c", STORE_SIZE, str(model), json.dumps(kw)], capture_output=True,
+                       text=True, env=env, timeout=3600)
+    for line in p.stdout.splitlines():
+        if line.startswith(MARKER):
+            return float(line[len(MARKER):])
+    return float("nan")  # a build whose store does not have these fields
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,8 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         "bytes per state is the growth of the peak resident set during the check divided by the states stored "
         "(the interned parts and the search stack included).",
         "",
-        "| build | model | store | states | bytes/state | CPU s | ÷ exact |",
-        "|---|---|---|---:|---:|---:|---:|",
+        "| build | model | store | states | bytes/state (process) | bytes/state (store) | CPU s | ÷ exact |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
     ]
     for b, src in enumerate(srcs):
         for model in ms:
@@ -97,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
                 cpu = statistics.median(r["measure"]["cpu"] for r in rs)
                 bps = statistics.median(r["measure"]["growth"] for r in rs) / max(states, 1)
                 exact_cpu = exact_cpu or cpu
-                lines.append(f"| {src} | {model.stem} | {label} | {states:,} | {bps:.0f} | {cpu:.2f} | "
+                own = store_bytes(src, model, {}) if label == "exact" else float("nan")
+                lines.append(f"| {src} | {model.stem} | {label} | {states:,} | {bps:.0f} | {own:.0f} | {cpu:.2f} | "
                              f"{cpu / exact_cpu:.2f} |")
     text = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """The visited stores' cost (issue 25): CPU of ``--store hashcompact`` and ``bitstate`` as a ratio of the exact
 store's, and the exact store's bytes per state, on one model of each shape.
 
-    python benchmarks/stores.py [--repeat 3] [--src DIR ...] [--out benchmarks/results/stores.md]
+    python benchmarks/stores.py [--repeat 3] [--src DIR ...] [--models NAME ...] [--out benchmarks/results/stores.md]
 
 Shapes (``models``): the unrolled counter (K=4, L=3: ``baseline.py``'s model), dining philosophers keeping lock
 references in locals (``dining_philosophers_ordered.py``, 12 rounds), two monitors (Dwyer et al.'s
@@ -11,8 +11,8 @@ readers-writers with 3 readers and replicated workers with 3 workers: ``@synchro
 child: CPU seconds are ``time.process_time`` of the check alone, bytes per state the growth of the peak
 resident set divided by the states stored; the store's own bytes per state, the size of its set or table,
 keys and interned parts, in one more run of the exact store), each figure the median of ``--repeat`` rounds;
-within a round every build, model and store runs once, so that builds compared (``--src``: a ``src`` directory each, this
-tree's by default) share the machine's load alike. Writes a Markdown table (printed too).
+within a round every build, model and store runs once, so that builds compared (``--src``: a ``src``
+directory each, this tree's by default) share the machine's load alike. Writes a Markdown table (printed too).
 """
 
 from __future__ import annotations
@@ -132,10 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--src", type=Path, action="append", help="a build's src directory (repeatable)")
     ap.add_argument("--out", type=Path, default=run.RESULTS / "stores.md")
+    ap.add_argument("--models", nargs="*", help="only the models whose names start so (default: all)")
     args = ap.parse_args(argv)
     srcs = args.src or [ROOT / "src"]
     runs: dict[tuple[int, str, str], list[dict[str, Any]]] = {}
-    ms = models()
+    ms = [m for m in models() if not args.models or m.stem.startswith(tuple(args.models))]
     for rnd in range(args.repeat):
         for b, src in enumerate(srcs):
             for model in ms:

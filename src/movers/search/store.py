@@ -105,10 +105,22 @@ class StateStore:
 
     def key(self, s: State) -> Any:
         """The key of ``s``, interning the parts not seen before."""
+        number = self.parts.__getitem__
+        try:  # ``numbers`` and ``encode``, inlined: the general search (dfs.py) calls this per transition
+            if len(s) == 3:
+                return PACKS[len(s[2]) + 2](number(s[0]), number(s[1]), *map(number, s[2]))
+        except KeyError:
+            pass
         return encode(self.numbers(s))
 
     def find(self, s: State) -> Any:
         """The key of ``s`` if every part of it is interned already, else None (``find_numbers``)."""
+        number = self.parts.__getitem__
+        try:
+            if len(s) == 3:
+                return PACKS[len(s[2]) + 2](number(s[0]), number(s[1]), *map(number, s[2]))
+        except KeyError:
+            return None
         nums = self.find_numbers(s)
         return None if nums is None else encode(nums)
 

@@ -32,8 +32,8 @@ are exact and are replayed as always.
 
 Cost. The plain search (``plain.py``) works a successor's numbers out from its parent's, in line, as for the
 exact store, hashes them (in C) and asks the store once, ``seen(fingerprint)``, which answers and records:
-about 1.15x the exact store's CPU on the unrolled counter, where computing a tuple of numbers per state in
-Python and asking twice took 1.75x (SPIN's hash compaction costs 0.94x of its own exact store;
+about 1.16x the exact store's CPU on the unrolled counter, where computing a tuple of numbers per state in
+Python and asking twice took 1.70x (SPIN's hash compaction costs 0.94x of its own exact store;
 benchmarks/README.md, "Visited stores").
 """
 

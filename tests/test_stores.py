@@ -388,3 +388,162 @@ def test_the_store_fields_of_each_kind_in_json_and_text(args: list[str], capsys:
 def test_the_text_report_of_a_store_without_its_fields_does_not_fail() -> None:
     assert "2^? bits" in store_line({"kind": "bitstate"})
     assert "at most ?" in store_line({"kind": "hashcompact"})
+
+
+# -- how states are encoded (store.py's packed keys, fingerprints.py's numbers) ---------------------------------
+
+TRUE_OR_ONE = """\
+import threading
+
+x = 0
+
+
+def a():
+    global x
+    x = True
+
+
+def b():
+    global x
+    x = ONE
+
+
+t1 = threading.Thread(target=a)
+t2 = threading.Thread(target=b)
+t1.start()
+t2.start()
+t1.join()
+t2.join()
+"""
+
+
+@pytest.mark.parametrize("store", ["exact", "hashcompact", "bitstate"])
+def test_true_and_1_are_two_states_in_every_store(store: str) -> None:
+    # x ends True or 1 depending on the order: two final states, as with True or 2 (Python's own hash(True) ==
+    # hash(1) and True == 1 must not make them one).
+    one = movers.check(source=TRUE_OR_ONE.replace("ONE", "1"), store=store)
+    two = movers.check(source=TRUE_OR_ONE.replace("ONE", "2"), store=store)
+    assert one.verdict == two.verdict == "ok"
+    assert one.stats.states == two.stats.states
+
+
+def test_the_exact_store_packs_numbers_one_to_one_and_untracked() -> None:
+    import gc
+
+    from movers.ir.program import box
+    from movers.search.store import StateStore, decode, encode
+
+    for nums in [(0,), (1, 2, 3), (70_000, 5, 2**32 - 1), (1, 2, 3, 0), tuple(range(40))]:
+        assert decode(encode(nums)) == nums
+        assert not gc.is_tracked(encode(nums))  # a key costs no collector header (store.py)
+    assert encode((1, 2)) != encode((1, 2, 0)) and encode((256,)) != encode((0, 1))
+    store = StateStore()
+    a = ((1, None), ((None, None, 3),), (((None, 0, 7),), ()))
+    b = ((box(True), None), ((None, None, 3),), (((None, 0, 7),), ()))
+    assert store.key(a) != store.key(b)
+    assert store.state(store.key(a)) == a and store.state(store.key(b)) == b
+
+
+def test_interned_heaps_share_their_objects() -> None:
+    from movers.search.store import StateStore
+
+    store = StateStore()
+    o1, o2, o3 = (None, None, 1, 2), (None, None, 5), (None, None, 6)
+    store.key(((), (o1, o2), ()))
+    again = tuple([None, None, 1, 2])  # equal to o1, built anew as a successor's heap would be
+    assert again is not o1
+    k = store.key(((), (again, o3), ()))
+    assert store.state(k)[1][0] is o1
+
+
+def test_lossy_numbers_tell_true_from_1_and_heaps_by_their_objects() -> None:
+    from movers.ir.program import box
+    from movers.search.fingerprints import CompactStore
+
+    for kind in ("hashcompact", "bitstate"):
+        store = CompactStore(kind, bits=10)
+        a = ((1, None), ((None, None, 3),), (((None, 0, 7),), ()))
+        b = ((box(True), None), ((None, None, 3),), (((None, 0, 7),), ()))
+        assert store.find(a) is None
+        assert store.key(a) != store.key(b) and store.key(a) == store.find(a)
+        assert store.numbers(a)[1] == (store.number((None, None, 3)),)  # the heap is its objects' numbers
+        # The plain search works the numbers out in line with heap_key for a changed heap (plain.py).
+        assert store.heap_key(a[1]) == store.numbers(a)[1]
+
+
+FINGERPRINTS_OF_A_RUN = """\
+import sys
+from movers.search import fingerprints, plain
+seen = []
+class Recording(fingerprints.FingerprintSet):
+    def seen(self, fp):
+        seen.append(fp)
+        return super().seen(fp)
+fingerprints.FingerprintSet = Recording
+import movers
+r = movers.check(sys.argv[1], store="hashcompact")
+small = movers.check(sys.argv[1], store="bitstate", bits=5)
+print(r.stats.states, small.stats.states, hash(tuple(seen)))
+"""
+
+STRINGS_MODEL = """\
+import threading
+
+names = {}
+
+
+def add(who):
+    names[who] = who + "!"
+
+
+t1 = threading.Thread(target=add, args=("ada",))
+t2 = threading.Thread(target=add, args=("bob",))
+t3 = threading.Thread(target=add, args=("cy",))
+t1.start()
+t2.start()
+t3.start()
+t1.join()
+t2.join()
+t3.join()
+"""
+
+
+def test_fingerprints_are_the_same_whatever_pythonhashseed_says(tmp_path: Path) -> None:
+    # A model with strings and a dict (whose hashes change with PYTHONHASHSEED): the fingerprints come from
+    # the interned parts' numbers, so every process computes the same ones (and a small bit array, where they
+    # collide, stores the same states).
+    import os
+    import subprocess
+    import sys
+
+    model = tmp_path / "strings.py"
+    model.write_text(STRINGS_MODEL)
+    outs = set()
+    for seed in ("0", "1", "4242"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        p = subprocess.run([sys.executable, "-c", FINGERPRINTS_OF_A_RUN, str(model)], capture_output=True,
+                           text=True, env=env, check=True)
+        outs.add(p.stdout.strip())
+    assert len(outs) == 1, outs
+    states, small, _ = next(iter(outs)).split()
+    assert int(states) == movers.check(model).stats.states > int(small)
+
+
+def test_fingerprint_set_is_at_most_three_quarters_full_and_seen_answers_then_adds() -> None:
+    s = FingerprintSet(bits=4)
+    for i in range(1_000):
+        assert not s.seen(fingerprint((i, 2)))
+        assert s.seen(fingerprint((i, 2)))
+        assert 4 * len(s) <= 3 * len(s.table)
+    assert len(s) == 1_000 and fingerprint((5, 2)) in s and fingerprint((5, 3)) not in s
+
+
+def test_bitset_seen_sets_the_positions_it_tests() -> None:
+    for k in (3, 2, 5):
+        b = BitSet(bits=12, hashes=k)
+        for i in range(300):
+            fp = fingerprint((i, 9))
+            new = not b.seen(fp)
+            assert fp in b and all(b.array[p] for p in b._positions(fp))
+            assert b.seen(fp)
+            assert len(b) <= i + 1 and (new or len(b) < i + 1)

@@ -21,12 +21,20 @@ coverage, and only when the store may have missed at most ``MAX_OMISSION`` (0.1%
 for hashcompact, one minus the expected coverage for bitstate); otherwise the result is ``incomplete`` with
 the reason ``coverage`` (``lossy_verdict``).
 
-Both stores are deterministic: a fingerprint is computed from the numbers of the state's interned parts
-(``store.py``'s numbering, which depends only on the order of discovery: the globals, each heap object,
-each thread stack), never from Python's ``id``-based hashes, so a run gives the same states on every
-machine. Those parts are kept (a model has few distinct globals tuples, heap objects and thread stacks,
-shared by many states); whole states and whole heaps are not. Counterexamples come from the depth-first
-stack, which holds real states, so they are exact and are replayed as always.
+Both stores are deterministic: a fingerprint is Python's hash of the tuple of the numbers of the state's
+interned parts (``store.py``'s numbering, which depends only on the order of discovery: the globals, each
+heap object, each thread stack), never of ``id``-based or string hashes: ints and tuples of ints hash alike
+in every process, whatever PYTHONHASHSEED says, so a run gives the same states on every machine, collisions
+included. Those parts are kept (a model has few distinct globals tuples, heap objects and thread stacks,
+shared by many states); whole states and whole heaps are not (a heap is the tuple of its objects' numbers
+within a state's numbers). Counterexamples come from the depth-first stack, which holds real states, so they
+are exact and are replayed as always.
+
+Cost. The plain search (``plain.py``) works a successor's numbers out from its parent's, in line, as for the
+exact store, hashes them (in C) and asks the store once, ``seen(fingerprint)``, which answers and records:
+about 1.16x the exact store's CPU on the unrolled counter, where computing a tuple of numbers per state in
+Python and asking twice took 1.70x (SPIN's hash compaction costs 0.94x of its own exact store;
+benchmarks/README.md, "Visited stores").
 """
 
 from __future__ import annotations
@@ -43,76 +51,91 @@ from movers.semantics.state import State
 
 STORES = ("exact", "hashcompact", "bitstate")
 BITS_RANGE = (4, 34)  # --bits: 16 bits to 2 GB of bits
-MASK = (1 << 64) - 1
-# Fibonacci hashing: a multiplier that spreads a fingerprint's bits over the table index.
-GOLDEN = 0x9E3779B97F4A7C15
 BITSTATE_HASHES = 3
 FINGERPRINT_BITS = 64
+EMPTY = -1  # an empty slot of the fingerprint table: Python's hash is never -1
 # A lossy search is reported ``ok`` only when it may have missed at most this much (docs/cli.md): the
 # probability that hash compaction missed a state, or the expected fraction of states bitstate missed.
 MAX_OMISSION = 1e-3
 
 
-def fingerprint(key: tuple[int, ...]) -> int:
-    """A 64-bit fingerprint of an exact key (never 0: 0 marks an empty slot). Python's tuple hash of small
-    ints is deterministic (xxHash-style mixing, no per-process seed); one more multiply spreads it."""
-    h = (hash(key) * GOLDEN) & MASK
-    return h or 1
+def fingerprint(nums: tuple[Any, ...]) -> int:
+    """The 64-bit fingerprint of a state's numbers (``CompactStore.numbers``): Python's hash of the tuple, which
+    for ints and tuples of ints has no per-process seed (xxHash's mixing over the items' own hashes; a small
+    int is its own hash), so it is the same in every process whatever PYTHONHASHSEED says. Signed, never -1."""
+    return hash(nums)
 
 
 class FingerprintSet:
-    """A set of 64-bit fingerprints: open addressing with linear probing in an ``array('Q')`` (8 bytes a
-    slot, at most three quarters full, so 11-21 bytes per state), where a Python set of ints costs ~70."""
+    """A set of 64-bit fingerprints: open addressing with linear probing in an ``array('q')`` (8 bytes a
+    slot, at most three quarters full, so 11-21 bytes per state), where a Python set of ints costs ~70. The
+    slot is the fingerprint's low bits."""
 
-    __slots__ = ("table", "bits", "n")
+    __slots__ = ("table", "bits", "mask", "n", "room")
 
     def __init__(self, bits: int = 16) -> None:
         self.bits = bits
-        self.table = array("Q", bytes(8 << bits))
+        self.mask = (1 << bits) - 1
+        self.table = array("q", [EMPTY]) * (1 << bits)
         self.n = 0
+        self.room = 3 << (bits - 2)  # at most three quarters full (half full measured no faster)
 
-    def _slot(self, fp: int) -> int:
-        table, mask = self.table, (1 << self.bits) - 1
-        i = fp >> (64 - self.bits)
+    def seen(self, fp: int) -> bool:
+        """Whether ``fp`` is in the set; if not, add it (one probe for both: the search's hot loop)."""
+        table, mask = self.table, self.mask
+        i = fp & mask
         while True:
             v = table[i]
-            if v == 0 or v == fp:
-                return i
+            if v == fp:
+                return True
+            if v == -1:  # EMPTY, as a constant: this is the hot loop's
+                table[i] = fp
+                self.n += 1
+                if self.n > self.room:
+                    self._grow()
+                return False
             i = (i + 1) & mask
 
     def add(self, fp: int) -> None:
-        i = self._slot(fp)
-        if self.table[i] == 0:
-            self.table[i] = fp
-            self.n += 1
-            if self.n * 4 > 3 << self.bits:
-                self._grow()
+        self.seen(fp)
 
     def _grow(self) -> None:
         old = self.table
         self.bits += 1
-        self.table = array("Q", bytes(8 << self.bits))
+        self.mask = (1 << self.bits) - 1
+        self.table = array("q", [EMPTY]) * (1 << self.bits)
+        self.room = 3 << (self.bits - 2)
+        self.n = 0
+        seen = self.seen
         for fp in old:
-            if fp:
-                self.table[self._slot(fp)] = fp
+            if fp != EMPTY:
+                seen(fp)
 
     def discard(self, fp: int) -> None:
         """Used only to undo the insertion that went past --max-states, just before the search stops."""
-        i = self._slot(fp)
-        if self.table[i] == fp:
+        if fp in self:
             self.n -= 1  # the slot stays taken: the search ends here, no lookup follows
 
     def __contains__(self, fp: object) -> bool:
-        return self.table[self._slot(fp)] == fp  # type: ignore[arg-type]
+        table, mask = self.table, self.mask
+        i = fp & mask  # type: ignore[operator]
+        while True:
+            v = table[i]
+            if v == fp:
+                return True
+            if v == EMPTY:
+                return False
+            i = (i + 1) & mask
 
     def __len__(self) -> int:
         return self.n
 
 
 class BitSet:
-    """The bitstate array: k bit positions per state from one fingerprint (double hashing, h1 + j·h2)."""
+    """The bitstate array: k bit positions per state from one fingerprint (double hashing, h1 + j·h2, as
+    Kirsch and Mitzenmacher's two-hash Bloom filter): h1 its low bits, h2 its high 32 bits (odd)."""
 
-    __slots__ = ("array", "bits", "mask", "n", "hashes")
+    __slots__ = ("array", "bits", "mask", "n", "hashes", "seen")
 
     def __init__(self, bits: int, hashes: int = BITSTATE_HASHES) -> None:
         self.bits = bits
@@ -121,20 +144,38 @@ class BitSet:
         self.array.setall(0)
         self.n = 0
         self.hashes = hashes
+        self.seen = self._seen3 if hashes == 3 else self._seen
 
     def _positions(self, fp: int) -> list[int]:
-        h1, h2 = fp & self.mask, ((fp >> 32) | 1) & self.mask
-        return [(h1 + j * h2) & self.mask for j in range(self.hashes)]
+        mask = self.mask
+        h1, h2 = fp & mask, (fp >> 32) & mask | 1
+        return [(h1 + j * h2) & mask for j in range(self.hashes)]
+
+    def _seen3(self, fp: int) -> bool:
+        """``seen`` (whether all of ``fp``'s bits are set; if not, set them and count a state) for 3 positions,
+        unrolled: the hot loop's. The positions are small ints, taken from the fingerprint's two halves once."""
+        a, mask = self.array, self.mask
+        h1, h2 = fp & mask, (fp >> 32) & mask | 1
+        p1 = (h1 + h2) & mask
+        p2 = (p1 + h2) & mask
+        if a[h1] and a[p1] and a[p2]:
+            return True
+        a[h1] = a[p1] = a[p2] = 1
+        self.n += 1
+        return False
+
+    def _seen(self, fp: int) -> bool:
+        a = self.array
+        ps = self._positions(fp)
+        if all(a[p] for p in ps):
+            return True
+        for p in ps:
+            a[p] = 1
+        self.n += 1
+        return False
 
     def add(self, fp: int) -> None:
-        a = self.array
-        new = False
-        for p in self._positions(fp):
-            if not a[p]:
-                a[p] = 1
-                new = True
-        if new:
-            self.n += 1
+        self.seen(fp)
 
     def discard(self, fp: int) -> None:
         self.n -= 1  # bits cannot be unset (other states share them); the search ends here
@@ -157,29 +198,42 @@ class CompactStore(StateStore):
         self.kind = kind
         self.keys = FingerprintSet() if kind == "hashcompact" else BitSet(bits)  # type: ignore[assignment]
 
-    def key(self, s: State) -> int:  # type: ignore[override]
-        try:
-            return fingerprint(self._numbers(s, self.parts.__getitem__))
-        except KeyError:
-            return fingerprint(self._numbers(s, self.number))
+    @property
+    def heap_key(self) -> Any:
+        """A heap among the numbers: the tuple of its objects' numbers (raises KeyError for a new object)."""
+        number = self.parts.__getitem__
+        return lambda heap: tuple(map(number, heap))
 
-    def find(self, s: State) -> int | None:  # type: ignore[override]
+    def numbers(self, s: State) -> tuple[Any, ...]:
         try:
-            return fingerprint(self._numbers(s, self.parts.__getitem__))
+            return self._numbers(s, self.parts.__getitem__)
+        except KeyError:
+            return self._numbers(s, self.number)
+
+    def find_numbers(self, s: State) -> tuple[Any, ...] | None:
+        try:
+            return self._numbers(s, self.parts.__getitem__)
         except KeyError:
             return None  # a part never seen: neither is the state
 
-    @staticmethod
-    def _numbers(s: State, number: Any) -> tuple[int, ...]:
-        """The numbers a fingerprint is computed from: the globals, each heap object and each thread stack
-        (then any ghost parts), with the lengths that keep their places apart. Heap objects are interned one
-        by one, not whole heaps: objects recur across states far more than heaps do, and a lossy store
-        should not keep a copy of every distinct heap."""
-        heap, threads = s[1], s[2]
-        out = (number(s[0]), len(heap), *map(number, heap), len(threads), *map(number, threads))
-        if len(s) > 3:
-            out += tuple(map(number, s[3:]))
-        return out
+    def _numbers(self, s: State, number: Any) -> tuple[Any, ...]:
+        """The numbers a fingerprint is computed from: the globals, the heap as the tuple of its objects'
+        numbers, each thread stack, then (with ghost parts) the thread count and the ghosts. Heap objects are
+        interned one by one, not whole heaps: objects recur across states far more than heaps do, and a lossy
+        store should not keep a copy of every distinct heap."""
+        threads = s[2]
+        if len(s) == 3:
+            return (number(s[0]), tuple(map(number, s[1])), *map(number, threads))
+        self.ghosts = True
+        return (number(s[0]), tuple(map(number, s[1])), len(threads), *map(number, threads),
+                *map(number, s[3:]))
+
+    def key(self, s: State) -> int:  # type: ignore[override]
+        return hash(self.numbers(s))
+
+    def find(self, s: State) -> int | None:  # type: ignore[override]
+        nums = self.find_numbers(s)
+        return None if nums is None else hash(nums)
 
     def __iter__(self) -> Iterator[State]:
         raise TypeError(f"--store {self.kind} keeps no states to list")

@@ -15,7 +15,7 @@ from typing import Any
 
 from movers.search.base import Found, SearchBase, Step, Stop, Strategy
 from movers.search.fingerprints import make_store
-from movers.search.store import StateStore
+from movers.search.store import PACKS
 from movers.semantics.state import State
 
 
@@ -53,8 +53,7 @@ class PlainDepthFirst(Strategy):
         store_ = make_store(search.store_kind, search.bits)
         search._store = store_
         self.store = store_
-        key = search.keys(store_)[0]
-        k0 = key(init)
+        k0 = search.keys(store_)[0](init)
         store_.keys.add(k0)
         self.stats.states = 1
         if bad:
@@ -65,24 +64,32 @@ class PlainDepthFirst(Strategy):
             dead = ts.deadlock(init)
             if dead:
                 return Found("deadlock", dead, [], init)
-        self.stack: list[list[Any]] = [[init, k0, succ0, moved0, 0]]
+        self.stack: list[list[Any]] = [[init, store_.numbers(init), succ0, moved0, 0]]
         return None
 
     def _loop(self) -> None:
         search, ts, stats, store_ = self.search, self.ts, self.stats, self.store
         max_states = search.limits.max_states
         stack = self.stack
-        visited = store_.keys
-        key = search.keys(store_)[0]
+        visited: Any = store_.keys
         successors, by_steps = ts.successors, self.by_steps
         record, steps_between, tick = search.record, self._steps_between, search.tick
         visit = visited.add
         check_state = None if getattr(ts.check_state, "checks_nothing", False) else ts.check_state
-        # The exact store's key, in line (store.py's ``key``): the lookups run in C, and a part never seen
-        # before (KeyError) goes through ``key``, which interns it. Where the thread that moved is known, only
-        # the parts that are new objects are looked up: the successor shares every other part with its parent.
-        inline = type(store_) is StateStore and not search.symmetry
-        number = store_.parts.__getitem__
+        # A state's numbers (store.py) are worked out in line: the lookups run in C, and a part never seen
+        # before (KeyError) goes through ``numbers``, which interns it. Where the thread that moved is known,
+        # only the parts that are new objects are looked up: the successor shares every other part with its
+        # parent, whose numbers are on the stack. Under thread symmetry the numbers are the representative's.
+        inline = not search.symmetry
+        number, heap_key, numbers = store_.parts.__getitem__, store_.heap_key, store_.numbers
+        if search.symmetry:
+            from movers.semantics.symmetry import representative
+
+            numbers = lambda s: store_.numbers(representative(s, store_.number))  # noqa: E731
+        # The exact store packs the numbers (store.py's ``encode``) into a set; a lossy one takes their hash
+        # (fingerprints.py) and answers and records it in one call, ``seen``.
+        seen = getattr(visited, "seen", None)
+        packs = PACKS
         expanded = 0
         check_every = search.CHECK_EVERY
         transitions = max_d = 0
@@ -101,15 +108,14 @@ class PlainDepthFirst(Strategy):
                         # Successors from the generated code: bare states, each from one thread's step.
                         try:
                             t = moved[i - 1]
-                            kl = [*pk]
+                            kl: Any = [*pk]
                             if s[0] is not pg:
                                 kl[0] = number(s[0])
                             if s[1] is not ph:
-                                kl[1] = number(s[1])
+                                kl[1] = heap_key(s[1])
                             kl[t + 2] = number(s[2][t])
-                            k = tuple(kl)
                         except KeyError:
-                            k = key(s)
+                            kl = numbers(s)
                     else:
                         if type(s) is not tuple:
                             if s is None:
@@ -118,16 +124,25 @@ class PlainDepthFirst(Strategy):
                             continue
                         if inline:
                             try:
-                                k = (number(s[0]), number(s[1]), *map(number, s[2]))
+                                kl = [number(s[0]), heap_key(s[1]), *map(number, s[2])]
                             except KeyError:
-                                k = key(s)
+                                kl = numbers(s)
                         else:
-                            k = key(s)
-                    if k in visited:
-                        continue
-                    if len(visited) >= cap:
-                        raise Stop("max-states")  # --max-states N stores N states, never N + 1
-                    visit(k)
+                            kl = numbers(s)
+                    if seen is None:
+                        k = packs[len(kl)](*kl)
+                        if k in visited:
+                            continue
+                        if len(visited) >= cap:
+                            raise Stop("max-states")  # --max-states N stores N states, never N + 1
+                        visit(k)
+                    else:
+                        k = hash(tuple(kl))
+                        if seen(k):
+                            continue
+                        if visited.n > cap:
+                            visited.discard(k)
+                            raise Stop("max-states")
                     depth = len(stack)
                     if depth > max_d:
                         max_d = depth
@@ -150,7 +165,7 @@ class PlainDepthFirst(Strategy):
                             record(f)
                         continue
                     entry[4] = i
-                    stack.append([s, k, nxt, nmoved, 0])
+                    stack.append([s, kl, nxt, nmoved, 0])
                     expanded += 1
                     if expanded % check_every == 0:
                         stats.transitions, stats.moves, stats.max_depth = transitions, transitions, max_d

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import movers
 from movers.checker import compile_source
-from movers.lang import codegen
+from movers.lang import codegen, codegen_sync
 from movers.semantics import system
 
 try:
@@ -200,7 +200,8 @@ def test_a_wrong_fast_function_would_be_caught(monkeypatch: pytest.MonkeyPatch) 
 _OWN = {"def", "return", "if", "else", "is", "not", "and", "or", "type", "int", "bool", "tuple", "None", "True",
         "False", "len", "g", "heap", "loc", "t", "pc", "eff", "_r", "_i", "_o", "_lo", "_hi", "_value", "i",
         "is_list", "is_thread", "reads", "writes", "acquired", "released", "append", "for", "in", "top", "th",
-        "threads", "_v", "_w", "_c", "_code", "list", "field_index", "get", "builtin", *codegen.HELPERS}
+        "threads", "_v", "_w", "_c", "_code", "list", "field_index", "get", "builtin", *codegen.HELPERS,
+        *codegen_sync.NAMES}
 _TEMP = re.compile(r"_\d+|_[ntsgaxl]\d+")
 
 

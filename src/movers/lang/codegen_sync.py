@@ -1,0 +1,223 @@
+"""Generated code for monitors, conditions and events: the fast back end's synchronisation emitters.
+
+``lang/codegen.py`` compiles the steps that dominate a search to Python source (read its module docstring:
+the fragments, the ``_n``/``_t``/``_s``/``_x`` functions, ``Fallback``). This module adds the emitters for the
+operations of ``ir/sync.py`` that a monitor program runs at every step, each written from the closure it
+stands for, statement for statement, in the same order of heap writes and ``Effect`` records:
+
+- ``@synchronized`` methods and ``with synchronized(obj):``: entering (``sync.enter``, its guard
+  ``sync.can_enter``) and leaving (``sync.exit_``) the object's intrinsic monitor, the heap object's slot
+  ``MON``: ``None`` when free and nobody waits, else ``(owner, count, waiters)``;
+- ``wait(obj)`` and ``c.wait()`` on a Condition: the first step (``sync.wait``: release, join the wait set),
+  and the second (``sync.reacquire``, its guard ``sync.can_reacquire``); ``e.wait()`` on an Event whose flag
+  is set (one step, its guard the flag);
+- ``notify(obj)``, ``notify_all(obj)`` and a Condition's ``notify()``, ``notify_all()`` (``sync.notify``)
+  when no thread waits, and ``notify_all`` whatever the waiters; ``notify`` with waiters chooses one of
+  them (a choice point): the closures' business.
+
+As everywhere on the fast path, a step that leaves its common case (an object that is not the class the
+statement expects, a monitor the thread does not hold, an RLock's count, a Barrier) raises ``Fallback`` and
+runs on the closures, which report errors. The generated text names only the helpers bound in
+``HELPERS`` (``codegen.HELPERS`` gets them when this module is imported, as the compiler does before it
+compiles a model), slot and node numbers.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from movers.ir.program import BARRIER, CONDITION, EVENT, LOCK, MON, RLOCK
+from movers.lang import codegen
+from movers.lang.codegen import CompiledFunction, Fragment, FragmentMaker, GuardSource, Target
+
+# The classes the generated text compares with, bound by these names in every generated namespace.
+codegen.HELPERS.update({"CONDITION": CONDITION, "EVENT": EVENT, "BARRIER": BARRIER, "RLOCK": RLOCK})
+assert MON == 1 and codegen.HELPERS["LOCK"] is LOCK  # the texts below index the monitor slot as 1
+
+# The other names the generated text uses: its temporaries and Python's own (tests/test_codegen.py checks it).
+NAMES = frozenset({"_m", "_k", "_n", "_p", "_q", "_ws", "elif", "sorted"})
+
+
+def _track(line: str) -> str:
+    return line + codegen.TRACKED
+
+
+def _put(r: str, o: str) -> str:
+    """Replace object ``r`` by the tuple text ``o`` (``Ctx.put_object``)."""
+    return f"_v = [*heap]; _v[{r}.i] = {o}; heap = tuple(_v)"
+
+
+def _receiver(fc: CompiledFunction, e: ast.expr | int, src: codegen._Source) -> str | None:
+    """The text of the reference the statement's object expression ``e`` holds, or of the one in local slot
+    ``e`` (the method's ``self``, a block's hidden slot)."""
+    if isinstance(e, int):
+        src.add(f"_r = loc[{e}]")
+        src.add("if type(_r) is not Ref: _fail()")
+        return "_r"
+    return codegen.reference(fc, e, src)
+
+
+# -- monitors: enter and leave -------------------------------------------------------------------------------
+
+
+def monitor_enter(fc: CompiledFunction, e: ast.expr | int, keep: int, nxt: Target) -> FragmentMaker | None:
+    """Enter the monitor of the object ``e`` holds (``sync.enter``, after its guard); ``keep`` >= 0: the hidden
+    slot that keeps the object for the exit (``with synchronized(obj):``)."""
+    src = codegen._Source()
+    r = _receiver(fc, e, src)
+    if r is None:
+        return None
+    lines = [*src.lines, f"_o = heap[{r}.i]", "_m = _o[1]",
+             "_m = (t, 1, ()) if _m is None else (t, _m[1] + 1, _m[2])"]
+    if keep >= 0:
+        lines.append(f"loc[{keep}] = {r}")
+    lines += [_put(r, "(_o[0], _m, *_o[2:])"), _track(f"eff.acquired.append({r})")]
+    return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
+
+
+def monitor_enter_guard(fc: CompiledFunction, e: ast.expr | int) -> GuardSource | None:
+    """May the thread enter the monitor now (``sync.can_enter``): free, or its own?"""
+    src = codegen._Source()
+    r = _receiver(fc, e, src)
+    if r is None:
+        return None
+    return codegen._guard_text([*src.lines, f"_m = heap[{r}.i][1]",
+                                "return _m is None or _m[0] is None or _m[0] == t"])
+
+
+def monitor_exit(slot: int, clear: bool, after: Target) -> FragmentMaker:
+    """Leave the monitor of the object in local ``slot`` (``sync.exit_``); ``clear``: the slot is the block's
+    hidden one, cleared as the closure clears it."""
+    lines = [f"_r = loc[{slot}]", "if type(_r) is not Ref: _fail()"]
+    if clear:
+        lines.append(f"loc[{slot}] = None")
+    lines += [
+        "_o = heap[_r.i]",
+        "_m = _o[1]",
+        "if _m is None or _m[0] != t: _fail()",
+        "_k = _m[1] - 1",
+        "_m = (t, _k, _m[2]) if _k else ((None, 0, _m[2]) if _m[2] else None)",
+        _put("_r", "(_o[0], _m, *_o[2:])"),
+        _track("eff.released.append(_r)"),
+    ]
+    return lambda: Fragment([*lines, f"pc = {after.pc}"], after.pc)
+
+
+# -- wait: release and join the wait set; then re-acquire ----------------------------------------------------
+
+
+def wait(fc: CompiledFunction, e: ast.expr, monitor: bool, slot: int, count: int, reacq: Target, nxt: Target,
+         events: bool) -> FragmentMaker | None:
+    """The first step of ``wait(obj)`` (``monitor``) or ``c.wait()`` (``sync.wait``): the object and the count
+    to restore kept in the hidden ``slot`` and ``count``; with ``events``, ``e.wait()`` on a set Event too
+    (the step only reads the flag: its guard waited for it)."""
+    src = codegen._Source()
+    r = codegen.reference(fc, e, src)
+    if r is None:
+        return None
+    lines = [*src.lines, f"_o = heap[{r}.i]"]
+    if events:
+        lines += ["if _o[0] is EVENT:",
+                  _track(f"    eff.reads.append(({r}, 2))"),
+                  "    if _o[2] is not TRUE: _fail()",
+                  "    pc = {nxt}",
+                  "else:"]
+    body = ["if _o[0] is EVENT or _o[0] is BARRIER: _fail()", _track(f"eff.reads.append(({r}, 1))")]
+    if monitor:
+        body += ["_m = _o[1]",
+                 "if _m is None or _m[0] != t: _fail()",
+                 _put(r, "(_o[0], (None, 0, tuple(sorted((*_m[2], t)))), *_o[2:])"),
+                 _track(f"eff.released.append({r})"),
+                 f"loc[{count}] = _m[1]"]
+    else:
+        body += ["if _o[0] is not CONDITION: _fail()",
+                 "_q = _o[2]",
+                 "_p = heap[_q.i]",
+                 "if _p[2] != t: _fail()",
+                 "if _p[0] is LOCK:",
+                 "    _n = 1",
+                 "    " + _put("_q", "(LOCK, _p[1], None)"),
+                 "elif _p[0] is RLOCK:",
+                 "    _n = _p[3]",
+                 "    " + _put("_q", "(RLOCK, _p[1], None, 0)"),
+                 "else: _fail()",
+                 _track("eff.released.append(_q)"),
+                 _put(r, "(_o[0], _o[1], _q, tuple(sorted((*_o[3], t))))"),
+                 f"loc[{count}] = _n"]
+    body += [f"loc[{slot}] = {r}", "pc = {reacq}"]
+    lines += ["    " + line for line in body] if events else body
+
+    def make() -> Fragment:
+        text = [line.replace("{nxt}", str(nxt.pc)).replace("{reacq}", str(reacq.pc)) for line in lines]
+        return Fragment(text, None if events else reacq.pc, True, (reacq.pc, nxt.pc) if events else ())
+
+    return make
+
+
+def wait_guard(fc: CompiledFunction, e: ast.expr) -> GuardSource | None:
+    """The guard of ``x.wait()``'s first step where the receiver may be an Event: its flag, when it is one."""
+    src = codegen._Source()
+    r = codegen.reference(fc, e, src)
+    if r is None:
+        return None
+    return codegen._guard_text([*src.lines, f"_o = heap[{r}.i]", "return _o[0] is not EVENT or _o[2] is TRUE"])
+
+
+def reacquire(slot: int, count: int, monitor: bool, nxt: Target) -> FragmentMaker:
+    """The second step of a wait: take the monitor (the lock) back with the kept count (``sync.reacquire``)."""
+    lines = [f"_r = loc[{slot}]", "if type(_r) is not Ref: _fail()", f"_c = loc[{count}]", "_o = heap[_r.i]"]
+    if monitor:
+        lines += ["_m = _o[1]",
+                  _put("_r", "(_o[0], (t, _c, _m[2] if _m else ()), *_o[2:])"),
+                  _track("eff.acquired.append(_r)")]
+    else:
+        lines += ["if _o[0] is not CONDITION: _fail()",
+                  "_q = _o[2]",
+                  "_p = heap[_q.i]",
+                  "if _p[0] is LOCK: " + _put("_q", "(LOCK, _p[1], t)"),
+                  "elif _p[0] is RLOCK: " + _put("_q", "(RLOCK, _p[1], t, _c)"),
+                  "else: _fail()",
+                  _track("eff.acquired.append(_q)")]
+    lines += [f"loc[{slot}] = None", f"loc[{count}] = None"]
+    return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
+
+
+def reacquire_guard(slot: int, monitor: bool) -> GuardSource:
+    """May the waiting thread re-acquire (``sync.can_reacquire``): notified, and the monitor (lock) free?"""
+    lines = [f"_r = loc[{slot}]", "if type(_r) is not Ref: _fail()", "_o = heap[_r.i]"]
+    if monitor:
+        lines += ["_m = _o[1]", "return _m is None or (t not in _m[2] and _m[0] is None)"]
+    else:
+        lines += ["if _o[0] is not CONDITION: _fail()", "return t not in _o[3] and heap[_o[2].i][2] is None"]
+    return codegen._guard_text(lines)
+
+
+# -- notify -------------------------------------------------------------------------------------------------
+
+
+def notify(fc: CompiledFunction, e: ast.expr, monitor: bool, everyone: bool, nxt: Target) -> FragmentMaker | None:
+    """``notify(obj)``/``notify_all(obj)`` (``monitor``) or a Condition's ``notify()``/``notify_all()``
+    (``sync.notify``): nothing to do without waiters; ``notify_all`` empties the wait set; ``notify`` with
+    waiters chooses one (the closures)."""
+    src = codegen._Source()
+    r = codegen.reference(fc, e, src)
+    if r is None:
+        return None
+    lines = [*src.lines, f"_o = heap[{r}.i]"]
+    if not monitor:
+        # A model object whose class defines the method gets a call (the closures); a Condition is builtin.
+        lines.append("if _o[0] is not CONDITION: _fail()")
+    lines.append(_track(f"eff.reads.append(({r}, 1))"))
+    if monitor:
+        lines += ["_m = _o[1]", "if _m is None or _m[0] != t: _fail()", "_ws = _m[2]"]
+        empty = _put(r, "(_o[0], (_m[0], _m[1], ()), *_o[2:])")
+    else:
+        lines += ["_p = heap[_o[2].i]", "if (_p[0] is not LOCK and _p[0] is not RLOCK) or _p[2] != t: _fail()",
+                  "_ws = _o[3]"]
+        empty = _put(r, "(_o[0], _o[1], _o[2], ())")
+    lines.append(f"if _ws: {empty}" if everyone else "if _ws: _fail()")
+    return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
+
+
+__all__ = ["NAMES", "monitor_enter", "monitor_enter_guard", "monitor_exit", "notify", "reacquire", "reacquire_guard",
+           "wait", "wait_guard"]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import movers
 from movers.checker import compile_source
-from movers.lang import codegen, codegen_sync
+from movers.lang import codegen, codegen_calls, codegen_sync
 from movers.semantics import system
 
 try:
@@ -201,7 +201,7 @@ _OWN = {"def", "return", "if", "else", "is", "not", "and", "or", "type", "int", 
         "False", "len", "g", "heap", "loc", "t", "pc", "eff", "_r", "_i", "_o", "_lo", "_hi", "_value", "i",
         "is_list", "is_thread", "reads", "writes", "acquired", "released", "append", "for", "in", "top", "th",
         "threads", "_v", "_w", "_c", "_code", "list", "field_index", "get", "builtin", *codegen.HELPERS,
-        *codegen_sync.NAMES}
+        *codegen_sync.NAMES, *codegen_calls.NAMES}
 _TEMP = re.compile(r"_\d+|_[ntsgaxl]\d+")
 
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from movers.ir.machine import Ctx
 from movers.ir.program import SYNC_KINDS, UNBOUND, AtomicBlock, ClassInfo, Code, Func, Node, box
-from movers.lang import codegen
+from movers.lang import codegen, codegen_calls
 from movers.lang.errors import ModelSyntaxError
 from movers.lang.functions_model import CELL, Lifted, own_nodes
 from movers.lang.granularity import Finals, Lowering, break_local_cycles
@@ -165,6 +165,8 @@ class CallSite:
     def __init__(self, temp: int, setup: Callable[[Ctx, int], None]) -> None:
         self.temp = temp
         self.setup = setup  # setup(ctx, ret_pc): evaluate receiver and arguments, push the frame
+        # (the call, the callee's Code or None for a method): a plain call the fast path may make (codegen_calls).
+        self.fast_call: tuple[ast.Call, Any] | None = None
 
 
 class Exit:
@@ -488,6 +490,7 @@ class FunctionCore:
             self.site_stack = outer
         static = facts.info()
         fast = info.pop("fast", None)
+        after = info.pop("fast_after", None)  # where the statement goes on: a call's fast path (codegen_calls)
         static.update(info)
         last = {} if succ is None else {"succ": succ}
         if not sites:
@@ -506,7 +509,12 @@ class FunctionCore:
 
             return run
 
-        self.emit(first_make, True, s, kind=kind, **static)
+        call_fast = cont_fast = None
+        if after is not None and len(sites) == 1 and sites[0].fast_call is not None and \
+                getattr(s, "value", None) is sites[0].fast_call[0]:
+            call_fast = codegen_calls.call(self, *sites[0].fast_call, labels[0])
+            cont_fast = codegen_calls.continuation(self, s, sites[0].temp, after)  # type: ignore[arg-type]
+        self.emit(first_make, True, s, kind=kind, **static, fast=call_fast)
         for i, site in enumerate(sites):
             self.here(labels[i])
             nxt = sites[i + 1] if i + 1 < len(sites) else None
@@ -532,4 +540,4 @@ class FunctionCore:
             cont_info = dict(static, source=self.mc.text(s) + "  (continued)")
             if nxt is None:
                 cont_info.update(last)
-            self.emit(cont_make, False, s, **cont_info)
+            self.emit(cont_make, False, s, **cont_info, fast=cont_fast)

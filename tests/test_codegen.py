@@ -355,3 +355,263 @@ def test_lock_methods_on_plain_locks_are_generated() -> None:
              if n.source.endswith((".acquire()", ".release()")) and n.costly]
     assert calls and all(n.fast is not None for n in calls)
     assert all(n.fast_guard is not None for n in calls if n.kind == "acquire")
+
+
+# -- monitors, conditions, events, calls and returns (lang/codegen_sync.py, lang/codegen_calls.py) -----------
+
+MONITOR = """
+from movers.lang import *
+
+
+class Buffer:
+    def __init__(self, b):
+        self.bound = b
+        self.items = [0] * b
+        self.head = 0
+        self.tail = b - 1
+
+    @synchronized
+    def add(self, o):
+        while self.tail == self.head:
+            wait(self)
+        self.items[self.head] = o
+        self.head = (self.head + 1) % self.bound
+        notify_all(self)
+
+    @synchronized
+    def take(self):
+        while self.head == (self.tail + 1) % self.bound:
+            wait(self)
+        self.tail = (self.tail + 1) % self.bound
+        notify_all(self)
+        return self.items[self.tail]
+
+
+def item(k, base):
+    return base + k
+
+
+buf = Buffer(3)
+
+
+def producer(base):
+    for k in range(1):
+        x = item(k, base)
+        buf.add(x)
+
+
+def consumer():
+    last = 0
+    for k in range(2):
+        v = buf.take()
+        assert v > last - SLACK, "items out of order"
+        last = v
+
+
+SLACK = 100
+Thread(target=producer, args=(1,)).start()
+Thread(target=producer, args=(10,)).start()
+Thread(target=consumer).start()
+"""
+
+SYNCHRONIZED_BLOCK = """
+from movers.lang import *
+
+
+class Box:
+    def __init__(self):
+        self.full = False
+        self.value = 0
+
+
+class Holder:
+    def __init__(self, b):
+        self.box = b
+
+    def get(self):
+        return self.box
+
+
+box = Box()
+holder = Holder(box)
+
+
+def put(v):
+    with synchronized(box):
+        while box.full:
+            wait(box)
+        box.value = v
+        box.full = True
+        notify(box)
+
+
+def take():
+    b = holder.get()
+    holder.get()
+    with synchronized(b):
+        while not b.full:
+            wait(b)
+        assert b.value != BAD
+        b.full = False
+        notify_all(b)
+
+
+BAD = 0
+Thread(target=put, args=(1,)).start()
+Thread(target=put, args=(2,)).start()
+Thread(target=take).start()
+Thread(target=take).start()
+"""
+
+CONDITION = """
+import threading
+
+cv = threading.Condition(LOCK)
+ready = 0
+done = 0
+
+
+def waiter():
+    global done
+    with cv:
+        while ready == 0:
+            cv.wait()
+        done += 1
+        cv.notify()
+
+
+def setter():
+    global ready
+    with cv:
+        ready = 1
+        cv.notify_all()
+
+
+def checker():
+    with cv:
+        while done < 2:
+            cv.wait()
+    assert done == 2
+
+
+threading.Thread(target=waiter).start()
+threading.Thread(target=waiter).start()
+threading.Thread(target=setter).start()
+threading.Thread(target=checker).start()
+"""
+
+EVENT = """
+import threading
+
+go = threading.Event()
+x = 0
+
+
+def waiter():
+    go.wait()
+    assert x == 1
+
+
+def setter():
+    global x
+    x = 1
+    go.set()
+
+
+threading.Thread(target=waiter).start()
+threading.Thread(target=waiter).start()
+threading.Thread(target=setter).start()
+"""
+
+SYNC_MODELS = {
+    "monitor": MONITOR,
+    "monitor-bug": MONITOR.replace("SLACK = 100", "SLACK = 0"),
+    "synchronized-block": SYNCHRONIZED_BLOCK,
+    "synchronized-block-bug": SYNCHRONIZED_BLOCK.replace("BAD = 0", "BAD = 2"),
+    "condition-lock": CONDITION.replace("LOCK", "threading.Lock()"),
+    "condition-rlock": CONDITION.replace("LOCK", "threading.RLock()"),
+    "event": EVENT,
+    "event-bug": EVENT.replace("    x = 1\n    go.set()", "    go.set()\n    x = 1"),
+}
+
+
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+@pytest.mark.parametrize("reduction", ["none", "optimistic", "static-por", "transactions", "dwyer-sda",
+                                       "dwyer-ld+wsldom"])
+@pytest.mark.parametrize("name", sorted(SYNC_MODELS))
+def test_monitors_conditions_events_and_calls_are_the_same_search_without_the_fast_path(
+    name: str, reduction: str, granularity: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast, slow = _both(SYNC_MODELS[name], monkeypatch, max_states=20_000, reduction=reduction,
+                       granularity=granularity)
+    assert fast == slow
+    assert fast[0] == ("violation" if name.endswith("-bug") else "ok")
+
+
+def _closure_steps(source: str, monkeypatch: pytest.MonkeyPatch, **kw: object) -> set[str]:
+    """The kinds of the nodes whose steps ran on the closures (the fast path gave them up)."""
+    kinds: set[str] = set()
+    real = system.TransitionSystem._run_closures
+
+    def counted(self: system.TransitionSystem, state: tuple, t: int, choices: tuple, track: bool) -> object:
+        top = state[2][t][-1]
+        kinds.add(top[0].nodes[top[1]].kind)
+        return real(self, state, t, choices, track)
+
+    monkeypatch.setattr(system.TransitionSystem, "_run_closures", counted)
+    movers.check(source, **kw)  # type: ignore[arg-type]
+    return kinds
+
+
+@pytest.mark.parametrize("reduction", ["none", "optimistic"])
+@pytest.mark.parametrize("name", ["monitor", "synchronized-block"])
+def test_monitor_programs_run_every_step_on_the_generated_code(name: str, reduction: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Entering and leaving monitors, wait, its re-acquire, notify_all, notify without waiters, calls with
+    # arguments, returns of ints and references, out of a synchronized method or not: none on the closures.
+    # A notify() with waiters chooses the one it wakes (a choice point): the closures' business.
+    allowed = {"notify"} if name == "synchronized-block" else set()
+    assert _closure_steps(SYNC_MODELS[name], monkeypatch, reduction=reduction) <= allowed
+
+
+def test_condition_and_event_steps_run_on_the_generated_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ``with cv:`` on a Condition, ``e.set()`` and a notify() that chooses among waiters are still the
+    # closures'; wait and its re-acquire, notify_all, and notify() without waiters are not.
+    for name in ("condition-lock", "condition-rlock", "event"):
+        kinds = _closure_steps(SYNC_MODELS[name], monkeypatch)
+        assert not kinds & {"wait", "reacquire"}, (name, kinds)
+    program = compile_source(SYNC_MODELS["condition-rlock"], "model.py")
+    nodes = [n for c in program.codes() for n in c.nodes if n.kind in ("wait", "reacquire", "notify")]
+    assert nodes and all(n.fast is not None for n in nodes)
+    assert all(n.fast_guard is not None for n in nodes if n.kind == "reacquire")
+
+
+def test_a_call_passes_its_frame_and_value_through_the_driver() -> None:
+    program = compile_source(MONITOR, "model.py")
+    producer = program.functions["producer"]
+    # The call of item(k, base) and of buf.add(x), and their continuations, are generated functions.
+    calls = [n for n in producer.nodes if n.source.startswith(("x = item(", "buf.add("))]
+    assert len(calls) == 4 and all(n.fast is not None for n in calls)
+    take = program.classes["Buffer"].methods["take"]
+    assert all(n.fast is not None for n in take.nodes if n.kind in ("acquire", "release", "return", "notify"))
+
+
+def test_a_wrong_notify_all_would_be_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The comparisons above can fail: a notify_all that wakes nobody makes other states.
+    real = codegen_sync.notify
+
+    def deaf(*a: object) -> codegen.FragmentMaker | None:
+        make = real(*a)  # type: ignore[arg-type]
+        if make is None:
+            return None
+
+        def wrong() -> codegen.Fragment:
+            frag = make()
+            frag.lines = [line for line in frag.lines if not line.startswith("if _ws:")]
+            return frag
+
+        return wrong
+
+    monkeypatch.setattr(codegen_sync, "notify", deaf)
+    fast, slow = _both(MONITOR, monkeypatch)
+    assert fast != slow

@@ -12,8 +12,10 @@ and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx
   None: nothing appended); the driver pops the frame and appends the value to the caller's locals, where
   the caller's continuation node takes it (the closures' ``Ctx.retval``, which is not part of a state
   either: the continuation runs in the same step);
-- the continuation of ``f(...)`` as a statement drops the value; of ``x = f(...)`` stores it into ``x``
-  when it is an int, a boolean or None (``codegen._store``), else the step falls back.
+- the continuation of ``f(...)`` as a statement drops the value; of ``x = f(...)`` stores it into ``x``: any
+  value into a local (the driver takes every step that pushes or pops a frame as one that may move references
+  in frames, as ``Ctx.push``, ``Ctx.ret`` and ``store_local`` would mark it), an int, a boolean or None
+  elsewhere (``codegen._store``), else the step falls back.
 
 A ``return`` inside ``with`` blocks (a ``@synchronized`` method's) keeps its value in a hidden slot while the
 blocks' exits run: that store and the final delivery are fragments too.
@@ -113,9 +115,16 @@ def continuation(fc: CompiledFunction, s: ast.stmt, temp: int, nxt: Target) -> F
     if isinstance(s, ast.Assign):
         if len(s.targets) != 1:
             return None
-        src.add("if _rv is not None and type(_rv) is not int and type(_rv) is not bool: _fail()")
-        if not codegen._store(fc, s.targets[0], "_rv", src):
-            return None
+        target = s.targets[0]
+        where = codegen._variable(fc, target.id) if isinstance(target, ast.Name) and not fc.is_module else None
+        if where is not None and where[0] == "loc":
+            # Into a local, any value, as ``store_local`` stores it: the driver takes a step that returns from a
+            # call as one that may move references in frames (its canonical walk, semantics/system._run_fast).
+            src.add(f"loc[{where[1]}] = _box(_rv)")
+        else:
+            src.add("if _rv is not None and type(_rv) is not int and type(_rv) is not bool: _fail()")
+            if not codegen._store(fc, target, "_rv", src):
+                return None
     elif not isinstance(s, ast.Expr):
         return None
     return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, not src.eager)

@@ -632,8 +632,10 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
     or None when the step left their shapes (the caller then runs it on the closures, from the same state).
     No Ctx; the Effect, when ``eff`` asks for it, recorded by the tracked variants. A fast function never
     moves a reference into the globals or the heap, so the successor needs no canonical walk, except where the
-    step passes or drops references in frames (``Ctx.push``, ``Ctx.ret`` mark it dirty): ``cover(g, heap)``
-    then says whether the globals reach every object (then no walk is needed, as in ``_run``).
+    step may pass, store or drop references in frames (a call, a return, a value returned into a local: every
+    step that pushes or pops a frame is taken as one; ``Ctx.push``, ``Ctx.ret`` and ``store_local`` mark the
+    closures' dirty) or where the thread ends holding some: ``cover(g, heap)`` then says whether the globals
+    reach every object (then no walk is needed, as in ``_run``).
 
     A call's fragment ends with ``pc = (callee, arguments, return pc)`` (``lang/codegen_calls.py``): the frame
     is pushed here, as ``Ctx.push`` does; a ``return e`` appends its value to the frame's locals before
@@ -655,19 +657,13 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
                 if len(frames) > 200:
                     return None  # the closures' "recursion too deep"
                 frames = (*frames, (code, ret, *loc))
-                for v in args:
-                    if type(v) is Ref or type(v) is tuple:
-                        dirty = True
-                        break
                 code, loc, pc = callee, callee.new_frame_locals(args), callee.entry
+                dirty = True
             elif pc < 0:
                 if not frames:
                     break
                 rv = loc.pop() if len(loc) > len(code.locals) else None
-                for v in loc:
-                    if type(v) is Ref or type(v) is tuple:
-                        dirty = True
-                        break
+                dirty = True
                 caller = frames[-1]
                 frames = frames[:-1]
                 code, pc, loc = caller[0], caller[1], [*caller[2:], rv]

@@ -12,7 +12,8 @@ and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx
   None: nothing appended); the driver pops the frame and appends the value to the caller's locals, where
   the caller's continuation node takes it (the closures' ``Ctx.retval``, which is not part of a state
   either: the continuation runs in the same step);
-- the continuation of ``f(...)`` as a statement drops the value; of ``x = f(...)`` stores it into ``x``: any
+- the continuation of ``if f(...):`` (any condition that is a call) jumps on the value's truth, for an int, a
+  boolean or None; of ``f(...)`` as a statement it drops the value; of ``x = f(...)`` stores it into ``x``: any
   value into a local (the driver takes every step that pushes or pops a frame as one that may move references
   in frames, as ``Ctx.push``, ``Ctx.ret`` and ``store_local`` would mark it), an int, a boolean or None
   elsewhere (``codegen._store``), else the step falls back.
@@ -130,6 +131,16 @@ def continuation(fc: CompiledFunction, s: ast.stmt, temp: int, nxt: Target) -> F
     return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, not src.eager)
 
 
+def branch(temp: int, nxt: Target, on_false: Target) -> FragmentMaker:
+    """The caller's node after a call that is a condition (``if f():``, ``while o.m():``): on to ``nxt`` when
+    the value is true, else to ``on_false``; an int, a boolean or None (other values' truth is the closures')."""
+    lines = ["_rv = loc.pop()", *([f"loc[{temp}] = None"] if temp >= 0 else []),
+             "if _rv is not None and type(_rv) is not int and type(_rv) is not bool: _fail()"]
+    # The labels are placed once the function is compiled: their numbers are read when the fragment is made.
+    return lambda: Fragment([*lines, f"pc = {nxt.pc} if _rv else {on_false.pc}"], None, True,
+                            (nxt.pc, on_false.pc))
+
+
 def _returned(fc: CompiledFunction, e: ast.expr | None, src: codegen._Source) -> str | None:
     """The text of ``return e``'s value as the caller sees it (unboxed)."""
     if e is None:
@@ -166,4 +177,4 @@ def deliver_return_value(slot: int) -> FragmentMaker:
     return lambda: Fragment(lines, None, True, (-1,))
 
 
-__all__ = ["NAMES", "call", "continuation", "deliver_return_value", "keep_return_value", "return_value"]
+__all__ = ["NAMES", "branch", "call", "continuation", "deliver_return_value", "keep_return_value", "return_value"]

@@ -11,6 +11,10 @@ stands for, statement for statement, in the same order of heap writes and ``Effe
 - ``wait(obj)`` and ``c.wait()`` on a Condition: the first step (``sync.wait``: release, join the wait set),
   and the second (``sync.reacquire``, its guard ``sync.can_reacquire``); ``e.wait()`` on an Event whose flag
   is set (one step, its guard the flag);
+- ``with indivisible():``: its entry and exit tell the driver (``semantics/system._run_fast``) to run the
+  block's statements in the same step, costly or not, as ``Ctx.atomic`` tells the closures' loop;
+- the exit of ``with atomic():`` (a jump; where a tracked step may record leaving the outermost block, only
+  the untracked variant);
 - ``notify(obj)``, ``notify_all(obj)`` and a Condition's ``notify()``, ``notify_all()`` (``sync.notify``)
   when no thread waits, and ``notify_all`` whatever the waiters; ``notify`` with waiters chooses one of
   them (a choice point): the closures' business.
@@ -192,6 +196,22 @@ def reacquire_guard(slot: int, monitor: bool) -> GuardSource:
     return codegen._guard_text(lines)
 
 
+# -- with indivisible(): one step ---------------------------------------------------------------------------
+
+
+def indivisible(delta: int, nxt: Target) -> FragmentMaker:
+    """The entry (``delta`` 1) or the exit (-1) of ``with indivisible():`` (``Ctx.atomic``): the driver
+    (``semantics/system._run_fast``) runs on through costly nodes while inside."""
+    return lambda: Fragment([f"pc = ({delta}, {nxt.pc})"], None, True, ())
+
+
+def atomic_exit(after: Target, outermost: bool) -> FragmentMaker:
+    """The exit of ``with atomic():``, a jump; the exit of a lexically outermost block records, in a tracked
+    step, that the thread left its outermost block unless a caller is inside one (the frames, which a fragment
+    does not see): that variant is the closures'."""
+    return lambda: Fragment([f"pc = {after.pc}"], after.pc, not outermost)
+
+
 # -- notify -------------------------------------------------------------------------------------------------
 
 
@@ -219,5 +239,5 @@ def notify(fc: CompiledFunction, e: ast.expr, monitor: bool, everyone: bool, nxt
     return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
 
 
-__all__ = ["NAMES", "monitor_enter", "monitor_enter_guard", "monitor_exit", "notify", "reacquire", "reacquire_guard",
-           "wait", "wait_guard"]
+__all__ = ["NAMES", "atomic_exit", "indivisible", "monitor_enter", "monitor_enter_guard", "monitor_exit", "notify",
+           "reacquire", "reacquire_guard", "wait", "wait_guard"]

@@ -244,7 +244,8 @@ class ConcurrencyCompiler(FunctionCore):
 
             return run
 
-        entry = self.emit(make, True, s, kind="indivisible", source="with indivisible():")
+        entry = self.emit(make, True, s, kind="indivisible", source="with indivisible():",
+                          fast=codegen_sync.indivisible(1, nxt))
         self.here(nxt)
 
         def emit_exit(at_node: ast.AST) -> None:
@@ -257,7 +258,7 @@ class ConcurrencyCompiler(FunctionCore):
 
                 return run
 
-            self.emit(make_exit, False, at_node, source="")
+            self.emit(make_exit, False, at_node, source="", fast=codegen_sync.indivisible(-1, after))
             self.here(after)
 
         start = len(self.pending)
@@ -269,6 +270,7 @@ class ConcurrencyCompiler(FunctionCore):
             info = self.pending[start][1]
             if "guard_make" in info:
                 self.pending[entry][1]["guard_make"] = info["guard_make"]
+                self.pending[entry][1]["fast_guard"] = info.get("fast_guard")
                 if "blocked_make" in info:
                     self.pending[entry][1]["blocked_make"] = info["blocked_make"]
         # The nodes inside run in the entry's step; mark their static facts on the entry for reductions.
@@ -313,7 +315,8 @@ class ConcurrencyCompiler(FunctionCore):
 
                 return run
 
-            self.emit(make_exit, False, at_node, source="", kind="atomic-exit")
+            self.emit(make_exit, False, at_node, source="", kind="atomic-exit",
+                      fast=codegen_sync.atomic_exit(after, lexically_outermost))
             self.here(after)
 
         # An exception leaving the block runs its exit too (lang/exceptions.py).

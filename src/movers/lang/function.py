@@ -491,6 +491,7 @@ class FunctionCore:
         static = facts.info()
         fast = info.pop("fast", None)
         after = info.pop("fast_after", None)  # where the statement goes on: a call's fast path (codegen_calls)
+        branch = info.pop("fast_branch", None)  # or, for a condition that is a call, where it jumps
         static.update(info)
         last = {} if succ is None else {"succ": succ}
         if not sites:
@@ -510,10 +511,13 @@ class FunctionCore:
             return run
 
         call_fast = cont_fast = None
-        if after is not None and len(sites) == 1 and sites[0].fast_call is not None and \
-                getattr(s, "value", None) is sites[0].fast_call[0]:
-            call_fast = codegen_calls.call(self, *sites[0].fast_call, labels[0])
+        call = sites[0].fast_call if len(sites) == 1 else None
+        if call is not None and after is not None and getattr(s, "value", None) is call[0]:
+            call_fast = codegen_calls.call(self, *call, labels[0])
             cont_fast = codegen_calls.continuation(self, s, sites[0].temp, after)  # type: ignore[arg-type]
+        elif call is not None and branch is not None and s is call[0]:
+            call_fast = codegen_calls.call(self, *call, labels[0])
+            cont_fast = codegen_calls.branch(sites[0].temp, *branch)
         self.emit(first_make, True, s, kind=kind, **static, fast=call_fast)
         for i, site in enumerate(sites):
             self.here(labels[i])

@@ -416,7 +416,7 @@ class StatementCompiler(FunctionCore):
             return finish
 
         self.simple(test, build, kind, succ=[nxt, on_false], source=self.mc.text(test), line=test.lineno,
-                    fast=codegen.branch(self, test, nxt, on_false))
+                    fast=codegen.branch(self, test, nxt, on_false), fast_branch=(nxt, on_false))
         self.here(nxt)
 
     def stmt_If(self, s: ast.If) -> None:

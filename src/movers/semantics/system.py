@@ -639,12 +639,15 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
 
     A call's fragment ends with ``pc = (callee, arguments, return pc)`` (``lang/codegen_calls.py``): the frame
     is pushed here, as ``Ctx.push`` does; a ``return e`` appends its value to the frame's locals before
-    ``pc = -1``, and the caller's continuation takes it from the end of its own (``Ctx.retval``)."""
+    ``pc = -1``, and the caller's continuation takes it from the end of its own (``Ctx.retval``). The entry
+    and the exit of ``with indivisible():`` end with ``pc = (1, next)`` and ``pc = (-1, next)``
+    (``Ctx.atomic``): in between, the step goes on through costly nodes."""
     g0, heap0 = g, heap
     code = top[0]
     loc = list(top[2:])
     frames = th[:-1]
     dirty = False
+    atomic = 0
     try:
         if eff is None:
             g, heap, pc = node.fast(g, heap, loc, t)  # type: ignore[misc]
@@ -652,7 +655,10 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
             g, heap, pc = node.fast_tracked(g, heap, loc, t, eff)  # type: ignore[misc]
         glue = 0
         while True:
-            if type(pc) is tuple:
+            if type(pc) is tuple and len(pc) == 2:
+                atomic += pc[0]
+                pc = pc[1]
+            elif type(pc) is tuple:
                 callee, args, ret = pc
                 if len(frames) > 200:
                     return None  # the closures' "recursion too deep"
@@ -671,7 +677,14 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
                     return None  # the value would be left in the frame: only a continuation takes it
             nxt = code.nodes[pc]
             if nxt.costly:
-                break
+                if not atomic:
+                    break
+                # Inside ``with indivisible():`` a step runs on through costly nodes whose guards hold (where
+                # one does not, the closures report that it would block).
+                if nxt.guard is not None:
+                    fg = nxt.fast_guard
+                    if fg is None or not fg(g, heap, threads, (code, pc, *loc), t):
+                        return None
             if glue > FAST_GLUE_LIMIT:
                 return None
             if eff is None:

@@ -615,3 +615,84 @@ def test_a_wrong_notify_all_would_be_caught(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(codegen_sync, "notify", deaf)
     fast, slow = _both(MONITOR, monkeypatch)
     assert fast != slow
+
+
+INDIVISIBLE = """
+from movers.lang import *
+
+count = 0
+flag = False
+
+
+class Gate:
+    def __init__(self):
+        self.open = False
+
+    def is_open(self):
+        return self.open
+
+
+gate = Gate()
+
+
+def bump(k):
+    global count
+    count = count + k
+    return count
+
+
+def ready():
+    return count >= 2
+
+
+def worker():
+    global flag
+    with indivisible():
+        wait_until(count < 3)
+        v = bump(1)
+        flag = v > 1
+        BLOCK
+    if ready():
+        with atomic():
+            gate.open = True
+    if gate.is_open():
+        assert count >= LEAST
+
+
+LEAST = 1
+Thread(target=worker).start()
+Thread(target=worker).start()
+Thread(target=worker).start()
+"""
+
+INDIVISIBLE_MODELS = {
+    "indivisible": INDIVISIBLE.replace("BLOCK", "pass"),
+    "indivisible-bug": INDIVISIBLE.replace("BLOCK", "pass").replace("LEAST = 1", "LEAST = 3"),
+    "indivisible-blocks": INDIVISIBLE.replace("BLOCK", "wait_until(count > 1)"),
+}
+
+
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+@pytest.mark.parametrize("reduction", ["none", "optimistic", "static-por", "transactions", "dwyer-sda"])
+@pytest.mark.parametrize("name", sorted(INDIVISIBLE_MODELS))
+def test_indivisible_blocks_and_called_conditions_are_the_same_search_without_the_fast_path(
+    name: str, reduction: str, granularity: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast, slow = _both(INDIVISIBLE_MODELS[name], monkeypatch, max_states=20_000, reduction=reduction,
+                       granularity=granularity)
+    assert fast == slow
+    assert fast[0] == ("ok" if name == "indivisible" else "violation")
+
+
+def test_an_indivisible_block_runs_on_the_generated_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The block (its guard, a call and a return inside it), ``if f():`` and the exit of ``with atomic():``:
+    # no step on the closures in a plain search.
+    assert _closure_steps(INDIVISIBLE_MODELS["indivisible"], monkeypatch) == set()
+    program = compile_source(INDIVISIBLE_MODELS["indivisible"], "model.py")
+    entry = next(n for n in program.functions["worker"].nodes if n.source == "with indivisible():")
+    assert entry.fast is not None and entry.fast_guard is not None
+
+
+def test_a_guard_that_fails_inside_an_indivisible_block_is_the_closures(monkeypatch: pytest.MonkeyPatch) -> None:
+    r = movers.check(INDIVISIBLE_MODELS["indivisible-blocks"])
+    assert r.violations and "would block inside" in r.violations[0].message

@@ -11,6 +11,7 @@ stands for, statement for statement, in the same order of heap writes and ``Effe
 - ``wait(obj)`` and ``c.wait()`` on a Condition: the first step (``sync.wait``: release, join the wait set),
   and the second (``sync.reacquire``, its guard ``sync.can_reacquire``); ``e.wait()`` on an Event whose flag
   is set (one step, its guard the flag);
+- ``wait_until(cond)``: its guard and its step;
 - ``with indivisible():``: its entry and exit tell the driver (``semantics/system._run_fast``) to run the
   block's statements in the same step, costly or not, as ``Ctx.atomic`` tells the closures' loop;
 - the exit of ``with atomic():`` (a jump; where a tracked step may record leaving the outermost block, only
@@ -196,6 +197,19 @@ def reacquire_guard(slot: int, monitor: bool) -> GuardSource:
     return codegen._guard_text(lines)
 
 
+# -- wait_until(cond) ----------------------------------------------------------------------------------------
+
+
+def condition_guard(fc: CompiledFunction, test: ast.expr) -> GuardSource | None:
+    """``wait_until(cond)``'s guard: the condition (its step is ``codegen.check``'s: the condition again, for
+    its reads, and the closures' error where it is false)."""
+    src = codegen._Source()
+    c = codegen.value(fc, test, src)
+    if c is None:
+        return None
+    return codegen._guard_text([*src.lines, f"return {c}"])
+
+
 # -- with indivisible(): one step ---------------------------------------------------------------------------
 
 
@@ -239,5 +253,5 @@ def notify(fc: CompiledFunction, e: ast.expr, monitor: bool, everyone: bool, nxt
     return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
 
 
-__all__ = ["NAMES", "atomic_exit", "indivisible", "monitor_enter", "monitor_enter_guard", "monitor_exit", "notify",
-           "reacquire", "reacquire_guard", "wait", "wait_guard"]
+__all__ = ["NAMES", "atomic_exit", "condition_guard", "indivisible", "monitor_enter", "monitor_enter_guard",
+           "monitor_exit", "notify", "reacquire", "reacquire_guard", "wait", "wait_guard"]

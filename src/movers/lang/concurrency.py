@@ -348,7 +348,8 @@ class ConcurrencyCompiler(FunctionCore):
             return run
 
         self.emit(make, True, s, kind="wait_until", guard_make=lambda: cond,
-                  blocked_make=lambda: (lambda ctx: f"waits until {text}"), **facts.info())
+                  blocked_make=lambda: (lambda ctx: f"waits until {text}"), **facts.info(),
+                  fast=codegen.check(self, e.args[0], nxt), fast_guard=codegen_sync.condition_guard(self, e.args[0]))
         self.here(nxt)
 
     def call_stmt_commit(self, s: ast.Expr, e: ast.Call) -> None:

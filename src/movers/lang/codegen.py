@@ -22,6 +22,11 @@ source by one small emitter per statement shape (``assign``, ``branch``, ``check
 
 and a function whose body is ``return e`` (an ``@invariant``) becomes ``f(g, heap) -> value``.
 
+Monitors, conditions, events, ``wait_until`` and ``with indivisible():`` have their emitters in
+``lang/codegen_sync.py``; calls and returns in ``lang/codegen_calls.py``, whose fragments end with a pc that
+is a tuple (a frame to push, or entering and leaving an indivisible block) for the driver
+(``semantics/system._run_fast``) to act on, as ``Ctx.push``, ``Ctx.ret`` and ``Ctx.atomic`` do.
+
 **What the fast path may decide.** Nothing on its own: a generated function covers the common case of its
 shape (ints, booleans and None in the variables it touches; a plain ``Lock``) and raises ``Fallback``, or
 lets Python raise, whenever the step leaves it. The engine (``semantics/system.py``) then runs the same step

@@ -10,7 +10,7 @@ stands for, statement for statement, in the same order of heap writes and ``Effe
   ``MON``: ``None`` when free and nobody waits, else ``(owner, count, waiters)``;
 - ``wait(obj)`` and ``c.wait()`` on a Condition: the first step (``sync.wait``: release, join the wait set),
   and the second (``sync.reacquire``, its guard ``sync.can_reacquire``); ``e.wait()`` on an Event whose flag
-  is set (one step, its guard the flag);
+  is set (one step, its guard the flag), and ``e.set()`` as a statement;
 - ``wait_until(cond)``: its guard and its step;
 - ``with indivisible():``: its entry and exit tell the driver (``semantics/system._run_fast``) to run the
   block's statements in the same step, costly or not, as ``Ctx.atomic`` tells the closures' loop;
@@ -197,6 +197,21 @@ def reacquire_guard(slot: int, monitor: bool) -> GuardSource:
     return codegen._guard_text(lines)
 
 
+# -- events -----------------------------------------------------------------------------------------------
+
+
+def event_set(fc: CompiledFunction, e: ast.expr, nxt: Target) -> FragmentMaker | None:
+    """``e.set()`` as a statement on an Event (``sync.event_set``: a write of its flag, boxed as
+    ``Ctx.set_field`` boxes it); any other receiver is the closures' (a dict's or a model object's method)."""
+    src = codegen._Source()
+    r = codegen.reference(fc, e, src)
+    if r is None:
+        return None
+    lines = [*src.lines, f"_o = heap[{r}.i]", "if _o[0] is not EVENT: _fail()",
+             _put(r, "(_o[0], _o[1], TRUE, *_o[3:])"), _track(f"eff.writes.append(({r}, 2))")]
+    return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
+
+
 # -- wait_until(cond) ----------------------------------------------------------------------------------------
 
 
@@ -253,5 +268,5 @@ def notify(fc: CompiledFunction, e: ast.expr, monitor: bool, everyone: bool, nxt
     return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
 
 
-__all__ = ["NAMES", "atomic_exit", "condition_guard", "indivisible", "monitor_enter", "monitor_enter_guard",
-           "monitor_exit", "notify", "reacquire", "reacquire_guard", "wait", "wait_guard"]
+__all__ = ["NAMES", "atomic_exit", "condition_guard", "event_set", "indivisible", "monitor_enter",
+           "monitor_enter_guard", "monitor_exit", "notify", "reacquire", "reacquire_guard", "wait", "wait_guard"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import UNBOUND, Ref, box, unbox
-from movers.lang import codegen, codegen_calls, deques, strings, threadinfo
+from movers.lang import codegen, codegen_calls, codegen_sync, deques, strings, threadinfo
 from movers.lang.containers import dict_get, dict_set
 from movers.lang.expressions import _model_methods
 from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
@@ -121,7 +121,12 @@ class StatementCompiler(FunctionCore):
 
             return make_finish
 
-        self.simple(s, build, kind, fast_after=nxt)
+        fast = None
+        e = getattr(s, "value", None)
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "set" and not e.args \
+                and not e.keywords:
+            fast = codegen_sync.event_set(self, e.func.value, nxt)  # used only when no model call is hoisted
+        self.simple(s, build, kind, fast_after=nxt, fast=fast)
         self.here(nxt)
 
     def stmt_Assign(self, s: ast.Assign) -> None:

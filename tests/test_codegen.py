@@ -384,6 +384,9 @@ class Buffer:
             wait(self)
         self.tail = (self.tail + 1) % self.bound
         notify_all(self)
+        return self.last()
+
+    def last(self):
         return self.items[self.tail]
 
 
@@ -642,8 +645,12 @@ def bump(k):
     return count
 
 
-def ready():
+def enough():
     return count >= 2
+
+
+def ready():
+    return enough()
 
 
 def worker():
@@ -697,3 +704,36 @@ def test_an_indivisible_block_runs_on_the_generated_code(monkeypatch: pytest.Mon
 def test_a_guard_that_fails_inside_an_indivisible_block_is_the_closures(monkeypatch: pytest.MonkeyPatch) -> None:
     r = movers.check(INDIVISIBLE_MODELS["indivisible-blocks"])
     assert r.violations and "would block inside" in r.violations[0].message
+
+
+def _effect(o: system.Outcome) -> tuple[object, ...]:
+    e = o.effect
+    assert e is not None
+    return (o.state, o.violation, e.reads, e.writes, e.acquired, e.released, e.allocated, e.started, e.renumbered,
+            e.blocks, e.walked)
+
+
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+@pytest.mark.parametrize("name", sorted({**SYNC_MODELS, **INDIVISIBLE_MODELS}))
+def test_every_step_and_its_effect_is_the_closures(name: str, granularity: str) -> None:
+    # State by state over the whole graph: the successors of the plain search, and each thread's tracked step
+    # with its Effect (what the reductions classify), on the generated code and on the closures.
+    source = {**SYNC_MODELS, **INDIVISIBLE_MODELS}[name]
+    ts = system.TransitionSystem(compile_source(source, "model.py", granularity))
+    s0 = ts.initial()
+    seen, todo = {s0}, [s0]
+    while todo:
+        s = todo.pop()
+        ts.fast_path = False
+        slow = [o.state for o in ts.steps(s)]
+        ts.fast_path = True
+        assert [o.state for o in ts.steps(s)] == slow
+        plain = ts.successors(s)
+        assert plain is None or plain[0] == [x for x in slow if x is not None]
+        for t, th in enumerate(s[2]):
+            if th and ts.enabled(s, t):
+                assert _effect(ts._run(s, t, (), True)) == _effect(ts._run_closures(s, t, (), True))
+        for x in slow:
+            if x is not None and x not in seen:
+                seen.add(x)
+                todo.append(x)

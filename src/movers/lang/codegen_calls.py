@@ -13,7 +13,8 @@ and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx
   the caller's continuation node takes it (the closures' ``Ctx.retval``, which is not part of a state
   either: the continuation runs in the same step);
 - the continuation of ``if f(...):`` (any condition that is a call) jumps on the value's truth, for an int, a
-  boolean or None; of ``f(...)`` as a statement it drops the value; of ``x = f(...)`` stores it into ``x``: any
+  boolean or None; of ``return f(...)`` it returns the value in turn; of ``f(...)`` as a statement it drops
+  the value; of ``x = f(...)`` stores it into ``x``: any
   value into a local (the driver takes every step that pushes or pops a frame as one that may move references
   in frames, as ``Ctx.push``, ``Ctx.ret`` and ``store_local`` would mark it), an int, a boolean or None
   elsewhere (``codegen._store``), else the step falls back.
@@ -141,6 +142,15 @@ def branch(temp: int, nxt: Target, on_false: Target) -> FragmentMaker:
                             (nxt.pc, on_false.pc))
 
 
+def pass_on(temp: int, slot: int, chain: Target | None) -> FragmentMaker:
+    """The caller's node after the call of ``return f(...)``: the value returned in turn (``slot`` < 0), or kept
+    (boxed) in ``slot`` while the enclosing ``with`` blocks' exits run, then on to ``chain``."""
+    lines = ["_rv = loc.pop()", *([f"loc[{temp}] = None"] if temp >= 0 else [])]
+    if chain is None:
+        return lambda: Fragment([*lines, "loc.append(_rv)", "pc = -1"], None, True, (-1,))
+    return lambda: Fragment([*lines, f"loc[{slot}] = _box(_rv)", f"pc = {chain.pc}"], chain.pc)
+
+
 def _returned(fc: CompiledFunction, e: ast.expr | None, src: codegen._Source) -> str | None:
     """The text of ``return e``'s value as the caller sees it (unboxed)."""
     if e is None:
@@ -177,4 +187,5 @@ def deliver_return_value(slot: int) -> FragmentMaker:
     return lambda: Fragment(lines, None, True, (-1,))
 
 
-__all__ = ["NAMES", "branch", "call", "continuation", "deliver_return_value", "keep_return_value", "return_value"]
+__all__ = ["NAMES", "branch", "call", "continuation", "deliver_return_value", "keep_return_value", "pass_on",
+           "return_value"]

@@ -492,6 +492,7 @@ class FunctionCore:
         fast = info.pop("fast", None)
         after = info.pop("fast_after", None)  # where the statement goes on: a call's fast path (codegen_calls)
         branch = info.pop("fast_branch", None)  # or, for a condition that is a call, where it jumps
+        returned = info.pop("fast_return", None)  # or, for ``return f(...)``, where the value goes
         static.update(info)
         last = {} if succ is None else {"succ": succ}
         if not sites:
@@ -518,6 +519,9 @@ class FunctionCore:
         elif call is not None and branch is not None and s is call[0]:
             call_fast = codegen_calls.call(self, *call, labels[0])
             cont_fast = codegen_calls.branch(sites[0].temp, *branch)
+        elif call is not None and returned is not None and getattr(s, "value", None) is call[0]:
+            call_fast = codegen_calls.call(self, *call, labels[0])
+            cont_fast = codegen_calls.pass_on(sites[0].temp, *returned)
         self.emit(first_make, True, s, kind=kind, **static, fast=call_fast)
         for i, site in enumerate(sites):
             self.here(labels[i])

@@ -342,7 +342,8 @@ class StatementCompiler(FunctionCore):
                 return finish
 
             self.simple(s, build, "thread-end" if ends else "return", succ=[],
-                        fast=None if ends else codegen_calls.return_value(self, s.value))
+                        fast=None if ends else codegen_calls.return_value(self, s.value),
+                        fast_return=None if ends else (-1, None))
             return
         # Leave the enclosing with-blocks first: each exit costs its step, then the value is delivered.
         ret_slot = self.hidden("ret")
@@ -358,7 +359,8 @@ class StatementCompiler(FunctionCore):
 
             return finish
 
-        self.simple(s, build2, "return", fast=codegen_calls.keep_return_value(self, s.value, ret_slot, chain))
+        self.simple(s, build2, "return", fast=codegen_calls.keep_return_value(self, s.value, ret_slot, chain),
+                    fast_return=(ret_slot, chain))
         self.here(chain)
         saved = self.exits
         suspended = []

@@ -680,10 +680,11 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
                 if not atomic:
                     break
                 # Inside ``with indivisible():`` a step runs on through costly nodes whose guards hold (where
-                # one does not, the closures report that it would block).
+                # one does not, the closures report that it would block). A tracked step's Effect holds the
+                # reads of those guards: the closures'.
                 if nxt.guard is not None:
                     fg = nxt.fast_guard
-                    if fg is None or not fg(g, heap, threads, (code, pc, *loc), t):
+                    if eff is not None or fg is None or not fg(g, heap, threads, (code, pc, *loc), t):
                         return None
             if glue > FAST_GLUE_LIMIT:
                 return None

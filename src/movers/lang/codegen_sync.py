@@ -8,9 +8,9 @@ stands for, statement for statement, in the same order of heap writes and ``Effe
 - ``@synchronized`` methods and ``with synchronized(obj):``: entering (``sync.enter``, its guard
   ``sync.can_enter``) and leaving (``sync.exit_``) the object's intrinsic monitor, the heap object's slot
   ``MON``: ``None`` when free and nobody waits, else ``(owner, count, waiters)``;
-- ``wait(obj)`` and ``c.wait()`` on a Condition: the first step (``sync.wait``: release, join the wait set),
-  and the second (``sync.reacquire``, its guard ``sync.can_reacquire``); ``e.wait()`` on an Event whose flag
-  is set (one step, its guard the flag), and ``e.set()`` as a statement;
+- ``wait(obj)`` and ``c.wait()`` on a Condition: the first step (``sync.wait``: release, join the wait set)
+  and the second (``sync.reacquire``, its guard ``sync.can_reacquire``); the check of ``c.wait_for(pred)``;
+  ``e.wait()`` on an Event whose flag is set (one step, its guard the flag), and ``e.set()`` as a statement;
 - ``wait_until(cond)``: its guard and its step;
 - ``with indivisible():``: its entry and exit tell the driver (``semantics/system._run_fast``) to run the
   block's statements in the same step, costly or not, as ``Ctx.atomic`` tells the closures' loop;
@@ -21,8 +21,9 @@ stands for, statement for statement, in the same order of heap writes and ``Effe
   them (a choice point): the closures' business.
 
 As everywhere on the fast path, a step that leaves its common case (an object that is not the class the
-statement expects, a monitor the thread does not hold, an RLock's count, a Barrier) raises ``Fallback`` and
-runs on the closures, which report errors. The generated text names only the helpers bound in
+statement expects, a monitor the thread does not hold, a Barrier, whose waiters are a tuple in a field, or a
+guarded node inside an indivisible block in a tracked step, whose guard's reads the closures record) raises
+``Fallback`` and runs on the closures, which report errors. The generated text names only the helpers bound in
 ``HELPERS`` (``codegen.HELPERS`` gets them when this module is imported, as the compiler does before it
 compiles a model), slot and node numbers.
 """
@@ -197,6 +198,22 @@ def reacquire_guard(slot: int, monitor: bool) -> GuardSource:
     return codegen._guard_text(lines)
 
 
+def wait_for_check(fc: CompiledFunction, receiver: ast.expr, test: ast.expr, wait: Target, end: Target
+                   ) -> FragmentMaker | None:
+    """The check of ``cv.wait_for(pred)`` (``wait_for_stmt``): on a Condition, on to ``end`` when the predicate
+    holds, else to the wait."""
+    src = codegen._Source()
+    r = codegen.reference(fc, receiver, src)
+    if r is None:
+        return None
+    src.add(f"if heap[{r}.i][0] is not CONDITION: _fail()")
+    c = codegen.value(fc, test, src)
+    if c is None:
+        return None
+    return lambda: Fragment([*src.lines, f"pc = {end.pc} if {c} else {wait.pc}"], None, not src.eager,
+                            (end.pc, wait.pc))
+
+
 # -- events -----------------------------------------------------------------------------------------------
 
 
@@ -269,4 +286,5 @@ def notify(fc: CompiledFunction, e: ast.expr, monitor: bool, everyone: bool, nxt
 
 
 __all__ = ["NAMES", "atomic_exit", "condition_guard", "event_set", "indivisible", "monitor_enter",
-           "monitor_enter_guard", "monitor_exit", "notify", "reacquire", "reacquire_guard", "wait", "wait_guard"]
+           "monitor_enter_guard", "monitor_exit", "notify", "reacquire", "reacquire_guard", "wait", "wait_for_check",
+           "wait_guard"]

@@ -537,7 +537,8 @@ class ConcurrencyCompiler(FunctionCore):
 
             return finish
 
-        self.simple(s, build, "loop", succ=[wait, end], source=f"{self.mc.text(s)}  (check {self.mc.text(p)})")
+        self.simple(s, build, "loop", succ=[wait, end], source=f"{self.mc.text(s)}  (check {self.mc.text(p)})",
+                    fast=codegen_sync.wait_for_check(self, f.value, test, wait, end))
         self.here(wait)
         with self.recording() as facts:
             recv = self.expr(f.value, allow_calls=False)

@@ -5,6 +5,8 @@ the fragments, the ``_n``/``_t``/``_s``/``_x`` functions, ``Fallback``). This mo
 operations of ``ir/sync.py`` that a monitor program runs at every step, each written from the closure it
 stands for, statement for statement, in the same order of heap writes and ``Effect`` records:
 
+- ``with lock:`` on a Lock, an RLock or a Condition (its lock): the entry, its guard and the exit
+  (``sync.acquire``, ``sync.can_acquire``, ``sync.release``), for any reference ``codegen.reference`` reads;
 - ``@synchronized`` methods and ``with synchronized(obj):``: entering (``sync.enter``, its guard
   ``sync.can_enter``) and leaving (``sync.exit_``) the object's intrinsic monitor, the heap object's slot
   ``MON``: ``None`` when free and nobody waits, else ``(owner, count, waiters)``;
@@ -61,6 +63,78 @@ def _receiver(fc: CompiledFunction, e: ast.expr | int, src: codegen._Source) -> 
         src.add("if type(_r) is not Ref: _fail()")
         return "_r"
     return codegen.reference(fc, e, src)
+
+
+# -- with lock: on a Lock, an RLock or a Condition --------------------------------------------------------------
+
+
+def _lock_free(heap: tuple, o: tuple, t: int) -> bool:
+    """``sync.can_acquire`` past a plain Lock: a Condition's lock, an RLock (free, or the thread's own); other
+    objects (semaphores) are the closures'."""
+    if o[0] is CONDITION:
+        o = heap[o[2].i]
+    if o[0] is LOCK:
+        return o[2] is None
+    if o[0] is RLOCK:
+        return o[2] is None or o[2] == t
+    raise codegen.Fallback
+
+
+codegen.HELPERS["_lock_free"] = _lock_free
+
+
+def lock_enter(fc: CompiledFunction, e: ast.expr, slot: int, nxt: Target) -> FragmentMaker | None:
+    """``with lock:`` entry (``sync.acquire``, after its guard) on a Lock (first, as the closure tests it), an
+    RLock or a Condition (its lock); the hidden ``slot`` keeps the object for the exit."""
+    src = codegen._Source()
+    r = codegen.reference(fc, e, src)
+    if r is None:
+        return None
+    lines = [*src.lines, f"_o = heap[{r}.i]",
+             "if _o[0] is LOCK:",
+             "    if _o[2] is not None: _fail()",
+             f"    loc[{slot}] = {r}",
+             "    " + _put(r, "(LOCK, _o[1], t)"),
+             _track(f"    eff.acquired.append({r})"),
+             "else:",
+             f"    _q = {r}",
+             "    if _o[0] is CONDITION: _q = _o[2]; _o = heap[_q.i]",
+             "    if _o[0] is LOCK and _o[2] is None: _n = (LOCK, _o[1], t)",
+             "    elif _o[0] is RLOCK and (_o[2] is None or _o[2] == t): _n = (RLOCK, _o[1], t, _o[3] + 1)",
+             "    else: _fail()",
+             f"    loc[{slot}] = {r}",
+             "    " + _put("_q", "_n"),
+             _track("    eff.acquired.append(_q)")]
+    return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
+
+
+def lock_guard(fc: CompiledFunction, e: ast.expr) -> GuardSource | None:
+    """May ``with lock:`` take the lock now (``sync.can_acquire``)?"""
+    src = codegen._Source()
+    r = codegen.reference(fc, e, src)
+    if r is None:
+        return None
+    return codegen._guard_text([*src.lines, f"_o = heap[{r}.i]",
+                                "return _o[2] is None if _o[0] is LOCK else _lock_free(heap, _o, t)"])
+
+
+def lock_exit(slot: int, after: Target) -> FragmentMaker:
+    """``with lock:`` exit: release what the entry kept in ``slot`` (``sync.release``)."""
+    lines = [
+        f"_r = loc[{slot}]",
+        "if type(_r) is not Ref: _fail()",
+        f"loc[{slot}] = None",
+        "_q = _r",
+        "_o = heap[_r.i]",
+        "if _o[0] is CONDITION: _q = _o[2]; _o = heap[_q.i]",
+        "if _o[2] != t: _fail()",
+        "if _o[0] is LOCK: _n = (LOCK, _o[1], None)",
+        "elif _o[0] is RLOCK: _k = _o[3] - 1; _n = (RLOCK, _o[1], t if _k else None, _k)",
+        "else: _fail()",
+        _put("_q", "_n"),
+        _track("eff.released.append(_q)"),
+    ]
+    return lambda: Fragment([*lines, f"pc = {after.pc}"], after.pc)
 
 
 # -- monitors: enter and leave -------------------------------------------------------------------------------
@@ -285,6 +359,7 @@ def notify(fc: CompiledFunction, e: ast.expr, monitor: bool, everyone: bool, nxt
     return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
 
 
-__all__ = ["NAMES", "atomic_exit", "condition_guard", "event_set", "indivisible", "monitor_enter",
+__all__ = ["NAMES", "atomic_exit", "condition_guard", "event_set", "indivisible", "lock_enter", "lock_exit",
+           "lock_guard", "monitor_enter",
            "monitor_enter_guard", "monitor_exit", "notify", "reacquire", "reacquire_guard", "wait", "wait_for_check",
            "wait_guard"]

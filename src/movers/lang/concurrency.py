@@ -105,8 +105,9 @@ class ConcurrencyCompiler(FunctionCore):
             return lambda ctx: sync.acquire_text(ctx, lock(ctx), name)
 
         lock_name = self.lock_name(e)
-        fast = codegen.acquire_global_lock(self, e.id, slot, nxt) if isinstance(e, ast.Name) else None
-        fast_guard = codegen.lock_method_guard(self, e)
+        # Any reference codegen reads, and Conditions and RLocks besides Locks (codegen.acquire_global_lock's).
+        fast = codegen_sync.lock_enter(self, e, slot, nxt)
+        fast_guard = codegen_sync.lock_guard(self, e)
         self.emit(make, True, s, kind="acquire", source=f"with {name}:", guard_make=guard_make,
                   blocked_make=blocked_make, lock_name=lock_name, fast=fast, fast_guard=fast_guard, **facts.info())
         self.here(nxt)
@@ -124,7 +125,7 @@ class ConcurrencyCompiler(FunctionCore):
                 return run
 
             self.emit(make_exit, True, at_node, kind="release", source=f"end of with {name}: release",
-                      lock_name=lock_name, uses=uses, fast=codegen.release_lock(slot, after),
+                      lock_name=lock_name, uses=uses, fast=codegen_sync.lock_exit(slot, after),
                       line=getattr(at_node, "end_lineno", s.lineno) if at_node is s else at_node.lineno)
             self.here(after)
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import movers
 from movers.checker import compile_source
-from movers.lang import codegen
+from movers.lang import codegen, codegen_calls, codegen_sync
 from movers.semantics import system
 
 try:
@@ -200,7 +200,8 @@ def test_a_wrong_fast_function_would_be_caught(monkeypatch: pytest.MonkeyPatch) 
 _OWN = {"def", "return", "if", "else", "is", "not", "and", "or", "type", "int", "bool", "tuple", "None", "True",
         "False", "len", "g", "heap", "loc", "t", "pc", "eff", "_r", "_i", "_o", "_lo", "_hi", "_value", "i",
         "is_list", "is_thread", "reads", "writes", "acquired", "released", "append", "for", "in", "top", "th",
-        "threads", "_v", "_w", "_c", "_code", "list", "field_index", "get", "builtin", "break", *codegen.HELPERS}
+        "threads", "_v", "_w", "_c", "_code", "list", "field_index", "get", "builtin", "break", *codegen.HELPERS,
+        *codegen_sync.NAMES, *codegen_calls.NAMES}
 _TEMP = re.compile(r"_\d+|_[ntsgaxl]\d+")
 
 
@@ -591,3 +592,384 @@ def test_the_plain_search_checks_invariants_as_dfs_does(variant: str, monkeypatc
     assert _summary(fast) == _summary(slow)
     assert [v.trace for v in fast.violations] == [v.trace for v in slow.violations]
     assert fast.verdict == ("ok" if variant == "holds" else "violation")
+
+
+# -- monitors, conditions, events, calls and returns (lang/codegen_sync.py, lang/codegen_calls.py) -----------
+
+MONITOR = """
+from movers.lang import *
+
+
+class Buffer:
+    def __init__(self, b):
+        self.bound = b
+        self.items = [0] * b
+        self.head = 0
+        self.tail = b - 1
+
+    @synchronized
+    def add(self, o):
+        while self.tail == self.head:
+            wait(self)
+        self.items[self.head] = o
+        self.head = (self.head + 1) % self.bound
+        notify_all(self)
+
+    @synchronized
+    def take(self):
+        while self.head == (self.tail + 1) % self.bound:
+            wait(self)
+        self.tail = (self.tail + 1) % self.bound
+        notify_all(self)
+        return self.last()
+
+    def last(self):
+        return self.items[self.tail]
+
+
+def item(k, base):
+    return base + k
+
+
+buf = Buffer(3)
+
+
+def producer(base):
+    for k in range(1):
+        x = item(k, base)
+        buf.add(x)
+
+
+def consumer():
+    last = 0
+    for k in range(2):
+        v = buf.take()
+        assert v > last - SLACK, "items out of order"
+        last = v
+
+
+SLACK = 100
+Thread(target=producer, args=(1,)).start()
+Thread(target=producer, args=(10,)).start()
+Thread(target=consumer).start()
+"""
+
+SYNCHRONIZED_BLOCK = """
+from movers.lang import *
+
+
+class Box:
+    def __init__(self):
+        self.full = False
+        self.value = 0
+
+
+class Holder:
+    def __init__(self, b):
+        self.box = b
+
+    def get(self):
+        return self.box
+
+
+box = Box()
+holder = Holder(box)
+
+
+def put(v):
+    with synchronized(box):
+        while box.full:
+            wait(box)
+        box.value = v
+        box.full = True
+        notify(box)
+
+
+def take():
+    b = holder.get()
+    holder.get()
+    with synchronized(b):
+        while not b.full:
+            wait(b)
+        assert b.value != BAD
+        b.full = False
+        notify_all(b)
+
+
+BAD = 0
+Thread(target=put, args=(1,)).start()
+Thread(target=put, args=(2,)).start()
+Thread(target=take).start()
+Thread(target=take).start()
+"""
+
+CONDITION = """
+import threading
+
+cv = threading.Condition(LOCK)
+ready = 0
+done = 0
+
+
+def waiter():
+    global done
+    with cv:
+        while ready == 0:
+            cv.wait()
+        done += 1
+        cv.notify()
+
+
+def setter():
+    global ready
+    with cv:
+        ready = 1
+        cv.notify_all()
+
+
+def checker():
+    with cv:
+        cv.wait_for(lambda: done >= 2)
+    assert done == 2
+
+
+threading.Thread(target=waiter).start()
+threading.Thread(target=waiter).start()
+threading.Thread(target=setter).start()
+threading.Thread(target=checker).start()
+"""
+
+EVENT = """
+import threading
+
+go = threading.Event()
+x = 0
+
+
+def waiter():
+    go.wait()
+    assert x == 1
+
+
+def setter():
+    global x
+    x = 1
+    go.set()
+
+
+threading.Thread(target=waiter).start()
+threading.Thread(target=waiter).start()
+threading.Thread(target=setter).start()
+"""
+
+SYNC_MODELS = {
+    "monitor": MONITOR,
+    "monitor-bug": MONITOR.replace("SLACK = 100", "SLACK = 0"),
+    "synchronized-block": SYNCHRONIZED_BLOCK,
+    "synchronized-block-bug": SYNCHRONIZED_BLOCK.replace("BAD = 0", "BAD = 2"),
+    "condition-lock": CONDITION.replace("LOCK", "threading.Lock()"),
+    "condition-rlock": CONDITION.replace("LOCK", "threading.RLock()"),
+    "event": EVENT,
+    "event-bug": EVENT.replace("    x = 1\n    go.set()", "    go.set()\n    x = 1"),
+}
+
+
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+@pytest.mark.parametrize("reduction", ["none", "optimistic", "static-por", "transactions", "dwyer-sda",
+                                       "dwyer-ld+wsldom"])
+@pytest.mark.parametrize("name", sorted(SYNC_MODELS))
+def test_monitors_conditions_events_and_calls_are_the_same_search_without_the_fast_path(
+    name: str, reduction: str, granularity: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast, slow = _both(SYNC_MODELS[name], monkeypatch, max_states=20_000, reduction=reduction,
+                       granularity=granularity)
+    assert fast == slow
+    assert fast[0] == ("violation" if name.endswith("-bug") else "ok")
+
+
+def _closure_steps(source: str, monkeypatch: pytest.MonkeyPatch, **kw: object) -> set[str]:
+    """The kinds of the nodes whose steps ran on the closures (the fast path gave them up)."""
+    kinds: set[str] = set()
+    real = system.TransitionSystem._run_closures
+
+    def counted(self: system.TransitionSystem, state: tuple, t: int, choices: tuple, track: bool) -> object:
+        top = state[2][t][-1]
+        kinds.add(top[0].nodes[top[1]].kind)
+        return real(self, state, t, choices, track)
+
+    monkeypatch.setattr(system.TransitionSystem, "_run_closures", counted)
+    movers.check(source, **kw)  # type: ignore[arg-type]
+    return kinds
+
+
+@pytest.mark.parametrize("reduction", ["none", "optimistic"])
+@pytest.mark.parametrize("name", ["monitor", "synchronized-block"])
+def test_monitor_programs_run_every_step_on_the_generated_code(name: str, reduction: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Entering and leaving monitors, wait, its re-acquire, notify_all, notify without waiters, calls with
+    # arguments, returns of ints and references, out of a synchronized method or not: none on the closures.
+    # A notify() with waiters chooses the one it wakes (a choice point): the closures' business.
+    allowed = {"notify"} if name == "synchronized-block" else set()
+    assert _closure_steps(SYNC_MODELS[name], monkeypatch, reduction=reduction) <= allowed
+
+
+def test_condition_and_event_steps_run_on_the_generated_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A notify() that chooses among waiters is still the closures'; ``with cv:`` on a Condition of a Lock or
+    # an RLock, wait and its re-acquire, wait_for's check, notify_all, notify() without waiters, an Event's
+    # wait() and set() are not.
+    for name in ("condition-lock", "condition-rlock"):
+        assert _closure_steps(SYNC_MODELS[name], monkeypatch) <= {"notify"}
+    assert _closure_steps(SYNC_MODELS["event"], monkeypatch) == set()
+    program = compile_source(SYNC_MODELS["condition-rlock"], "model.py")
+    nodes = [n for c in program.codes() for n in c.nodes if n.kind in ("wait", "reacquire", "notify")]
+    assert nodes and all(n.fast is not None for n in nodes)
+    assert all(n.fast_guard is not None for n in nodes if n.kind == "reacquire")
+
+
+def test_a_call_passes_its_frame_and_value_through_the_driver() -> None:
+    program = compile_source(MONITOR, "model.py")
+    producer = program.functions["producer"]
+    # The call of item(k, base) and of buf.add(x), and their continuations, are generated functions.
+    calls = [n for n in producer.nodes if n.source.startswith(("x = item(", "buf.add("))]
+    assert len(calls) == 4 and all(n.fast is not None for n in calls)
+    take = program.classes["Buffer"].methods["take"]
+    assert all(n.fast is not None for n in take.nodes if n.kind in ("acquire", "release", "return", "notify"))
+
+
+def test_a_wrong_notify_all_would_be_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The comparisons above can fail: a notify_all that wakes nobody makes other states.
+    real = codegen_sync.notify
+
+    def deaf(*a: object) -> codegen.FragmentMaker | None:
+        make = real(*a)  # type: ignore[arg-type]
+        if make is None:
+            return None
+
+        def wrong() -> codegen.Fragment:
+            frag = make()
+            frag.lines = [line for line in frag.lines if not line.startswith("if _ws:")]
+            return frag
+
+        return wrong
+
+    monkeypatch.setattr(codegen_sync, "notify", deaf)
+    fast, slow = _both(MONITOR, monkeypatch)
+    assert fast != slow
+
+
+INDIVISIBLE = """
+from movers.lang import *
+
+count = 0
+flag = False
+
+
+class Gate:
+    def __init__(self):
+        self.open = False
+
+    def is_open(self):
+        return self.open
+
+
+gate = Gate()
+
+
+def bump(k):
+    global count
+    count = count + k
+    return count
+
+
+def enough():
+    return count >= 2
+
+
+def ready():
+    return enough()
+
+
+def worker():
+    global flag
+    with indivisible():
+        wait_until(count < 3)
+        v = bump(1)
+        flag = v > 1
+        BLOCK
+    if ready():
+        with atomic():
+            gate.open = True
+    if gate.is_open():
+        assert count >= LEAST
+
+
+LEAST = 1
+Thread(target=worker).start()
+Thread(target=worker).start()
+Thread(target=worker).start()
+"""
+
+INDIVISIBLE_MODELS = {
+    "indivisible": INDIVISIBLE.replace("BLOCK", "pass"),
+    "indivisible-bug": INDIVISIBLE.replace("BLOCK", "pass").replace("LEAST = 1", "LEAST = 3"),
+    "indivisible-blocks": INDIVISIBLE.replace("BLOCK", "wait_until(count > 1)"),
+}
+
+
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+@pytest.mark.parametrize("reduction", ["none", "optimistic", "static-por", "transactions", "dwyer-sda"])
+@pytest.mark.parametrize("name", sorted(INDIVISIBLE_MODELS))
+def test_indivisible_blocks_and_called_conditions_are_the_same_search_without_the_fast_path(
+    name: str, reduction: str, granularity: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast, slow = _both(INDIVISIBLE_MODELS[name], monkeypatch, max_states=20_000, reduction=reduction,
+                       granularity=granularity)
+    assert fast == slow
+    assert fast[0] == ("ok" if name == "indivisible" else "violation")
+
+
+def test_an_indivisible_block_runs_on_the_generated_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The block (its guard, a call and a return inside it), ``if f():`` and the exit of ``with atomic():``:
+    # no step on the closures in a plain search.
+    assert _closure_steps(INDIVISIBLE_MODELS["indivisible"], monkeypatch) == set()
+    program = compile_source(INDIVISIBLE_MODELS["indivisible"], "model.py")
+    entry = next(n for n in program.functions["worker"].nodes if n.source == "with indivisible():")
+    assert entry.fast is not None and entry.fast_guard is not None
+
+
+def test_a_guard_that_fails_inside_an_indivisible_block_is_the_closures(monkeypatch: pytest.MonkeyPatch) -> None:
+    r = movers.check(INDIVISIBLE_MODELS["indivisible-blocks"])
+    assert r.violations and "would block inside" in r.violations[0].message
+
+
+def _effect(o: system.Outcome) -> tuple[object, ...]:
+    e = o.effect
+    assert e is not None
+    return (o.state, o.violation, e.reads, e.writes, e.acquired, e.released, e.allocated, e.started, e.renumbered,
+            e.blocks, e.walked)
+
+
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+@pytest.mark.parametrize("name", sorted({**SYNC_MODELS, **INDIVISIBLE_MODELS}))
+def test_every_step_and_its_effect_is_the_closures(name: str, granularity: str) -> None:
+    # State by state over the whole graph: the successors of the plain search, and each thread's tracked step
+    # with its Effect (what the reductions classify), on the generated code and on the closures.
+    source = {**SYNC_MODELS, **INDIVISIBLE_MODELS}[name]
+    ts = system.TransitionSystem(compile_source(source, "model.py", granularity))
+    s0 = ts.initial()
+    seen, todo = {s0}, [s0]
+    while todo:
+        s = todo.pop()
+        ts.fast_path = False
+        slow = [o.state for o in ts.steps(s)]
+        ts.fast_path = True
+        assert [o.state for o in ts.steps(s)] == slow
+        plain = ts.successors(s)
+        assert plain is None or plain[0] == [x for x in slow if x is not None]
+        for t, th in enumerate(s[2]):
+            if th and ts.enabled(s, t):
+                assert _effect(ts._run(s, t, (), True)) == _effect(ts._run_closures(s, t, (), True))
+        for x in slow:
+            if x is not None and x not in seen:
+                seen.add(x)
+                todo.append(x)

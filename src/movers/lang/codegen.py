@@ -4,7 +4,7 @@ SPIN's lesson is to compile the model: its steps are C functions with the slots,
 granularity baked in. movers does the same inside Python for the shapes that dominate a search: besides its
 closure (``Node.run``, over a per-step ``Ctx``), a node may get generated functions, written as Python
 source by one small emitter per statement shape (``assign``, ``branch``, ``check``, ``range_loop``,
-``join``, ``lock_method``, ``acquire_global_lock``, ``release_lock``...):
+``join``, ``lock_method``, ``release_lock``...; ``with m:``'s entry is ``codegen_sync.lock_enter``):
 
 - ``_n{k}(g, heap, loc, t) -> (g, heap, pc)``: ``g`` the globals tuple, ``heap`` the heap tuple (neither is
   mutated: writes build new tuples), ``loc`` a fresh list of the top frame's locals, updated in place, ``t``
@@ -23,6 +23,11 @@ source by one small emitter per statement shape (``assign``, ``branch``, ``check
 and a function whose body is ``return e`` (an ``@invariant``) becomes ``f(g, heap) -> value``, the module's
 constants (names bound once, to an int or a boolean, before any thread starts: ``module_constants``) folded
 into it.
+
+Monitors, conditions, events, ``wait_until`` and ``with indivisible():`` have their emitters in
+``lang/codegen_sync.py``; calls and returns in ``lang/codegen_calls.py``, whose fragments end with a pc that
+is a tuple (a frame to push, or entering and leaving an indivisible block) for the driver
+(``semantics/system._run_fast``) to act on, as ``Ctx.push``, ``Ctx.ret`` and ``Ctx.atomic`` do.
 
 **What the fast path may decide.** Nothing on its own: a generated function covers the common case of its
 shape (ints, booleans and None in the variables it touches, references copied among locals; a plain
@@ -688,27 +693,6 @@ def lock_method_guard(fc: CompiledFunction, receiver: ast.expr) -> GuardSource |
     if r is None:
         return None
     return _guard_text([*src.lines, f"_o = heap[{r}.i]", "if _o[0] is not LOCK: _fail()", "return _o[2] is None"])
-
-
-def acquire_lock(fc: CompiledFunction, e: ast.expr, slot: int, nxt: Target) -> FragmentMaker | None:
-    """``with m:`` entry for ``m`` a variable (global or local), a list's element or a field holding a plain
-    Lock (``sync.acquire``); the block's hidden slot keeps the lock for the exit (as on the closures, a copy
-    of a reference the frame or the globals already hold: no walk)."""
-    src = _Source()
-    r = reference(fc, e, src)
-    if r is None:
-        return None
-    lines = [
-        *src.lines,
-        f"_r = {r}",
-        "_i = _r.i",
-        "_o = heap[_i]",
-        "if _o[0] is not LOCK or _o[2] is not None: _fail()",
-        f"loc[{slot}] = _r",
-        "_w = [*heap]; _w[_i] = (LOCK, _o[1], t); heap = tuple(_w)",
-        _track("eff.acquired.append(_r)"),
-    ]
-    return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
 
 
 def release_lock(slot: int, after: Target) -> FragmentMaker:

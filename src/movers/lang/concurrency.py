@@ -22,7 +22,7 @@ from typing import Any
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import BARRIER, CONDITION, EVENT, MON, SYNC_KINDS, AtomicBlock, Ref
-from movers.lang import codegen
+from movers.lang import codegen, codegen_sync
 from movers.lang.function import AV, NO_VALUE, Exit, Facts, Fn, FunctionCore, Label
 from movers.lang.runtime_ops import join_guard, join_op, start_thread
 from movers.lang.syntax import _is_call_to
@@ -68,7 +68,7 @@ class ConcurrencyCompiler(FunctionCore):
                 return ctx.loc[slot]
 
             self.compile_monitor_with(s, r, s.body, f"with {self.mc.text(e)}:", self.mc.text(e.args[0]),
-                                      init=(slot, obj), facts=facts, av=self.value(e.args[0]))
+                                      init=(slot, obj), facts=facts, av=self.value(e.args[0]), fast_obj=e.args[0])
             return
         self.compile_lock_with(s, e, var)
 
@@ -105,8 +105,9 @@ class ConcurrencyCompiler(FunctionCore):
             return lambda ctx: sync.acquire_text(ctx, lock(ctx), name)
 
         lock_name = self.lock_name(e)
-        fast = codegen.acquire_lock(self, e, slot, nxt)
-        fast_guard = codegen.lock_method_guard(self, e)
+        # Any reference codegen reads (a local's too), and Conditions and RLocks besides Locks.
+        fast = codegen_sync.lock_enter(self, e, slot, nxt)
+        fast_guard = codegen_sync.lock_guard(self, e)
         self.emit(make, True, s, kind="acquire", source=f"with {name}:", guard_make=guard_make,
                   blocked_make=blocked_make, lock_name=lock_name, fast=fast, fast_guard=fast_guard, **facts.info())
         self.here(nxt)
@@ -124,7 +125,7 @@ class ConcurrencyCompiler(FunctionCore):
                 return run
 
             self.emit(make_exit, True, at_node, kind="release", source=f"end of with {name}: release",
-                      lock_name=lock_name, uses=uses, fast=codegen.release_lock(slot, after),
+                      lock_name=lock_name, uses=uses, fast=codegen_sync.lock_exit(slot, after),
                       line=getattr(at_node, "end_lineno", s.lineno) if at_node is s else at_node.lineno)
             self.here(after)
 
@@ -154,8 +155,10 @@ class ConcurrencyCompiler(FunctionCore):
         init: tuple[int, Fn] | None = None,
         facts: Facts | None = None,
         av: AV = NO_VALUE,
+        fast_obj: ast.expr | int | None = None,
     ) -> None:
-        """``av``: the abstract value of the object whose monitor the block holds (static escape analysis)."""
+        """``av``: the abstract value of the object whose monitor the block holds (static escape analysis);
+        ``fast_obj``: the object's expression, or the local slot that holds it, for the generated code."""
         nxt = self.label()
         if init is not None:
             slot, obj = init
@@ -189,6 +192,9 @@ class ConcurrencyCompiler(FunctionCore):
 
         info = (facts or Facts()).info()
         info["uses"] = (*info["uses"], av)
+        if fast_obj is not None:
+            info["fast"] = codegen_sync.monitor_enter(self, fast_obj, slot, nxt)
+            info["fast_guard"] = codegen_sync.monitor_enter_guard(self, fast_obj)
         self.emit(make, True, s, kind="acquire", source=src, guard_make=guard_make, blocked_make=blocked_make,
                   **info)
         self.here(nxt)
@@ -207,8 +213,11 @@ class ConcurrencyCompiler(FunctionCore):
                 return run
 
             line = getattr(at_node, "end_lineno", 0) if at_node is s else getattr(at_node, "lineno", 0)
+            fast = None
+            if slot >= 0 or isinstance(fast_obj, int):
+                fast = codegen_sync.monitor_exit(slot if slot >= 0 else fast_obj, slot >= 0, after)  # type: ignore[arg-type]
             self.emit(make_exit, True, at_node, kind="release", source=f"leave monitor of {name}", line=line,
-                      uses=(av,))
+                      uses=(av,), fast=fast)
             self.here(after)
 
         # An exception leaving the block runs its exit too (lang/exceptions.py).
@@ -223,7 +232,7 @@ class ConcurrencyCompiler(FunctionCore):
         def r(ctx: Ctx) -> Any:
             return ctx.loc[self_slot]
 
-        self.compile_monitor_with(fn, r, body, src, "self", av=frozenset({("local", self_slot)}))
+        self.compile_monitor_with(fn, r, body, src, "self", av=frozenset({("local", self_slot)}), fast_obj=self_slot)
 
     def compile_indivisible(self, s: ast.With) -> None:
         body = [b for b in s.body if not isinstance(b, ast.Pass)]
@@ -236,7 +245,8 @@ class ConcurrencyCompiler(FunctionCore):
 
             return run
 
-        entry = self.emit(make, True, s, kind="indivisible", source="with indivisible():")
+        entry = self.emit(make, True, s, kind="indivisible", source="with indivisible():",
+                          fast=codegen_sync.indivisible(1, nxt))
         self.here(nxt)
 
         def emit_exit(at_node: ast.AST) -> None:
@@ -249,7 +259,7 @@ class ConcurrencyCompiler(FunctionCore):
 
                 return run
 
-            self.emit(make_exit, False, at_node, source="")
+            self.emit(make_exit, False, at_node, source="", fast=codegen_sync.indivisible(-1, after))
             self.here(after)
 
         start = len(self.pending)
@@ -261,6 +271,7 @@ class ConcurrencyCompiler(FunctionCore):
             info = self.pending[start][1]
             if "guard_make" in info:
                 self.pending[entry][1]["guard_make"] = info["guard_make"]
+                self.pending[entry][1]["fast_guard"] = info.get("fast_guard")
                 if "blocked_make" in info:
                     self.pending[entry][1]["blocked_make"] = info["blocked_make"]
         # The nodes inside run in the entry's step; mark their static facts on the entry for reductions.
@@ -305,7 +316,8 @@ class ConcurrencyCompiler(FunctionCore):
 
                 return run
 
-            self.emit(make_exit, False, at_node, source="", kind="atomic-exit")
+            self.emit(make_exit, False, at_node, source="", kind="atomic-exit",
+                      fast=codegen_sync.atomic_exit(after, lexically_outermost))
             self.here(after)
 
         # An exception leaving the block runs its exit too (lang/exceptions.py).
@@ -337,7 +349,8 @@ class ConcurrencyCompiler(FunctionCore):
             return run
 
         self.emit(make, True, s, kind="wait_until", guard_make=lambda: cond,
-                  blocked_make=lambda: (lambda ctx: f"waits until {text}"), **facts.info())
+                  blocked_make=lambda: (lambda ctx: f"waits until {text}"), **facts.info(),
+                  fast=codegen.check(self, e.args[0], nxt), fast_guard=codegen_sync.condition_guard(self, e.args[0]))
         self.here(nxt)
 
     def call_stmt_commit(self, s: ast.Expr, e: ast.Call) -> None:
@@ -357,7 +370,7 @@ class ConcurrencyCompiler(FunctionCore):
         with self.recording() as facts:
             obj = self.expr(e.args[0], allow_calls=False)
             facts.uses.append(self.value(e.args[0]))
-        self.compile_wait(s, obj, True, self.mc.text(e.args[0]), facts)
+        self.compile_wait(s, obj, True, self.mc.text(e.args[0]), facts, e.args[0])
 
     def call_stmt_notify(self, s: ast.Expr, e: ast.Call) -> None:
         self._notify_stmt(s, e, False)
@@ -380,10 +393,12 @@ class ConcurrencyCompiler(FunctionCore):
 
             return run
 
-        self.emit(make, True, s, kind="notify", **facts.info())
+        self.emit(make, True, s, kind="notify", fast=codegen_sync.notify(self, e.args[0], True, everyone, nxt),
+                  **facts.info())
         self.here(nxt)
 
-    def compile_wait(self, s: ast.AST, obj: Fn, monitor: bool, name: str, facts: Facts) -> None:
+    def compile_wait(self, s: ast.AST, obj: Fn, monitor: bool, name: str, facts: Facts,
+                     fast_obj: ast.expr | None = None) -> None:
         """``wait`` is two steps: release and join the wait set; then, once notified, re-acquire.
 
         ``x.wait()`` may also meet an Event (one step, enabled while it is set) or a Barrier (two steps:
@@ -433,6 +448,10 @@ class ConcurrencyCompiler(FunctionCore):
             info["blocked_make"] = lambda: (lambda ctx: f"waits for the event {name} to be set")
         if events or passing is not None:
             info["succ"] = [reacq, nxt] + ([passing] if passing is not None else [])
+        if fast_obj is not None:
+            info["fast"] = codegen_sync.wait(self, fast_obj, monitor, slot, count, reacq, nxt, events)
+            if events:
+                info["fast_guard"] = codegen_sync.wait_guard(self, fast_obj)
         self.emit(make, True, s, kind="wait", **info)
         self.here(reacq)
 
@@ -460,7 +479,9 @@ class ConcurrencyCompiler(FunctionCore):
             return text
 
         self.emit(make2, True, s, kind="reacquire", source=f"{self.mc.text(s)}  (re-acquire)",
-                  guard_make=guard, blocked_make=blocked, uses=tuple(facts.uses), succ=[nxt])
+                  guard_make=guard, blocked_make=blocked, uses=tuple(facts.uses), succ=[nxt],
+                  fast=codegen_sync.reacquire(slot, count, monitor, nxt),
+                  fast_guard=codegen_sync.reacquire_guard(slot, monitor))
         if passing is not None:
             self.compile_barrier_pass(s, slot, passing, nxt, name, facts)
         self.here(nxt)
@@ -517,12 +538,13 @@ class ConcurrencyCompiler(FunctionCore):
 
             return finish
 
-        self.simple(s, build, "loop", succ=[wait, end], source=f"{self.mc.text(s)}  (check {self.mc.text(p)})")
+        self.simple(s, build, "loop", succ=[wait, end], source=f"{self.mc.text(s)}  (check {self.mc.text(p)})",
+                    fast=codegen_sync.wait_for_check(self, f.value, test, wait, end))
         self.here(wait)
         with self.recording() as facts:
             recv = self.expr(f.value, allow_calls=False)
             facts.uses.append(self.value(f.value))
-        self.compile_wait(s, recv, False, name, facts)
+        self.compile_wait(s, recv, False, name, facts, f.value)
         self.jump(head, s)
         self.here(end)
 
@@ -567,7 +589,7 @@ class ConcurrencyCompiler(FunctionCore):
         user_setup = self.method_call_setup(recv, method, [], e)
 
         if method == "wait":
-            self.compile_wait(s, recv, False, name, facts)  # c.wait() on a Condition
+            self.compile_wait(s, recv, False, name, facts, f.value)  # c.wait() on a Condition
             return
 
         op: Callable[[Ctx, Any], None]
@@ -630,6 +652,8 @@ class ConcurrencyCompiler(FunctionCore):
         if method == "join":
             info["fast"] = codegen.join(self, f.value, nxt)
             info["fast_guard"] = codegen.join_guard(self, f.value)
+        elif method in ("notify", "notify_all", "notifyAll"):
+            info["fast"] = codegen_sync.notify(self, f.value, False, method != "notify", nxt)
         elif method in ("acquire", "release"):
             info["fast"] = codegen.lock_method(self, f.value, method, nxt)
             if method == "acquire":

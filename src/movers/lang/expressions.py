@@ -853,7 +853,9 @@ class ExpressionCompiler(FunctionCore):
                 values = self.arranged(how, args)
                 self.flow("call", code, self.bound_values(e, how, code))
                 self.note(e, frozenset({("return", code)}))
-                return self.site(lambda ctx, ret_pc: ctx.push(code, values(ctx), ret_pc), e)
+                read = self.site(lambda ctx, ret_pc: ctx.push(code, values(ctx), ret_pc), e)
+                self.site_stack[0][-1].fast_call = (e, code)  # type: ignore[index]  # lang/codegen_calls.py
+                return read
             if name in self.mc.classes:
                 return self.constructor(e, self.mc.classes[name])
             if name in BUILTIN_EXCEPTIONS and name not in self.slot and name not in self.mc.global_slot:
@@ -892,7 +894,9 @@ class ExpressionCompiler(FunctionCore):
             rv = self.value(f.value)
             self.flow("method_call", rv, f.attr, self.method_args_values(e, f.attr))
             self.note(e, frozenset({("method_return", rv, f.attr)}))
-            return self.site(self.method_call_setup(recv, f.attr, args, e), e)
+            read = self.site(self.method_call_setup(recv, f.attr, args, e), e)
+            self.site_stack[0][-1].fast_call = (e, None)  # type: ignore[index]  # lang/codegen_calls.py
+            return read
         if isinstance(f, (ast.Subscript, ast.Call, ast.Lambda)):  # handlers[i](x), make(k)(), (lambda: 1)()
             return self.call_value(e)
         raise self.mc.error(e, "unsupported call")

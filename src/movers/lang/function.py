@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from movers.ir.machine import Ctx
 from movers.ir.program import SYNC_KINDS, UNBOUND, AtomicBlock, ClassInfo, Code, Func, Node, box
-from movers.lang import codegen
+from movers.lang import codegen, codegen_calls
 from movers.lang.errors import ModelSyntaxError
 from movers.lang.functions_model import CELL, Lifted, own_nodes
 from movers.lang.granularity import Finals, Lowering, break_local_cycles
@@ -165,6 +165,8 @@ class CallSite:
     def __init__(self, temp: int, setup: Callable[[Ctx, int], None]) -> None:
         self.temp = temp
         self.setup = setup  # setup(ctx, ret_pc): evaluate receiver and arguments, push the frame
+        # (the call, the callee's Code or None for a method): a plain call the fast path may make (codegen_calls).
+        self.fast_call: tuple[ast.Call, Any] | None = None
 
 
 class Exit:
@@ -489,6 +491,9 @@ class FunctionCore:
             self.site_stack = outer
         static = facts.info()
         fast = info.pop("fast", None)
+        after = info.pop("fast_after", None)  # where the statement goes on: a call's fast path (codegen_calls)
+        branch = info.pop("fast_branch", None)  # or, for a condition that is a call, where it jumps
+        returned = info.pop("fast_return", None)  # or, for ``return f(...)``, where the value goes
         static.update(info)
         last = {} if succ is None else {"succ": succ}
         if not sites:
@@ -507,7 +512,18 @@ class FunctionCore:
 
             return run
 
-        self.emit(first_make, True, s, kind=kind, **static)
+        call_fast = cont_fast = None
+        call = sites[0].fast_call if len(sites) == 1 else None
+        if call is not None and after is not None and getattr(s, "value", None) is call[0]:
+            call_fast = codegen_calls.call(self, *call, labels[0])
+            cont_fast = codegen_calls.continuation(self, s, sites[0].temp, after)  # type: ignore[arg-type]
+        elif call is not None and branch is not None and s is call[0]:
+            call_fast = codegen_calls.call(self, *call, labels[0])
+            cont_fast = codegen_calls.branch(sites[0].temp, *branch)
+        elif call is not None and returned is not None and getattr(s, "value", None) is call[0]:
+            call_fast = codegen_calls.call(self, *call, labels[0])
+            cont_fast = codegen_calls.pass_on(sites[0].temp, *returned)
+        self.emit(first_make, True, s, kind=kind, **static, fast=call_fast)
         for i, site in enumerate(sites):
             self.here(labels[i])
             nxt = sites[i + 1] if i + 1 < len(sites) else None
@@ -533,4 +549,4 @@ class FunctionCore:
             cont_info = dict(static, source=self.mc.text(s) + "  (continued)")
             if nxt is None:
                 cont_info.update(last)
-            self.emit(cont_make, False, s, **cont_info)
+            self.emit(cont_make, False, s, **cont_info, fast=cont_fast)

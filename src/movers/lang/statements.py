@@ -20,7 +20,7 @@ from typing import Any
 
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import UNBOUND, Ref, box, unbox
-from movers.lang import codegen, deques, strings, threadinfo
+from movers.lang import codegen, codegen_calls, codegen_sync, deques, strings, threadinfo
 from movers.lang.containers import dict_get, dict_set
 from movers.lang.expressions import _model_methods
 from movers.lang.function import NO_VALUE, Exit, Fn, FunctionCore, Label
@@ -121,7 +121,12 @@ class StatementCompiler(FunctionCore):
 
             return make_finish
 
-        self.simple(s, build, kind)
+        fast = None
+        e = getattr(s, "value", None)
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "set" and not e.args \
+                and not e.keywords:
+            fast = codegen_sync.event_set(self, e.func.value, nxt)  # used only when no model call is hoisted
+        self.simple(s, build, kind, fast_after=nxt, fast=fast)
         self.here(nxt)
 
     def stmt_Assign(self, s: ast.Assign) -> None:
@@ -148,7 +153,7 @@ class StatementCompiler(FunctionCore):
             return finish
 
         fast = codegen.assign(self, s.targets[0], s.value, nxt) if len(s.targets) == 1 else None
-        self.simple(s, build, fast=fast)
+        self.simple(s, build, fast=fast, fast_after=nxt)
         self.here(nxt)
 
     def stmt_AnnAssign(self, s: ast.AnnAssign) -> None:
@@ -336,7 +341,9 @@ class StatementCompiler(FunctionCore):
 
                 return finish
 
-            self.simple(s, build, "thread-end" if ends else "return", succ=[])
+            self.simple(s, build, "thread-end" if ends else "return", succ=[],
+                        fast=None if ends else codegen_calls.return_value(self, s.value),
+                        fast_return=None if ends else (-1, None))
             return
         # Leave the enclosing with-blocks first: each exit costs its step, then the value is delivered.
         ret_slot = self.hidden("ret")
@@ -352,7 +359,8 @@ class StatementCompiler(FunctionCore):
 
             return finish
 
-        self.simple(s, build2, "return")
+        self.simple(s, build2, "return", fast=codegen_calls.keep_return_value(self, s.value, ret_slot, chain),
+                    fast_return=(ret_slot, chain))
         self.here(chain)
         saved = self.exits
         suspended = []
@@ -375,7 +383,7 @@ class StatementCompiler(FunctionCore):
             self.emit(self.ending(make), False, s, source="", succ=[], kind="thread-end",  # type: ignore[attr-defined]
                       fields_written=frozenset({"_tid"}))
         else:
-            self.emit(make, False, s, source="", succ=[])
+            self.emit(make, False, s, source="", succ=[], fast=codegen_calls.deliver_return_value(ret_slot))
         for p in suspended:
             p.resume(len(self.pending))
 
@@ -415,7 +423,7 @@ class StatementCompiler(FunctionCore):
             return finish
 
         self.simple(test, build, kind, succ=[nxt, on_false], source=self.mc.text(test), line=test.lineno,
-                    fast=codegen.branch(self, test, nxt, on_false))
+                    fast=codegen.branch(self, test, nxt, on_false), fast_branch=(nxt, on_false))
         self.here(nxt)
 
     def stmt_If(self, s: ast.If) -> None:

@@ -631,51 +631,90 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
     """Thread ``t``'s step from ``node`` on its generated fast functions (``lang/codegen.py``): the successor,
     or None when the step left their shapes (the caller then runs it on the closures, from the same state).
     No Ctx; the Effect, when ``eff`` asks for it, recorded by the tracked variants. A fast function never
-    moves a reference, so the successor needs no canonical walk, except where the thread ends holding some:
-    ``cover(g, heap)`` then says whether the globals reach every object (then no walk is needed, as in
-    ``_run``)."""
+    moves a reference into the globals or the heap, so the successor needs no canonical walk, except where the
+    step may pass, store or drop references in frames (a call, a return, a value returned into a local: every
+    step that pushes or pops a frame is taken as one; ``Ctx.push``, ``Ctx.ret`` and ``store_local`` mark the
+    closures' dirty) or where the thread ends holding some: ``cover(g, heap)`` then says whether the globals
+    reach every object (then no walk is needed, as in ``_run``).
+
+    A call's fragment ends with ``pc = (callee, arguments, return pc)`` (``lang/codegen_calls.py``): the frame
+    is pushed here, as ``Ctx.push`` does; a ``return e`` appends its value to the frame's locals before
+    ``pc = -1``, and the caller's continuation takes it from the end of its own (``Ctx.retval``). The entry
+    and the exit of ``with indivisible():`` end with ``pc = (1, next)`` and ``pc = (-1, next)``
+    (``Ctx.atomic``): in between, the step goes on through costly nodes."""
     g0, heap0 = g, heap
+    code = top[0]
     loc = list(top[2:])
+    frames = th[:-1]
+    dirty = False
+    atomic = 0
     try:
         if eff is None:
             g, heap, pc = node.fast(g, heap, loc, t)  # type: ignore[misc]
         else:
             g, heap, pc = node.fast_tracked(g, heap, loc, t, eff)  # type: ignore[misc]
-        if pc >= 0:
-            nodes = top[0].nodes
-            glue = 0
-            while not (nxt := nodes[pc]).costly:
-                if glue > FAST_GLUE_LIMIT:
-                    return None
-                if eff is None:
-                    f = nxt.fast
-                    if f is None:
-                        return None
-                    g, heap, pc = f(g, heap, loc, t)
-                else:
-                    f = nxt.fast_tracked
-                    if f is None:
-                        return None
-                    g, heap, pc = f(g, heap, loc, t, eff)
-                if pc < 0:
+        glue = 0
+        while True:
+            if type(pc) is tuple and len(pc) == 2:
+                atomic += pc[0]
+                pc = pc[1]
+            elif type(pc) is tuple:
+                callee, args, ret = pc
+                if len(frames) > 200:
+                    return None  # the closures' "recursion too deep"
+                frames = (*frames, (code, ret, *loc))
+                code, loc, pc = callee, callee.new_frame_locals(args), callee.entry
+                dirty = True
+            elif pc < 0:
+                if not frames:
                     break
-                glue += 1
+                rv = loc.pop() if len(loc) > len(code.locals) else None
+                dirty = True
+                caller = frames[-1]
+                frames = frames[:-1]
+                code, pc, loc = caller[0], caller[1], [*caller[2:], rv]
+                if code.nodes[pc].costly:
+                    return None  # the value would be left in the frame: only a continuation takes it
+            nxt = code.nodes[pc]
+            if nxt.costly:
+                if not atomic:
+                    break
+                # Inside ``with indivisible():`` a step runs on through costly nodes whose guards hold (where
+                # one does not, the closures report that it would block). A tracked step's Effect holds the
+                # reads of those guards: the closures'.
+                if nxt.guard is not None:
+                    fg = nxt.fast_guard
+                    if eff is not None or fg is None or not fg(g, heap, threads, (code, pc, *loc), t):
+                        return None
+            if glue > FAST_GLUE_LIMIT:
+                return None
+            if eff is None:
+                f = nxt.fast
+                if f is None:
+                    return None
+                g, heap, pc = f(g, heap, loc, t)
+            else:
+                f = nxt.fast_tracked
+                if f is None:
+                    return None
+                g, heap, pc = f(g, heap, loc, t, eff)
+            glue += 1
     except Exception:  # noqa: BLE001  (whatever went wrong, the closures redo the step and report it)
         return None
     if pc >= 0:
-        mine = (*th[:-1], (top[0], pc, *loc))
+        mine = (*frames, (code, pc, *loc))
     else:
-        # The frame returned: only a thread's last frame here (a return to a caller passes a value, on the
-        # closures). Dropping a reference may change the canonical heap, unless the globals reach every
-        # object (the canonical order walks from the globals first: semantics/state.py).
-        if len(th) > 1:
-            return None
+        # The thread's last frame returned. Dropping a reference may change the canonical heap, unless the
+        # globals reach every object (the canonical order walks from the globals first: semantics/state.py).
+        if len(loc) > len(code.locals):
+            loc.pop()
         for v in loc:
             if type(v) is Ref or type(v) is tuple:
-                if cover is None or not cover(g0, heap0):
-                    return None
+                dirty = True
                 break
         mine = ()
+    if dirty and (cover is None or not cover(g0, heap0)):
+        return None
     return (g, heap, threads[:t] + (mine,) + threads[t + 1:])
 
 

@@ -1,0 +1,191 @@
+"""Generated code for calls of model functions and methods, and for returns: the fast back end's frames.
+
+``lang/codegen.py`` compiles the steps that dominate a search to Python source over one frame's locals (read
+its module docstring). A call changes the frames, which its fragments cannot do themselves; so they say it,
+and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx.ret`` do:
+
+- a call's fragment (the node that evaluates the receiver and the arguments, ``ExpressionCompiler.e_Call``'s
+  hoisted call site) ends with ``pc = (callee, arguments, return pc)``: the arguments as the frame stores
+  them (booleans boxed), for a call that binds them by position only (the callee's signature checked as
+  ``method_call_setup`` checks it; anything else, keywords and defaults included, is the closures');
+- ``return e`` appends ``e``'s value to the frame's locals, then ``pc = -1`` (falling off the end returns
+  None: nothing appended); the driver pops the frame and appends the value to the caller's locals, where
+  the caller's continuation node takes it (the closures' ``Ctx.retval``, which is not part of a state
+  either: the continuation runs in the same step);
+- the continuation of ``if f(...):`` (any condition that is a call) jumps on the value's truth, for an int, a
+  boolean or None; of ``return f(...)`` it returns the value in turn; of ``f(...)`` as a statement it drops
+  the value; of ``x = f(...)`` stores it into ``x``: any
+  value into a local (the driver takes every step that pushes or pops a frame as one that may move references
+  in frames, as ``Ctx.push``, ``Ctx.ret`` and ``store_local`` would mark it), an int, a boolean or None
+  elsewhere (``codegen._store``), else the step falls back.
+
+A ``return`` inside ``with`` blocks (a ``@synchronized`` method's) keeps its value in a hidden slot while the
+blocks' exits run: that store and the final delivery are fragments too.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from movers.ir.program import box, unbox
+from movers.lang import codegen
+from movers.lang.codegen import CompiledFunction, Fallback, Fragment, FragmentMaker, Target
+from movers.lang.functions_model import signature_of
+
+
+def _method(cls: Any, name: str, n: int) -> Any:
+    """The code of method ``name`` of class ``cls`` for a call with ``n`` positional arguments (``self``
+    included) that binds them in order (``method_call_setup``'s plain case); else Fallback."""
+    code = cls.lookup(name)
+    if code is None:
+        raise Fallback
+    if signature_of(code).npos != n or len(code.params) != n:
+        raise Fallback
+    return code
+
+
+codegen.HELPERS.update({"_method": _method, "_box": box, "_unbox": unbox})
+
+# The other names the generated text uses (tests/test_codegen.py checks it).
+NAMES = frozenset({"_rv", "_b", "_k", "pop"})
+
+
+def _bind(fc: CompiledFunction, obj: Any) -> str:
+    """An identifier bound to ``obj`` (a callee's Code) in the generated code's namespace: ``fast_names`` maps
+    what the namespace binds to its identifier, so the object is a value there, never source text."""
+    names: dict[Any, str] = fc.fast_names  # type: ignore[assignment]
+    if obj not in names:
+        names[obj] = f"_a{len(names)}"
+    return names[obj]
+
+
+def _argument(fc: CompiledFunction, a: ast.expr, src: codegen._Source) -> str | None:
+    """The text of an argument as the callee's frame stores it (``Code.new_frame_locals`` boxes it)."""
+    if isinstance(a, ast.Constant):
+        if a.value is True or a.value is False:
+            return "TRUE" if a.value else "FALSE"
+        return codegen._literal(a.value)
+    if isinstance(a, (ast.Name, ast.Attribute, ast.Subscript)):
+        return codegen._raw(fc, a, src)  # as stored: box(unbox(v)) is v
+    v = codegen.value(fc, a, src)
+    if v is None:
+        return None
+    x = src.temp()
+    src.add(f"{x} = {v}")
+    src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+    return x
+
+
+def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> FragmentMaker | None:
+    """The node of a hoisted call ``e`` (its site's setup): of the model function ``callee`` (a Code), or,
+    when ``callee`` is None, of the method ``e.func.attr`` of the object ``e.func.value`` holds."""
+    if e.keywords or any(isinstance(a, ast.Starred) for a in e.args):
+        return None
+    src = codegen._Source()
+    head: list[str] = []
+    if callee is None:
+        if not isinstance(e.func, ast.Attribute):
+            return None
+        r = codegen.reference(fc, e.func.value, src)
+        if r is None:
+            return None
+        head = [r]
+    else:
+        sig = signature_of(callee)
+        if sig.npos != len(e.args) or len(callee.params) != len(e.args):
+            return None  # defaults, keyword-only parameters, *args: the closures bind them
+    args = [_argument(fc, a, src) for a in e.args]
+    if any(a is None for a in args):
+        return None
+    values = ", ".join([*head, *args])  # type: ignore[list-item]
+    if callee is None:
+        assert isinstance(e.func, ast.Attribute)
+        src.add(f"_k = _method(heap[{head[0]}.i][0], {codegen._name_constant(fc, e.func.attr)}, {len(args) + 1})")
+    else:
+        src.add(f"_k = {_bind(fc, callee)}")
+    return lambda: Fragment([*src.lines, f"pc = (_k, [{values}], {ret.pc})"], None, not src.eager)
+
+
+def continuation(fc: CompiledFunction, s: ast.stmt, temp: int, nxt: Target) -> FragmentMaker | None:
+    """The caller's node after the call returns: ``f(...)`` as a statement drops the value (its hidden slot
+    ends cleared, as the closures leave it); ``x = f(...)`` stores it (``codegen._store``)."""
+    src = codegen._Source()
+    src.add("_rv = loc.pop()")
+    if temp >= 0:
+        src.add(f"loc[{temp}] = None")
+    if isinstance(s, ast.Assign):
+        if len(s.targets) != 1:
+            return None
+        target = s.targets[0]
+        where = codegen._variable(fc, target.id) if isinstance(target, ast.Name) and not fc.is_module else None
+        if where is not None and where[0] == "loc":
+            # Into a local, any value, as ``store_local`` stores it: the driver takes a step that returns from a
+            # call as one that may move references in frames (its canonical walk, semantics/system._run_fast).
+            src.add(f"loc[{where[1]}] = _box(_rv)")
+        else:
+            src.add("if _rv is not None and type(_rv) is not int and type(_rv) is not bool: _fail()")
+            if not codegen._store(fc, target, "_rv", src):
+                return None
+    elif not isinstance(s, ast.Expr):
+        return None
+    return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, not src.eager)
+
+
+def branch(temp: int, nxt: Target, on_false: Target) -> FragmentMaker:
+    """The caller's node after a call that is a condition (``if f():``, ``while o.m():``): on to ``nxt`` when
+    the value is true, else to ``on_false``; an int, a boolean or None (other values' truth is the closures')."""
+    lines = ["_rv = loc.pop()", *([f"loc[{temp}] = None"] if temp >= 0 else []),
+             "if _rv is not None and type(_rv) is not int and type(_rv) is not bool: _fail()"]
+    # The labels are placed once the function is compiled: their numbers are read when the fragment is made.
+    return lambda: Fragment([*lines, f"pc = {nxt.pc} if _rv else {on_false.pc}"], None, True,
+                            (nxt.pc, on_false.pc))
+
+
+def pass_on(temp: int, slot: int, chain: Target | None) -> FragmentMaker:
+    """The caller's node after the call of ``return f(...)``: the value returned in turn (``slot`` < 0), or kept
+    (boxed) in ``slot`` while the enclosing ``with`` blocks' exits run, then on to ``chain``."""
+    lines = ["_rv = loc.pop()", *([f"loc[{temp}] = None"] if temp >= 0 else [])]
+    if chain is None:
+        return lambda: Fragment([*lines, "loc.append(_rv)", "pc = -1"], None, True, (-1,))
+    return lambda: Fragment([*lines, f"loc[{slot}] = _box(_rv)", f"pc = {chain.pc}"], chain.pc)
+
+
+def _returned(fc: CompiledFunction, e: ast.expr | None, src: codegen._Source) -> str | None:
+    """The text of ``return e``'s value as the caller sees it (unboxed)."""
+    if e is None:
+        return "None"
+    if isinstance(e, (ast.Name, ast.Attribute, ast.Subscript)):
+        # References and tuples too: unboxed, as the closures' expression gives them.
+        raw = codegen._raw(fc, e, src)
+        return f"_unbox({raw})" if raw is not None else None
+    return codegen.value(fc, e, src)
+
+
+def return_value(fc: CompiledFunction, e: ast.expr | None) -> FragmentMaker | None:
+    """``return e`` out of no ``with`` block: the value to the caller (``Ctx.ret``)."""
+    src = codegen._Source()
+    v = _returned(fc, e, src)
+    if v is None:
+        return None
+    return lambda: Fragment([*src.lines, f"loc.append({v})", "pc = -1"], None, not src.eager, (-1,))
+
+
+def keep_return_value(fc: CompiledFunction, e: ast.expr | None, slot: int, chain: Target) -> FragmentMaker | None:
+    """``return e`` inside ``with`` blocks: the value kept (boxed) in ``slot`` while the exits run."""
+    src = codegen._Source()
+    v = _returned(fc, e, src)
+    if v is None:
+        return None
+    lines = [*src.lines, f"loc[{slot}] = _box({v})"]
+    return lambda: Fragment([*lines, f"pc = {chain.pc}"], chain.pc, not src.eager)
+
+
+def deliver_return_value(slot: int) -> FragmentMaker:
+    """After the exits: the kept value to the caller."""
+    lines = [f"_b = loc[{slot}]", f"loc[{slot}] = None", "loc.append(_unbox(_b))", "pc = -1"]
+    return lambda: Fragment(lines, None, True, (-1,))
+
+
+__all__ = ["NAMES", "branch", "call", "continuation", "deliver_return_value", "keep_return_value", "pass_on",
+           "return_value"]

@@ -787,7 +787,7 @@ def test_monitors_conditions_events_and_calls_are_the_same_search_without_the_fa
     assert fast[0] == ("violation" if name.endswith("-bug") else "ok")
 
 
-def _closure_steps(source: str, monkeypatch: pytest.MonkeyPatch, **kw: object) -> set[str]:
+def _closure_kinds(source: str, monkeypatch: pytest.MonkeyPatch, **kw: object) -> set[str]:
     """The kinds of the nodes whose steps ran on the closures (the fast path gave them up)."""
     kinds: set[str] = set()
     real = system.TransitionSystem._run_closures
@@ -810,7 +810,7 @@ def test_monitor_programs_run_every_step_on_the_generated_code(name: str, reduct
     # arguments, returns of ints and references, out of a synchronized method or not: none on the closures.
     # A notify() with waiters chooses the one it wakes (a choice point): the closures' business.
     allowed = {"notify"} if name == "synchronized-block" else set()
-    assert _closure_steps(SYNC_MODELS[name], monkeypatch, reduction=reduction) <= allowed
+    assert _closure_kinds(SYNC_MODELS[name], monkeypatch, reduction=reduction) <= allowed
 
 
 def test_condition_and_event_steps_run_on_the_generated_code(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -818,8 +818,8 @@ def test_condition_and_event_steps_run_on_the_generated_code(monkeypatch: pytest
     # an RLock, wait and its re-acquire, wait_for's check, notify_all, notify() without waiters, an Event's
     # wait() and set() are not.
     for name in ("condition-lock", "condition-rlock"):
-        assert _closure_steps(SYNC_MODELS[name], monkeypatch) <= {"notify"}
-    assert _closure_steps(SYNC_MODELS["event"], monkeypatch) == set()
+        assert _closure_kinds(SYNC_MODELS[name], monkeypatch) <= {"notify"}
+    assert _closure_kinds(SYNC_MODELS["event"], monkeypatch) == set()
     program = compile_source(SYNC_MODELS["condition-rlock"], "model.py")
     nodes = [n for c in program.codes() for n in c.nodes if n.kind in ("wait", "reacquire", "notify")]
     assert nodes and all(n.fast is not None for n in nodes)
@@ -931,7 +931,7 @@ def test_indivisible_blocks_and_called_conditions_are_the_same_search_without_th
 def test_an_indivisible_block_runs_on_the_generated_code(monkeypatch: pytest.MonkeyPatch) -> None:
     # The block (its guard, a call and a return inside it), ``if f():`` and the exit of ``with atomic():``:
     # no step on the closures in a plain search.
-    assert _closure_steps(INDIVISIBLE_MODELS["indivisible"], monkeypatch) == set()
+    assert _closure_kinds(INDIVISIBLE_MODELS["indivisible"], monkeypatch) == set()
     program = compile_source(INDIVISIBLE_MODELS["indivisible"], "model.py")
     entry = next(n for n in program.functions["worker"].nodes if n.source == "with indivisible():")
     assert entry.fast is not None and entry.fast_guard is not None

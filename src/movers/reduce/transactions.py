@@ -181,6 +181,9 @@ class Transactions(ReductionBase):
     def _deadlock_in_closure(self, state: tuple) -> Move | None:
         """From ``state`` (every thread in N), a deadlock reached by a run of pre-commit steps of each thread,
         in thread order, as a move ending in the violation; None if there is none (module docstring)."""
+        threads = state[2]
+        if not any(threads[t] and self._guard_ahead(state, t) for t in range(len(threads))):
+            return None  # no thread has a run to take (``_closure_search``): only the empty combination is left
         try:
             return self._closure_search(state, 0, (), [CLOSURE_LIMIT])
         except _GiveUp:

@@ -263,8 +263,7 @@ class Transactions(ReductionBase):
 def _guard_reachable(code: Any, start: int) -> bool:
     """``Transactions._guard_ahead``, computed: a search of ``code``'s control flow from node ``start``, for a
     node reached after at least one step (``start`` itself too, where a run comes back to it) that has a
-    guard or leaves the code. An exception goes to a handler of the code (``Code.handlers``): those are
-    successors too."""
+    guard or leaves the code (a node's ``succ`` includes the handlers an exception raised there goes to)."""
     nodes = code.nodes
     seen: set[int] = set()
     work = [start]
@@ -283,16 +282,11 @@ def _guard_reachable(code: Any, start: int) -> bool:
         if not first and n.guard is not None:
             return True
         first = False
-        for j in (*n.succ, *_handlers_at(code, k)):
+        for j in n.succ:
             if j not in seen and 0 <= j < len(nodes):
                 seen.add(j)
                 work.append(j)
     return False
-
-
-def _handlers_at(code: Any, k: int) -> list[int]:
-    """The handlers an exception raised at node ``k`` of ``code`` may go to."""
-    return [h for spans, h, *_ in code.handlers if any(a <= k < b for a, b in spans)]
 
 
 def model_refusal(program: Any) -> str | None:

@@ -13,7 +13,9 @@ itself can make those objects escape.
 one (``semantics.state.reachable``): the objects reachable from the globals (shared with everyone) are
 computed once, then, per thread and on demand, the objects reachable from its frames and not from the
 globals. ``Locality.of`` keeps the last state's answers, since the ample search asks about one state many
-times in a row (one question per candidate thread, and the locking strategies' further ones).
+times in a row (one question per candidate thread, and the locking strategies' further ones); both sets are
+also remembered by the identity of the parts of the state they are computed from (``_SHARED``,
+``_PRIVATE``), which successive states of a search share where a step left them alone.
 
 ``ThreadLocal`` is the paper's (D) ``checkC1``; ``StaticThreadLocal`` is (S) (Algorithm 2, from a static
 analysis's per-node verdict) and ``Sda`` is (SDA): a statically thread-local step skips the heap scan,

@@ -20,7 +20,13 @@ arithmetic, calls and returns that touch nothing shared) is glue, run in the ste
 A location that no thread writes after the module's initialisation is not shared memory in this sense:
 reading it commutes with everything (the final-field rule of ``reduce/ample.py``), so it is no access
 (``Finals``): a global no function assigns, a field only constructors assign on ``self`` before ``self``
-escapes, the elements of lists when no function writes one.
+escapes, the elements of lists when no function writes one. Nor is testing the truth of a value that is never
+a list, dict, set or deque (``if not block:`` on a parameter callers give bools, ``if not got:`` on an
+``acquire``'s result): only a container's truth reads its length. Which values may be containers is known
+once every flow is, so ``compiler.compile_model`` compiles twice: the second compilation counts as accesses
+only the truth tests (``Finals.truths_plain_at``) and comparisons (``Finals.plain``, ``Finals.compared_at``)
+that the first one's points-to analysis found may touch containers. The modelled library (lang/library) is
+model code and follows the same rule.
 
 Left whole, as under ``--granularity statement``: synchronisation statements (``with lock:``, ``acquire``,
 ``wait``, ``wait_until``… evaluate their operands in their own step), ``with indivisible():`` blocks,

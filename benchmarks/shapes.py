@@ -515,7 +515,7 @@ def queue_twin(K: int, L: int, access: bool) -> tuple[tuple, Succ]:
     on its arguments and on ``got`` are steps too; under access granularity they are local work (a first
     step of the thread runs up to its first put or acquire)."""
     put = [Q_PUT] if access else [Q_PUSH, Q_PUT]
-    get = [Q_TEST, Q_ACQUIRE, Q_TEST, Q_POP] if access else [Q_PUSH, Q_TEST, Q_TEST, Q_ACQUIRE, Q_TEST, Q_POP]
+    get = [Q_ACQUIRE, Q_POP] if access else [Q_PUSH, Q_TEST, Q_TEST, Q_ACQUIRE, Q_TEST, Q_POP]
     pre = [Q_PUSH] if access else []
     progs = [tuple(pre + put * L)] * K + [tuple(pre + get * L)] * K
     ends = tuple(len(p) for p in progs)

@@ -285,6 +285,11 @@ def access_steps(body: str, args: tuple = (0, 1), **kw) -> int:
         ("t = 1 in a", 1),  # membership: one access, however many elements it compares
         ("t = y in a", 2),
         ("t = len(a)", 1),  # the model appends: the length is shared
+        ("if a:\n    t = 1", 1),  # a list's truth reads its length
+        ("if len(a):\n    t = 1", 1),  # the truth of the int read is local work (DISAGREEMENTS.md 5)
+        ("if not i:\n    t = 1", 0),  # a parameter given ints is never a list: its truth reads nothing
+        ("t = 1 if i and j else 2", 0),
+        ("t = y\nif not t:\n    x = 2", 2),  # read y; write x (t holds an int)
         ("assert y == 0 or z == 0", 1),  # short-circuit: z is read only when y != 0
         ("assert y == 1 or z == 0", 2),
         ("print(y, z)", 0),  # print evaluates nothing
@@ -400,6 +405,43 @@ def test_comparing_values_that_are_not_lists_is_local_work() -> None:
     body = "t = y\nu = z\nif t == u:\n    x = 2"
     src = f"{SHARED}\ndef main():\n    global x\n{textwrap.indent(body, '    ')}\n\nThread(target=main).start()\n"
     assert states(src) == 4  # read y; read z (the comparison is glue); write x
+
+
+def test_the_truth_of_a_parameter_that_may_be_a_list_is_an_access() -> None:
+    # `f(a)` and `f(0)` share f's parameter (the analysis is context-insensitive): `if p:` may read a's length.
+    body = "f(0)\nf(a)"
+    src = (f"{SHARED}\ndef f(p):\n    if p:\n        t = 1\n\ndef main():\n{textwrap.indent(body, '    ')}\n\n"
+           "Thread(target=main).start()\n")
+    assert states(src) == 4  # local work to the first test; the test of 0; the test of a
+    assert states(src.replace("f(a)", "f(1)")) == 2  # never a list: one step of local work
+
+
+def test_a_truth_test_taken_as_plain_that_may_be_a_container_is_a_contradiction() -> None:
+    from movers.lang.compiler import resolve_truths
+
+    lists, ints = frozenset({("local", 0)}), frozenset({("local", 1)})
+
+    def sites(code, av):
+        return {("main", 1, 0, "list")} if av == lists else set()
+
+    tested = [(None, lists, (3, 4)), (None, ints, (5, 6)), (None, frozenset(), (7, 8))]
+    assert resolve_truths(sites, tested, frozenset()) == (frozenset({(5, 6), (7, 8)}), False)
+    assert resolve_truths(sites, tested, frozenset({(5, 6)})) == (frozenset({(5, 6), (7, 8)}), False)
+    assert resolve_truths(sites, tested, frozenset({(3, 4)}))[1]
+
+
+def test_a_contradicted_second_compilation_is_compiled_again_with_every_truth_test_a_read(monkeypatch) -> None:
+    """The safety net of ``compile_model``: when the second compilation's analysis contradicts the first's,
+    the program is the one where every truth test reads a length (as before the tests were decided)."""
+    from movers.lang import compiler
+
+    body = "t = y\nif not t:\n    x = 2"
+    src = f"{SHARED}\ndef main():\n    global x\n{textwrap.indent(body, '    ')}\n\nThread(target=main).start()\n"
+    assert states(src) == 3  # read y; write x
+    decide = compiler.resolve_truths
+    monkeypatch.setattr(compiler, "resolve_truths", lambda sites, tested, plain_at: (
+        decide(sites, tested, plain_at)[0], bool(plain_at)))
+    assert states(src) == 4  # the test of t a step of its own
 
 
 def test_a_while_condition_cut_at_its_accesses_keeps_its_value_until_tested() -> None:

@@ -352,6 +352,61 @@ def test_simple_queue_hands_items_over() -> None:
 # -- the library is ordinary model code ----------------------------------------------------------------------------
 
 
+SIMPLE_GET = program("""
+    import queue
+    import threading
+
+    q = QUEUE
+
+
+    def consumer():
+        x = q.get()
+        y = q.get()
+
+
+    q.put(1)
+    q.put(2)
+    threading.Thread(target=consumer).start()
+""")
+
+# ``SimpleQueue.get``'s body in a class of the model: the library is compiled as this is.
+OWN_SIMPLE_QUEUE = program("""
+    class SQ:
+        def __init__(self):
+            self._queue = []
+            self._count = threading.Semaphore(0)
+
+        def put(self, item, block=True, timeout=None):
+            self._queue.append(item)
+            self._count.release()
+
+        def get(self, block=True, timeout=None):
+            if not block:
+                got = self._count.acquire(blocking=False)
+            elif timeout is None:
+                got = self._count.acquire()
+            elif timeout < 0:
+                raise ValueError("'timeout' must be a non-negative number")
+            elif timeout == 0:
+                got = self._count.acquire(blocking=False)
+            else:
+                got = self._count.acquire(timeout=1)
+            if not got:
+                raise queue.Empty
+            return self._queue.pop(0)
+""")
+
+
+def test_a_simple_queue_get_is_two_steps_as_the_same_code_of_the_model() -> None:
+    """docs/language.md 8.1: ``if not block:`` and ``if not got:`` test values that are never containers, so
+    they are local work, in the library as in the model's own code; a ``get`` is its acquire and its pop (one
+    thread, two gets: 4 steps after its first, 6 states). They were steps of their own: 10 states."""
+    library = SIMPLE_GET.replace("QUEUE", "queue.SimpleQueue()")
+    own = SIMPLE_GET.replace("q = QUEUE", OWN_SIMPLE_QUEUE + "\n\nq = SQ()")
+    assert movers.check(library).stats.states == movers.check(own).stats.states == 6
+    assert movers.check(library, granularity="statement").stats.states == 13
+
+
 def test_every_access_of_the_library_is_in_its_footprints() -> None:
     for src in (TASKS.replace("DONE", "q.task_done()"), TIMED.replace("CHECK", "True"),
                 BOUNDED.replace("CONSUMER_JOIN", "t.join()").replace("CONSUMER", "t = threading.Thread("

@@ -818,7 +818,7 @@ def test_each_construct_agrees_with_the_naive_explorer_and_its_twin_is_found(con
         assert res.refused or (res.verdict == "violation" and violation_kinds(res) == [kind]), (r, res.verdict)
 
 
-# -- disagreements the naive explorer found (DISAGREEMENTS.md): 1, 2 and 6 fixed; the others strict xfails (sound) -
+# -- disagreements the naive explorer found (DISAGREEMENTS.md): 1, 2, 5 and 6 fixed; the others strict xfails (sound)
 
 
 def _reader_writer(init: str, write: str, read: str) -> str:
@@ -939,8 +939,8 @@ t.start()
 """
 
 
-@pytest.mark.xfail(strict=True, reason="DISAGREEMENTS.md 5: the truth of len(a) is a step (imprecise, sound)")
 def test_the_truth_of_a_length_is_no_step_of_its_own() -> None:
+    """DISAGREEMENTS.md 5, fixed: an int's truth reads nothing (``compiler.resolve_truths``)."""
     _agrees_with_naive(LENGTH_TRUTH, "access", fixed=True)
 
 

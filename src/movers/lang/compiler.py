@@ -110,7 +110,8 @@ TEXT_LIMIT = 200
 class ModuleCompiler:
     def __init__(self, source: str, filename: str, granularity: str = DEFAULT_GRANULARITY,
                  plain: frozenset[tuple[Any, Any]] = frozenset(),
-                 compared_at: frozenset[tuple[int, int]] = frozenset()) -> None:
+                 compared_at: frozenset[tuple[int, int]] = frozenset(),
+                 truths_plain_at: frozenset[tuple[int, int]] = frozenset()) -> None:
         self.source = source
         self.filename = filename
         self.granularity = granularity
@@ -119,6 +120,12 @@ class ModuleCompiler:
         self.compared_at = compared_at  # where comparisons may compare containers (``compile_model``)
         self.compared_at_found: frozenset[tuple[int, int]] = frozenset()
         self.compare_sites: list[tuple[Code, Any, Any, tuple[int, int]]] = []
+        # Truth tests: where the values are never containers (``compile_model``), and every test compiled
+        # (its code, abstract value, line and column), which ``resolve_truths`` decides.
+        self.truths_plain_at = truths_plain_at
+        self.truths_plain_found: frozenset[tuple[int, int]] = frozenset()
+        self.truths_contradicted = False
+        self.truth_sites: list[tuple[Code, Any, tuple[int, int]]] = []
         self.finals = Finals(frozenset(), frozenset(), False)
         self.list_globals: frozenset[str] = frozenset()
         self._blines: list[bytes] | None = None
@@ -253,7 +260,7 @@ class ModuleCompiler:
                                    decorator_list=[])
             bodies.append((main, False))  # type: ignore[arg-type]
         self.finals = dataclasses.replace(finals(self.globals, bodies), plain=self.plain,
-                                          compared_at=self.compared_at)
+                                          compared_at=self.compared_at, truths_plain_at=self.truths_plain_at)
         if self.has_defaultdict:  # `d[k]` on a defaultdict may insert: elements are never final
             self.finals = dataclasses.replace(self.finals, elements=False)
         self._compile_functions()
@@ -288,7 +295,11 @@ class ModuleCompiler:
         self._mark_library(program)
         for _, code in self.invariants:
             self._check_pure(program, code)
-        self.plain_found, self.compared_at_found = resolve_comparisons(program, self.compare_sites)
+        sites = lazy_points_to(program)
+        self.plain_found, self.compared_at_found = resolve_comparisons(program, self.compare_sites, sites)
+        if self.granularity == "access":  # statement granularity makes every truth test a read (no second pass)
+            self.truths_plain_found, self.truths_contradicted = resolve_truths(sites, self.truth_sites,
+                                                                               self.truths_plain_at)
         return program
 
     def _mark_library(self, program: Program) -> None:
@@ -994,8 +1005,23 @@ def _reached(init: Code, stops: frozenset[int]) -> frozenset[int]:
 _COMPARED_BY_CONTENTS = frozenset({"list", "dict", "set", "container", "deque"})
 
 
-def resolve_comparisons(program: Program, sites_compared: list[tuple[Code, Any, Any, tuple[int, int]]]
-                        ) -> tuple[frozenset[tuple[Any, Any]], frozenset[tuple[int, int]]]:
+Sites = Callable[[Code, frozenset[Any]], set[Any]]
+
+
+def lazy_points_to(program: Program) -> Sites:
+    """``points_to(program)``, solved at the first question only (most models ask none)."""
+    solved: list[Sites] = []
+
+    def sites(code: Code, av: frozenset[Any]) -> set[Any]:
+        if not solved:
+            solved.append(points_to(program))
+        return solved[0](code, av)
+
+    return sites
+
+
+def resolve_comparisons(program: Program, sites_compared: list[tuple[Code, Any, Any, tuple[int, int]]],
+                        sites: Sites | None = None) -> tuple[frozenset[tuple[Any, Any]], frozenset[tuple[int, int]]]:
     """Turn the comparisons that may compare two lists (``Node.compared``) into what they read: every
     element of those lists and of the lists inside them (``runtime_ops._eq`` compares contents), for the
     reductions' static facts (``elements_read``) and the escape analysis (``uses``). Which values may be
@@ -1005,7 +1031,7 @@ def resolve_comparisons(program: Program, sites_compared: list[tuple[Code, Any, 
     codes = [program.init, *(c for c in program.codes() if c is not program.init)]
     if not any(n.compared for code in codes for n in code.nodes):
         return frozenset(), frozenset()
-    sites = points_to(program)
+    sites = sites or points_to(program)
     plain: set[tuple[Any, Any]] = set()
 
     def lists(code: Code, av: frozenset[Any]) -> bool:
@@ -1023,6 +1049,25 @@ def resolve_comparisons(program: Program, sites_compared: list[tuple[Code, Any, 
     return frozenset(plain), at
 
 
+def resolve_truths(sites: Sites, sites_tested: list[tuple[Code, Any, tuple[int, int]]],
+                   plain_at: frozenset[tuple[int, int]]) -> tuple[frozenset[tuple[int, int]], bool]:
+    """Decide the truth tests (``ExpressionCompiler.truth_use``): testing a list's (dict's, set's, deque's)
+    truth reads its length, an access once containers change size; testing anything else reads nothing. Which
+    values may be containers is the points-to analysis's answer, as for comparisons (``resolve_comparisons``).
+    Returns where (line, column) the tests are whose values are never containers, and whether a test this
+    compilation took as such (``plain_at``, from a first compilation) may be one after all: then the program
+    is not to be used (``compile_model`` compiles again without them)."""
+    if not sites_tested:
+        return frozenset(), False
+    tested: set[tuple[int, int]] = set()
+    containers: set[tuple[int, int]] = set()
+    for code, av, where in sites_tested:
+        tested.add(where)
+        if av and any(site[3] in _COMPARED_BY_CONTENTS for site in sites(code, av)):
+            containers.add(where)
+    return frozenset(tested - containers), bool(containers & plain_at)
+
+
 def compile_model(source: str, filename: str = "<model>", granularity: str = DEFAULT_GRANULARITY) -> Program:
     """Parse and compile a model's source text at a granularity (``GRANULARITIES``, lang/granularity.py).
     Raises ModelSyntaxError with file:line:col."""
@@ -1030,12 +1075,19 @@ def compile_model(source: str, filename: str = "<model>", granularity: str = DEF
         raise ValueError(f"unknown granularity '{granularity}' (known: {', '.join(GRANULARITIES)})")
     mc = ModuleCompiler(source, filename, granularity)
     program = mc.compile()
-    if granularity == "access" and (mc.plain_found or mc.compared_at_found):
+    if granularity == "access" and (mc.plain_found or mc.compared_at_found or mc.truths_plain_found):
         # Whether a comparison reads lists' elements (an access) is known only once every flow is: a second
         # compilation makes a step of only those that may (``Finals.plain``), each cut from the statement's
-        # other accesses (``Finals.compared_at``); ``x == y`` over ints is local.
-        program = ModuleCompiler(source, filename, granularity, plain=mc.plain_found,
-                                 compared_at=mc.compared_at_found).compile()
+        # other accesses (``Finals.compared_at``); ``x == y`` over ints is local. So with truth tests: ``if not
+        # block:`` reads a length only if ``block`` may be a list (``Finals.truths_plain_at``).
+        again = ModuleCompiler(source, filename, granularity, plain=mc.plain_found,
+                               compared_at=mc.compared_at_found, truths_plain_at=mc.truths_plain_found)
+        program = again.compile()
+        if again.truths_contradicted:
+            # The second compilation's flows let a test taken as plain see a container (never seen: a safety
+            # net, since the two compilations differ in where they cut statements): every test is a read.
+            program = ModuleCompiler(source, filename, granularity, plain=mc.plain_found,
+                                     compared_at=mc.compared_at_found).compile()
     return program
 
 

@@ -107,13 +107,29 @@ class ExpressionCompiler(FunctionCore):
             self.facts.elements_read = True
             self.facts.uses.append(self.value(e))
 
+    def truth_use(self, e: ast.expr) -> None:
+        """Record that the node tests the truth of ``e`` (compiled): when ``e`` is a list (dict, set, deque),
+        that reads its length, an access once containers change size (``runtime_ops.truth_of``). Whether it
+        may be one is known once every flow is (``compiler.resolve_truths``, as for comparisons): a second
+        compilation makes local work of the tests of values that never are (``Finals.truths_plain_at``: a
+        parameter ``block=True``, a flag, the result of ``acquire``), in the model's code and the library's."""
+        if not self.mc.lists_grow:
+            return
+        av = self.value(e)
+        at = (getattr(e, "lineno", 0), getattr(e, "col_offset", 0))
+        self.mc.truth_sites.append((self.code, av, at))
+        if at in self.mc.finals.truths_plain_at:
+            return
+        self.facts.elements_read = True
+        self.facts.uses.append(av)
+
     def condition(self, e: ast.expr, allow_calls: bool = True) -> Fn:
         """``e`` compiled for its truth (``if``, ``while``, ``assert``, ``not``…), as Python tests it."""
         f = self.expr(e, allow_calls)
         if isinstance(e, ast.Compare) or (isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not)):
             return f  # already a bool
         if not is_boolean(e):  # the truth of a bool reads no list's length
-            self.length_use(e)
+            self.truth_use(e)
 
         def truth(ctx: Ctx) -> bool:
             v = f(ctx)
@@ -631,7 +647,7 @@ class ExpressionCompiler(FunctionCore):
     def e_BoolOp(self, e: ast.BoolOp) -> Fn:
         parts = [self.no_calls(x, "inside 'and'/'or'") for x in e.values]
         for x in e.values:
-            self.length_use(x)
+            self.truth_use(x)
         self.note(e, *(self.value(x) for x in e.values))  # `a or b` is one of its operands
         if isinstance(e.op, ast.And):
             def run(ctx: Ctx) -> Any:

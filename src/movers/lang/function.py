@@ -72,6 +72,7 @@ class ModuleFacts(Protocol):
     container_arith: bool
     has_deques: bool
     compare_sites: list[tuple[Code, Any, Any, tuple[int, int]]]
+    truth_sites: list[tuple[Code, Any, tuple[int, int]]]
 
     def defines_method(self, name: str) -> bool: ...
 

@@ -20,7 +20,13 @@ arithmetic, calls and returns that touch nothing shared) is glue, run in the ste
 A location that no thread writes after the module's initialisation is not shared memory in this sense:
 reading it commutes with everything (the final-field rule of ``reduce/ample.py``), so it is no access
 (``Finals``): a global no function assigns, a field only constructors assign on ``self`` before ``self``
-escapes, the elements of lists when no function writes one.
+escapes, the elements of lists when no function writes one. Nor is testing the truth of a value that is never
+a list, dict, set or deque (``if not block:`` on a parameter callers give bools, ``if not got:`` on an
+``acquire``'s result): only a container's truth reads its length. Which values may be containers is known
+once every flow is, so ``compiler.compile_model`` compiles twice: the second compilation counts as accesses
+only the truth tests (``Finals.truths_plain_at``) and comparisons (``Finals.plain``, ``Finals.compared_at``)
+that the first one's points-to analysis found may touch containers. The modelled library (lang/library) is
+model code and follows the same rule.
 
 Left whole, as under ``--granularity statement``: synchronisation statements (``with lock:``, ``acquire``,
 ``wait``, ``wait_until``… evaluate their operands in their own step), ``with indivisible():`` blocks,
@@ -65,6 +71,10 @@ class Finals:
     # Where (line, column) the comparisons are that may compare two containers (``==`` of lists, dicts, sets,
     # deques reads their elements): each is an access of its own for the lowering (``Lowering.own_events``).
     compared_at: frozenset[tuple[int, int]] = frozenset()
+    # Where (line, column) the expressions are whose truth a first compilation's points-to analysis found is
+    # never a container's (``compiler.resolve_truths``: a parameter ``block=True``, the result of ``acquire``):
+    # testing it reads no length, so it is local work, as a bool's truth is.
+    truths_plain_at: frozenset[tuple[int, int]] = frozenset()
 
     def shared(self, info: dict[str, Any]) -> bool:
         """Whether a node with these static facts (``function.Facts.info``) accesses shared memory."""
@@ -310,7 +320,8 @@ class Lowering:
         n = 0
         for node in _evaluation_order(e):
             n += self.own_events(node)
-        if truth and self.lists_grow and not isinstance(e, (ast.Compare, ast.UnaryOp, ast.BoolOp, ast.Constant)):
+        if truth and self.lists_grow and not isinstance(e, (ast.Compare, ast.UnaryOp, ast.BoolOp, ast.Constant)) \
+                and not self.plain_truth(e):
             n += 1
         elif truth and isinstance(e, ast.BoolOp):
             n += self.truth_read(e.values[-1])  # the last operand's truth is the statement's test
@@ -320,7 +331,11 @@ class Lowering:
         """Whether testing ``e``'s truth may read a list's (dict's, set's, deque's) length: an access, in a
         model whose containers change size, unless ``e`` is certainly a bool or a lowering's temporary."""
         return int(self.lists_grow and not is_boolean(e) and not isinstance(e, (ast.Compare, ast.Constant))
-                   and not (isinstance(e, ast.Name) and e.id.startswith("$")))
+                   and not (isinstance(e, ast.Name) and e.id.startswith("$")) and not self.plain_truth(e))
+
+    def plain_truth(self, e: ast.expr) -> bool:
+        """Whether ``e``'s value is never a container (``Finals.truths_plain_at``): its truth reads no length."""
+        return (getattr(e, "lineno", None), getattr(e, "col_offset", None)) in self.finals.truths_plain_at
 
     def own_events(self, node: ast.AST) -> int:
         """The accesses (or model calls) ``node`` makes itself, its operands apart."""

@@ -11,6 +11,7 @@ loop stays inlined: it is where the time of a full search goes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from movers.search.base import Found, SearchBase, Step, Stop, Strategy
@@ -81,11 +82,7 @@ class PlainDepthFirst(Strategy):
         # only the parts that are new objects are looked up: the successor shares every other part with its
         # parent, whose numbers are on the stack. Under thread symmetry the numbers are the representative's.
         inline = not search.symmetry
-        number, heap_key, numbers = store_.parts.__getitem__, store_.heap_key, store_.numbers
-        if search.symmetry:
-            from movers.semantics.symmetry import representative
-
-            numbers = lambda s: store_.numbers(representative(s, store_.number))  # noqa: E731
+        number, heap_key, numbers = store_.parts.__getitem__, store_.heap_key, self._numbers()
         # The exact store packs the numbers (store.py's ``encode``) into a set; a lossy one takes their hash
         # (fingerprints.py) and answers and records it in one call, ``seen``.
         seen = getattr(visited, "seen", None)
@@ -149,20 +146,14 @@ class PlainDepthFirst(Strategy):
                     if check_state is not None:
                         v = check_state(s)
                         if v is not None:
-                            stack.append([s])
-                            f = Found(v[0], v[1], steps_between(stack), s)
-                            stack.pop()
-                            record(f)
+                            self._record_at(s, v[0], v[1])
                             continue
                     both = successors(s)
                     nxt, nmoved = both if both is not None else by_steps(s)
                     if not nxt:
                         dead = ts.deadlock(s)
                         if dead:
-                            stack.append([s])
-                            f = Found("deadlock", dead, steps_between(stack), s)
-                            stack.pop()
-                            record(f)
+                            self._record_at(s, "deadlock", dead)
                         continue
                     entry[4] = i
                     stack.append([s, kl, nxt, nmoved, 0])
@@ -175,6 +166,22 @@ class PlainDepthFirst(Strategy):
                     stack.pop()
         finally:
             stats.transitions, stats.moves, stats.max_depth = transitions, transitions, max_d
+
+    def _numbers(self) -> Callable[[State], Any]:
+        """A state's numbers in the store (under thread symmetry, its representative's)."""
+        store_ = self.store
+        if not self.search.symmetry:
+            return store_.numbers
+        from movers.semantics.symmetry import representative
+
+        return lambda s: store_.numbers(representative(s, store_.number))
+
+    def _record_at(self, s: State, kind: str, detail: Any) -> None:
+        """A violation found at ``s``, the successor of the state on top of the stack."""
+        self.stack.append([s])
+        f = Found(kind, detail, self._steps_between(self.stack), s)
+        self.stack.pop()
+        self.search.record(f)
 
     def _steps_between(self, stack: list[list[Any]]) -> list[Step]:
         """The steps from each state on the stack to the next: a step of the first state whose successor is the

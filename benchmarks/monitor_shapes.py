@@ -23,39 +23,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-MONITOR = """
-from movers.lang import *
-
-
-class BoundedBuffer:
-    def __init__(self, b):
-        self.bound = b
-        self.buffer = [None] * b
-        self.head = 0
-        self.tail = b - 1
-
-    @synchronized
-    def add(self, o):
-        while self.tail == self.head:
-            wait(self)
-        self.buffer[self.head] = o
-        self.head = (self.head + 1) % self.bound
-        notify_all(self)
-
-    @synchronized
-    def take(self):
-        while self.head == (self.tail + 1) % self.bound:
-            wait(self)
-        self.tail = (self.tail + 1) % self.bound
-        notify_all(self)
-        return self.buffer[self.tail]
-
-
-N = 4
-buf = BoundedBuffer(3)
-
-
-def producer():
+# examples/bounded_buffer.py's class (Dwyer et al.'s Figure 3) with two producers and two consumers.
+_EXAMPLE = (ROOT / "examples" / "bounded_buffer.py").read_text()
+MONITOR = _EXAMPLE[_EXAMPLE.index("from movers.lang import *"):_EXAMPLE.index("def producer():")] + """def producer():
     for k in range(N):
         buf.add(k + 1)
 

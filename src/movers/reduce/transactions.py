@@ -181,9 +181,6 @@ class Transactions(ReductionBase):
     def _deadlock_in_closure(self, state: tuple) -> Move | None:
         """From ``state`` (every thread in N), a deadlock reached by a run of pre-commit steps of each thread,
         in thread order, as a move ending in the violation; None if there is none (module docstring)."""
-        threads = state[2]
-        if not any(threads[t] and self._guard_ahead(state, t) for t in range(len(threads))):
-            return None  # no thread has a run to take (``_closure_search``): only the empty combination is left
         try:
             return self._closure_search(state, 0, (), [CLOSURE_LIMIT])
         except _GiveUp:
@@ -196,10 +193,7 @@ class Transactions(ReductionBase):
         if t == len(s[2]):
             dead = self.ts.deadlock(s) if steps else None  # no run at all: the search sees it itself
             return Move(steps, None, ("deadlock", dead)) if dead else None
-        # A run of t's that cannot end with t at a guard leaves t enabled (``_may_stay_blocked``): only t's
-        # empty run can be part of a deadlock then, and the runs are not taken (each costs steps).
-        runs = self._pre_commit_runs(s, t, budget) if s[2][t] and self._guard_ahead(s, t) else ()
-        for s2, more in itertools.chain((((s, ())),), runs):
+        for s2, more in itertools.chain((((s, ())),), self._pre_commit_runs(s, t, budget)):
             if not self._may_stay_blocked(s2, t):
                 continue
             found = self._closure_search(s2, t + 1, steps + more, budget)
@@ -210,12 +204,8 @@ class Transactions(ReductionBase):
     def _guard_ahead(self, state: tuple, t: int) -> bool:
         """Whether, statically, a step with a guard may come in thread t's pre-commit run after its next step:
         a search of the code's control flow from there, through steps that may keep the phase R (not a
-        release, wait, start, join or indivisible block); a call or a return leaves the code: yes, and so
-        may an exception inside a call that a caller's ``try`` catches."""
-        th = state[2][t]
-        top = th[-1]
-        if len(th) > 1 and any(f[0].handlers for f in th[:-1]):
-            return True
+        release, wait, start, join or indivisible block); a call or a return leaves the code: yes."""
+        top = state[2][t][-1]
         key = (top[0], top[1])
         known = self._ahead.get(key)
         if known is None:
@@ -261,29 +251,21 @@ class Transactions(ReductionBase):
 
 
 def _guard_reachable(code: Any, start: int) -> bool:
-    """``Transactions._guard_ahead``, computed: a search of ``code``'s control flow from node ``start``, for a
-    node reached after at least one step (``start`` itself too, where a run comes back to it) that has a
-    guard or leaves the code (a node's ``succ`` includes the handlers an exception raised there goes to)."""
-    nodes = code.nodes
-    seen: set[int] = set()
+    """``Transactions._guard_ahead``, computed: a search of ``code``'s control flow from node ``start``."""
+    seen = {start}
     work = [start]
-    first = True
     while work:
         k = work.pop()
-        n = nodes[k]
+        n = code.nodes[k]
         if n.calls or not n.succ:
             return True
-        if n.kind in LEFT_KINDS or n.kind in NON_KINDS:
-            if first:
-                return False  # the run's first step commits: it has no pre-commit state to be blocked in
+        if k != start:
             if n.guard is not None:
                 return True
-            continue  # the run commits here
-        if not first and n.guard is not None:
-            return True
-        first = False
+            if n.kind in LEFT_KINDS or n.kind in NON_KINDS:
+                continue  # the run commits here
         for j in n.succ:
-            if j not in seen and 0 <= j < len(nodes):
+            if j not in seen and 0 <= j < len(code.nodes):
                 seen.add(j)
                 work.append(j)
     return False

@@ -115,6 +115,12 @@ class _Fn:
     in_loop: bool = False
 
 
+def _start_and_join(n_threads: int) -> list[str]:
+    """The module's code of a plain-Python family: make and start ``worker_0``... in threads, then join them."""
+    return ["", *(f"t{k} = threading.Thread(target=worker_{k})" for k in range(n_threads)),
+            *(f"t{k}.start()" for k in range(n_threads)), *(f"t{k}.join()" for k in range(n_threads))]
+
+
 def _rarely(draw: DrawFn, one_in: int) -> bool:
     """True with probability about 1/one_in; shrinks to False."""
     return draw(st.integers(0, one_in - 1)) == one_in - 1
@@ -788,10 +794,7 @@ def dict_models(draw: DrawFn, max_threads: int = 3, exceptions: bool = False) ->
             body += _dict_statement(draw, fn, 0, exceptions)
         decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
         lines += ["", f"def worker_{k}():", *_indent(decl + body)]
-    lines.append("")
-    lines += [f"t{k} = threading.Thread(target=worker_{k})" for k in range(n_threads)]
-    lines += [f"t{k}.start()" for k in range(n_threads)]
-    lines += [f"t{k}.join()" for k in range(n_threads)]
+    lines += _start_and_join(n_threads)
     if draw(st.booleans()):
         lines.append(f"assert {_dict_cond(draw)}")
     return "\n".join(lines) + "\n"
@@ -927,10 +930,7 @@ def container_models(draw: DrawFn, max_threads: int = 3) -> str:
             body += _container_statement(draw, fn, 0)
         decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
         lines += ["", f"def worker_{k}():", *_indent(decl + body)]
-    lines.append("")
-    lines += [f"t{k} = threading.Thread(target=worker_{k})" for k in range(n_threads)]
-    lines += [f"t{k}.start()" for k in range(n_threads)]
-    lines += [f"t{k}.join()" for k in range(n_threads)]
+    lines += _start_and_join(n_threads)
     if draw(st.booleans()):
         final = ["len(s) != 3", "2 not in s", "len(a) >= 2", "a.count(1) <= 1", "x != 1", "0 in d"]
         lines.append(f"assert {draw(st.sampled_from(final))}")
@@ -1168,10 +1168,7 @@ def queue_models(draw: DrawFn, max_threads: int = 3) -> str:
             body += _queue_statement(draw, fn, 0)
         decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
         lines += ["", f"def worker_{k}():", *_indent(decl + body)]
-    lines.append("")
-    lines += [f"t{k} = threading.Thread(target=worker_{k})" for k in range(n_threads)]
-    lines += [f"t{k}.start()" for k in range(n_threads)]
-    lines += [f"t{k}.join()" for k in range(n_threads)]
+    lines += _start_and_join(n_threads)
     if draw(st.booleans()):
         lines.append(f"assert {draw(st.sampled_from(['q.qsize() == 0', 'q.qsize() <= 1', 'x != 2']))}")
     return "\n".join(lines) + "\n"
@@ -1338,10 +1335,7 @@ def manager_models(draw: DrawFn, max_threads: int = 3) -> str:
                 body += _deque_statement(draw, fn, 1)
         decl = [f"global {', '.join(sorted(fn.assigned_globals))}"] if fn.assigned_globals else []
         lines += ["", f"def worker_{k}():", *_indent(decl + body)]
-    lines.append("")
-    lines += [f"t{k} = threading.Thread(target=worker_{k})" for k in range(n_threads)]
-    lines += [f"t{k}.start()" for k in range(n_threads)]
-    lines += [f"t{k}.join()" for k in range(n_threads)]
+    lines += _start_and_join(n_threads)
     if draw(st.booleans()):
         lines.append(f"assert {draw(st.sampled_from(['g.uses == x', 'x <= 3', 'len(q) <= 2']))}")
     return "\n".join(lines) + "\n"

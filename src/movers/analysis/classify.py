@@ -206,6 +206,10 @@ class Classification:
         self.incremental = incremental
         self.version = 0
         self._guards_checked: set[tuple[Any, ...]] = set()  # see check_guards
+        # The lengths of the states whose first three parts are the program's globals, heap and threads and
+        # whose other parts no guard reads: the program's own (3), and P#'s over it (4: ``reduce/phases.py``
+        # adds it), where check_guards may remember what it checked.
+        self.guard_memo_lengths = {3}
         self.guess: dict[Any, Protection] = {}
         self.lockset: dict[Any, frozenset] = {}
         self.written: set[Any] = set()
@@ -451,7 +455,7 @@ class Classification:
         # (guard_reads reads no other thread's locations): a thread's guard in a state is checked once per
         # such triple and classification (every combination of the other threads asks again otherwise).
         # Declared predicates and constructors (init^x_t asks what other threads reach) are checked each time.
-        memo = not self.declared and len(state) == 3
+        memo = not self.declared and len(state) in self.guard_memo_lengths
         for t in range(len(threads)):
             th = threads[t]
             if not th or th[-1][0].nodes[th[-1][1]].guard is None:

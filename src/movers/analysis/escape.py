@@ -13,7 +13,9 @@ itself can make those objects escape.
 one (``semantics.state.reachable``): the objects reachable from the globals (shared with everyone) are
 computed once, then, per thread and on demand, the objects reachable from its frames and not from the
 globals. ``Locality.of`` keeps the last state's answers, since the ample search asks about one state many
-times in a row (one question per candidate thread, and the locking strategies' further ones).
+times in a row (one question per candidate thread, and the locking strategies' further ones); both sets are
+also remembered by the identity of the parts of the state they are computed from (``_SHARED``,
+``_PRIVATE``), which successive states of a search share where a step left them alone.
 
 ``ThreadLocal`` is the paper's (D) ``checkC1``; ``StaticThreadLocal`` is (S) (Algorithm 2, from a static
 analysis's per-node verdict) and ``Sda`` is (SDA): a statically thread-local step skips the heap scan,
@@ -48,6 +50,15 @@ class StepFacts(Protocol):
     def locality(self) -> Any: ...
 
 
+# The sets above by the identity of the parts of the state they come from, since a search's successive states
+# share the parts a step left alone (another thread's frames, an unchanged heap): (globals, heap) -> objects
+# reachable from the globals; (thread, its frames, globals, heap) -> that thread's private objects. Each entry
+# keeps its parts alive (so their ids stay theirs) and is checked by identity; the sets are never changed.
+_SHARED: dict[tuple[int, int], tuple[Any, Any, set[int]]] = {}
+_PRIVATE: dict[tuple[int, int, int, int, bool], tuple[Any, Any, Any, set[int]]] = {}
+MEMO_LIMIT = 4096
+
+
 class Locality:
     """Reachability facts of one state (section 5: reachability along object references)."""
 
@@ -76,15 +87,29 @@ class Locality:
     def shared(self) -> set[int]:
         """Objects reachable from the globals: reachable from every thread."""
         if self._shared is None:
-            self._shared = reachable(self.state, list(self.state[0]))
+            g, heap = self.state[0], self.state[1]
+            key = (id(g), id(heap))
+            hit = _SHARED.get(key)
+            if hit is not None and hit[0] is g and hit[1] is heap:
+                self._shared = hit[2]
+            else:
+                self._shared = reachable(self.state, list(g))
+                if len(_SHARED) >= MEMO_LIMIT:
+                    _SHARED.clear()
+                _SHARED[key] = (g, heap, self._shared)
         return self._shared
 
     def private(self, t: int) -> set[int]:
         """Objects thread ``t`` reaches from its frames and that are not reachable from the globals."""
         p = self._private.get(t)
         if p is None:
+            frames, g, heap = self.state[2][t], self.state[0], self.state[1]
+            key = (t, id(frames), id(g), id(heap), self._ends)
+            hit = _PRIVATE.get(key)
+            if hit is not None and hit[0] is frames and hit[1] is g and hit[2] is heap:
+                p = self._private[t] = hit[3]
+                return p
             shared = self.shared
-            heap = self.state[1]
             p = set()
             work: list[Any] = [v for frame in self.state[2][t] for v in frame[2:]]
             if self._ends:
@@ -100,6 +125,9 @@ class Locality:
                 elif ty is tuple:
                     work.extend(v)
             self._private[t] = p
+            if len(_PRIVATE) >= MEMO_LIMIT:
+                _PRIVATE.clear()
+            _PRIVATE[key] = (frames, g, heap, p)
         return p
 
     def reachable_by_others(self, t: int, objs: Any) -> bool:

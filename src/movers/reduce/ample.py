@@ -414,10 +414,14 @@ class Ample(ReductionBase):
                 continue  # every resolution pruned by assume: not really enabled (C0)
             if self.quiet is not None and not self.quiet(state, t, outs):
                 continue  # it moves an instrumentation's shared part (commit-atomicity's shadow store)
-            view = view_of(self.ts, state, t, outs, loc, self.constants, self.final)
+            view = self.view(state, t, outs, loc)
             if self.checkC1(view) and self.checkC2(view) and self.checkC3(view):
                 return t, executed
         return None, executed
+
+    def view(self, state: State, t: int, outs: list[Outcome], loc: Locality) -> StepView:
+        """``view_of`` thread t's steps ``outs`` at ``state`` (a reduction that built it already reuses it)."""
+        return view_of(self.ts, state, t, outs, loc, self.constants, self.final)
 
     def _candidates(self, enabled: list[int]) -> list[int]:
         """The thread that moved into the state first (section 7), then thread-id order."""

@@ -524,10 +524,14 @@ class LockingAmple(Ample):
         self.disciplines = Disciplines(ts.program, self.wsl, self.ld, self.dominated, refine)
         super().__init__(ts, LockingIndependence(self.disciplines, self.name), avoid_storage=True)
         self._executed: tuple[State | None, dict[int, list[Any]]] = (None, {})
+        # The views ``check_all`` built of the threads with one resolution in its state: ``ample`` asks for
+        # the same views (``view``).
+        self._views: dict[int, Any] = {}
 
     def reset(self) -> None:
         self.disciplines.reset()
         self._executed = (None, {})
+        self._views = {}
 
     def classification_report(self) -> dict[str, str] | None:
         return self.disciplines.report()
@@ -552,19 +556,31 @@ class LockingAmple(Ample):
         ts, d = self.ts, self.disciplines
         loc = Locality.of(ts, state)
         done: dict[int, list[Any]] = {}
+        views: dict[int, Any] = {}
         bad: list[Any] = []
         for t in enabled:
             outs = done[t] = ts.execute(state, t, True)
             for o in outs:
                 if o.effect is None or o.violation is not None:
                     continue
-                found = d.check_step(view_of(ts, state, t, [o], loc, self.constants, self.final))
+                view = view_of(ts, state, t, [o], loc, self.constants, self.final)
+                found = d.check_step(view)
                 if found is not None:
                     o.violation = d.violation(*found)
                     o.state = None
                     bad.append(o)
+                elif len(outs) == 1:
+                    views[t] = view
         self._executed = (state, done)
+        self._views = views
         return bad
+
+    def view(self, state: State, t: int, outs: list[Any], loc: Any) -> Any:
+        if self._executed[0] is state and self._executed[1].get(t) is outs:
+            made = self._views.get(t)
+            if made is not None and made.locality is loc:
+                return made
+        return super().view(state, t, outs, loc)
 
     def moves(self, state: State) -> list[Move]:
         enabled = self.enabled(state)

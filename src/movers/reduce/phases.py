@@ -89,6 +89,9 @@ class PhaseSystem:
         self.program: Program = inner.program
         self.cls = classification
         classification.lock_state_matters = True
+        if not getattr(inner, "ghost_state", False):
+            # Its states are the program's with the phases last, which no guard reads (``check_guards``).
+            classification.guard_memo_lengths.add(4)
         self.enabled = inner.enabled
         self.deadlock = inner.deadlock
         self.next_node = inner.next_node

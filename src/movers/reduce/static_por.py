@@ -15,7 +15,8 @@ stubborn set from a seed thread:
 Of the stubborn sets from each enabled seed we take one with the fewest enabled threads, as section 7 does
 ("a minimum-size persistent set"). Static footprints make that choice a function of the threads' positions
 (each frame's code and pc) and of which threads are enabled: it is remembered by those, so a search computes
-it once per such combination rather than once per state. Two provisos keep the selective search sound for safety properties:
+it once per such combination rather than once per state. Two provisos keep the selective search sound for
+safety properties:
 
 - C2 (invariants): if T contains a step that may write what an ``@invariant`` reads, T is all enabled
   threads, since invariants are global predicates that persistent sets do not preserve by themselves;

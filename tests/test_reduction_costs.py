@@ -14,9 +14,12 @@ from strategies import models
 import movers
 from movers.analysis import escape
 from movers.analysis.classify import Classification
+from movers.analysis.escape import StaticThreadLocal
+from movers.analysis.footprint import EMPTY, Footprints
 from movers.reduce import ample
 from movers.reduce.ample import Ample
 from movers.reduce.locking import LockingAmple
+from movers.reduce.static_por import StaticPOR
 from movers.semantics.system import TransitionSystem as SYSTEM
 
 # Examples with deadlocks, guards, monitors and heap objects; small enough to run twice per test.
@@ -53,11 +56,29 @@ def _reachability_not_remembered(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(escape, "_PRIVATE", _Forgetful())
 
 
+def _static_refusals_executed_tracked(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr(StaticThreadLocal, "rejects", None)
+
+
+def _persistent_sets_computed_each_time(mp: pytest.MonkeyPatch) -> None:
+    mp.setattr(StaticPOR, "_select", lambda self, state, alive, enabled: self._persistent(state, alive, enabled))
+
+    def future(self: Footprints, thread: tuple) -> object:
+        fp = EMPTY
+        for frame in thread:
+            fp = fp | self.future_at(frame[0], frame[1])
+        return fp
+
+    mp.setattr(Footprints, "future", future)
+
+
 SHORTCUTS = {
     "transactions": [_guards_checked_each_time],
     "dwyer-wsl": [_views_built_again, _reachability_not_remembered],
     "dwyer-ld+wsldom": [_views_built_again, _reachability_not_remembered],
     "dwyer-da": [_reachability_not_remembered],
+    "dwyer-s": [_static_refusals_executed_tracked],
+    "static-por": [_persistent_sets_computed_each_time],
 }
 
 
@@ -86,7 +107,7 @@ def test_random_deadlocking_models_the_guard_memo_changes_nothing(src: str) -> N
 @given(models())
 def test_random_models_the_shortcuts_change_nothing(src: str) -> None:
     note(src)
-    for reduction in ("transactions", "dwyer-ld+wsldom"):
+    for reduction in ("transactions", "dwyer-ld+wsldom", "dwyer-s", "static-por"):
         _agree(src, reduction, 5_000)
 
 
@@ -137,3 +158,47 @@ def test_reachability_is_remembered_by_the_parts_of_the_state() -> None:
     assert one.shared == {0} and one.private(0) == {1}
     assert two.shared is one.shared and two.private(0) is one.private(0)
     assert two.private(1) == set() and not two.reachable_by_others(0, (1,))
+
+
+def _tracked_steps(monkeypatch: pytest.MonkeyPatch, path: object, reduction: str) -> int:
+    calls: list[int] = []
+    real = SYSTEM.execute
+
+    def counted(self: Any, state: Any, t: int, track: Any = None) -> Any:
+        if track:
+            calls.append(t)
+        return real(self, state, t, track)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(SYSTEM, "execute", counted)
+        movers.check(path, reduction=reduction)
+    return len(calls)
+
+
+def test_dwyer_s_executes_statically_refused_steps_untracked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No step of the replicated workers is statically thread-local at access granularity: (S) refuses every
+    # candidate from its position alone, and nothing needs tracking.
+    path = EXAMPLES / "dwyer_replicated_workers.py"
+    assert _tracked_steps(monkeypatch, path, "dwyer-s") == 0
+    with pytest.MonkeyPatch.context() as mp:
+        _static_refusals_executed_tracked(mp)
+        assert _tracked_steps(monkeypatch, path, "dwyer-s") > 0
+
+
+def test_static_por_computes_a_persistent_set_once_per_positions(monkeypatch: pytest.MonkeyPatch) -> None:
+    computed: list[int] = []
+    real = StaticPOR._persistent
+
+    def counted(self: Any, *a: Any) -> Any:
+        computed.append(1)
+        return real(self, *a)
+
+    monkeypatch.setattr(StaticPOR, "_persistent", counted)
+    path = EXAMPLES / "dwyer_readers_writers.py"
+    movers.check(path, reduction="static-por")
+    remembered = len(computed)
+    computed.clear()
+    with pytest.MonkeyPatch.context() as mp:
+        _persistent_sets_computed_each_time(mp)
+        movers.check(path, reduction="static-por")
+    assert 0 < remembered < len(computed)

@@ -134,15 +134,20 @@ class Locality:
         """Can a thread other than ``t`` reach one of ``objs``? (Algorithm 3, lines 6-7.)"""
         if not objs:
             return False
-        shared = self.shared
-        if any(o in shared for o in objs):
-            return True
+        shared = self._shared if self._shared is not None else self.shared
+        for o in objs:
+            if o in shared:
+                return True
         threads = self.state[2]
+        private = self._private
         for u in range(len(threads)):
             if u != t and threads[u]:
-                p = self.private(u)
-                if any(o in p for o in objs):
-                    return True
+                p = private.get(u)
+                if p is None:
+                    p = self.private(u)
+                for o in objs:
+                    if o in p:
+                        return True
         return False
 
     def thread_local(self, t: int, objs: Any) -> bool:
@@ -266,6 +271,11 @@ class StaticThreadLocal:
 
     def check_c1(self, view: StepFacts) -> bool:
         return self.statically_local(view.state[2][view.thread])
+
+    def rejects(self, state: State, t: int) -> bool:
+        """checkC1 is False for thread t's step whatever it does (the verdict is static): the ample search
+        need not execute it with tracking nor build its view (``reduce/ample.py``)."""
+        return not self.statically_local(state[2][t])
 
 
 class Sda:

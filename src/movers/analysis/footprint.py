@@ -97,6 +97,7 @@ class Footprints:
         self._spawn: Footprint | None = None
         self._entry: dict[Code, Footprint] = {}
         self._steps: dict[tuple[tuple[Code, int], ...], Footprint] = {}
+        self._futures: dict[tuple[tuple[Code, int], ...], Footprint] = {}
 
     def node(self, code: Code, pc: int) -> Footprint:
         k = (code, pc)
@@ -203,10 +204,17 @@ class Footprints:
         return fp
 
     def future(self, thread: tuple) -> Footprint:
-        """What a thread (a tuple of frames) may still touch."""
-        fp = EMPTY
-        for frame in thread:
-            fp = fp | self.future_at(frame[0], frame[1])
+        """What a thread (a tuple of frames) may still touch. A function of the frames' positions alone:
+        remembered."""
+        key = tuple((f[0], f[1]) for f in thread)
+        fp = self._futures.get(key)
+        if fp is None:
+            if len(self._futures) > 100_000:
+                self._futures.clear()
+            fp = EMPTY
+            for code, pc in key:
+                fp = fp | self.future_at(code, pc)
+            self._futures[key] = fp
         return fp
 
     def step(self, thread: tuple) -> Footprint:

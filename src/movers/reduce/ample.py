@@ -102,7 +102,11 @@ class Independence(Protocol):
 
     ``check_c1(view)`` returns True when they are. It may raise ``classify.Refine`` (an inferred discipline
     was wrong: the checker restarts the search) or set ``o.violation = ("discipline", message)`` and
-    ``o.state = None`` on outcomes of ``view.outcomes`` (a declared discipline is broken)."""
+    ``o.state = None`` on outcomes of ``view.outcomes`` (a declared discipline is broken).
+
+    A strategy whose verdict for some threads follows from the state alone may also have
+    ``rejects(state, t)``: True only where ``check_c1`` would return False for t's step whatever it does
+    (``escape.StaticThreadLocal``, the (S) column). Such a candidate is executed untracked and gets no view."""
 
     name: str
 
@@ -371,6 +375,9 @@ class Ample(ReductionBase):
         self.constants = constant_globals(ts.program)
         self.final = final_fields(ts.program)
         self.quiet = getattr(ts, "quiet", None)  # an instrumented system's own visibility (commit.py)
+        # A checkC1 that can refuse a thread from the state alone, before its step is executed (``rejects``):
+        # the step then runs untracked and no view is built, since checkC1 would say no whatever it saw.
+        self.rejects = getattr(independence, "rejects", None)
 
     def store(self, state: State) -> bool:
         return True
@@ -408,7 +415,13 @@ class Ample(ReductionBase):
         if len(enabled) == 1:
             return None, executed
         loc = Locality.of(self.ts, state)
+        rejects = self.rejects
         for t in self._candidates(enabled):
+            if rejects is not None and rejects(state, t):
+                # Refused whatever the step does: executed all the same (a rejected candidate's violation is
+                # reported, and a full expansion reuses the outcomes), untracked.
+                executed[t] = self.ts.execute(state, t)
+                continue
             outs = executed[t] = self.current(state, t)
             if all(o.state is None and o.violation is None for o in outs):
                 continue  # every resolution pruned by assume: not really enabled (C0)

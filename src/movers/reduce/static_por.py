@@ -13,7 +13,10 @@ stubborn set from a seed thread:
   ``join`` or a re-acquire after ``wait``, every thread.
 
 Of the stubborn sets from each enabled seed we take one with the fewest enabled threads, as section 7 does
-("a minimum-size persistent set"). Two provisos keep the selective search sound for safety properties:
+("a minimum-size persistent set"). Static footprints make that choice a function of the threads' positions
+(each frame's code and pc) and of which threads are enabled: it is remembered by those, so a search computes
+it once per such combination rather than once per state. Two provisos keep the selective search sound for
+safety properties:
 
 - C2 (invariants): if T contains a step that may write what an ``@invariant`` reads, T is all enabled
   threads, since invariants are global predicates that persistent sets do not preserve by themselves;
@@ -53,17 +56,21 @@ class StaticPOR(ReductionBase):
             w = self.fp.whole(code)
             inv = inv | Footprint(reads=w.reads, fields_read=w.fields_read, elements_read=w.elements_read)
         self.invariant_reads = inv
+        self._selected: dict[Any, set[int] | None] = {}  # ``_select``'s memo
 
     def store(self, state: State) -> bool:
         return True
 
-    def _closure(self, state: State, seed: int, alive: list[int], enabled: set[int]) -> set[int] | None:
-        """The stubborn set from ``seed``, or None when it must be every thread."""
+    def _closure(self, state: State, seed: int, alive: list[int], enabled: set[int],
+                 futures: dict[int, Footprint] | None = None) -> set[int] | None:
+        """The stubborn set from ``seed``, or None when it must be every thread. ``futures``: the threads'
+        future footprints so far in this state (shared by the seeds)."""
         threads = state[2]
         fp = self.fp
         T = {seed}
         work = [seed]
-        futures: dict[int, Footprint] = {}
+        if futures is None:
+            futures = {}
 
         def future(q: int) -> Footprint:
             f = futures.get(q)
@@ -99,25 +106,7 @@ class StaticPOR(ReductionBase):
         enabled = {t for t in alive if ts.enabled(state, t)}
         if not enabled:
             return []
-        chosen: set[int] | None = None
-        if len(enabled) > 1:
-            best = None
-            for seed in sorted(enabled):
-                T = self._closure(state, seed, alive, enabled)
-                if T is None:
-                    best = None
-                    break
-                size = len(T & enabled)
-                if best is None or size < best[0]:
-                    best = (size, T)
-                if size == 1:
-                    break
-            if best is not None and best[0] < len(enabled):
-                chosen = best[1] & enabled
-                # C2: a step that may change what an invariant reads is visible: expand everything.
-                inv = self.invariant_reads
-                if any(fp_writes(self.fp.step(threads[t]), inv) for t in chosen):
-                    chosen = None
+        chosen = self._select(state, alive, enabled) if len(enabled) > 1 else None
         selected = sorted(chosen) if chosen is not None else sorted(enabled)
         out = self._expand(state, selected)
         if chosen is not None and (self._proviso_fails(out) or all(
@@ -127,6 +116,42 @@ class StaticPOR(ReductionBase):
             # assume acts as a disabled step, and its enablers are in T already: no smaller set is safe).
             out = self._expand(state, sorted(enabled))
         return out
+
+    def _select(self, state: State, alive: list[int], enabled: set[int]) -> set[int] | None:
+        """The persistent set's enabled threads before C3 (None: every enabled thread). The stubborn sets,
+        C2 and the choice read the threads' positions (footprints of their frames' code and pc) and which
+        threads are enabled, nothing else of the state: remembered by those."""
+        key = (tuple(tuple((f[0], f[1]) for f in th) for th in state[2]), frozenset(enabled))
+        memo = self._selected
+        if key in memo:
+            return memo[key]
+        if len(memo) > 100_000:
+            memo.clear()
+        chosen = memo[key] = self._persistent(state, alive, enabled)
+        return chosen
+
+    def _persistent(self, state: State, alive: list[int], enabled: set[int]) -> set[int] | None:
+        threads = state[2]
+        chosen: set[int] | None = None
+        best: tuple[int, set[int]] | None = None
+        futures: dict[int, Footprint] = {}
+        for seed in sorted(enabled):
+            T = self._closure(state, seed, alive, enabled, futures)
+            if T is None:
+                best = None
+                break
+            size = len(T & enabled)
+            if best is None or size < best[0]:
+                best = (size, T)
+            if size == 1:
+                break
+        if best is not None and best[0] < len(enabled):
+            chosen = best[1] & enabled
+            # C2: a step that may change what an invariant reads is visible: expand everything.
+            inv = self.invariant_reads
+            if any(fp_writes(self.fp.step(threads[t]), inv) for t in chosen):
+                chosen = None
+        return chosen
 
     def _expand(self, state: State, threads: list[int]) -> list[Move]:
         out: list[Move] = []

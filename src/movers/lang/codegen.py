@@ -63,7 +63,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from movers.ir.program import FALSE, LOCK, THREAD, TRUE, UNBOUND, Bool, Ref
-from movers.semantics.state import globals_cover
+from movers.semantics.state import globals_cover_memo
 
 if TYPE_CHECKING:
     from movers.ir.program import Code
@@ -139,7 +139,7 @@ def _cover(g: tuple, heap: tuple) -> bool:
     c = _last_cover[0]
     if c[0] is g and c[1] is heap:
         return c[2]
-    covered = globals_cover(g, heap)
+    covered = globals_cover_memo(g, heap)
     _last_cover[0] = (g, heap, covered)
     return covered
 
@@ -858,11 +858,11 @@ def step_source(code: Code, fragments: list[Fragment | None],
     for k, frag in enumerate(fragments):
         if frag is None or not code.nodes[k].costly:
             continue
-        body, last = _inlined(code, fragments, k, False)
-        ends = last.ends()
-        if not ends or any(e >= 0 and not code.nodes[e].costly for e in ends):
+        whole = _whole_step(code, fragments, k)
+        if whole is None:
             continue
-        step = _step_body(code, [line for line in body if not line.endswith(TRACKED)], -1 in ends)
+        body, ends = whole
+        step = _step_body(code, body, -1 in ends)
         out.append(f"def _s{k}(g, heap, threads, t, th, top):")
         out.extend(step)
         out.append("")
@@ -874,6 +874,63 @@ def step_source(code: Code, fragments: list[Fragment | None],
             out.extend(step)
             out.append("")
     return "\n".join(out)
+
+
+# A whole step runs at most this many glue nodes in line, counting each copy (the paths of a branch are
+# written out one after the other, so a part two paths share is written twice), and nests at most this many
+# branches (CPython bounds a source's indentation).
+_STEP_NODES = 64
+_STEP_DEPTH = 12
+
+
+def _whole_step(code: Code, fragments: list[Fragment | None], k: int) -> tuple[list[str], set[int]] | None:
+    """The untracked lines of costly node k's whole step and every pc it may end at (costly nodes, -1), or
+    None when some path through the glue after it has no fragment, ends with a pc that is not a node (a call,
+    an indivisible block), loops, or is too long. Each path is written out: where a fragment may go to
+    several glue nodes, ``if pc == j:`` runs the glue from j (as ``_run_fast``'s loop would, node by node),
+    so that a busy-wait's test (``while level[a] >= i and ...``, several nodes under access granularity) is
+    one call, not a trip through the driver per node."""
+    budget = [_STEP_NODES]
+    ends: set[int] = set()
+
+    def run(j: int, path: frozenset[int], depth: int) -> list[str] | None:
+        frag = fragments[j]
+        assert frag is not None
+        out = [line for line in frag.lines if not line.endswith(TRACKED)]
+        targets = frag.ends()
+        if not targets:
+            return None
+        glue = []
+        for e in targets:
+            if e >= len(fragments):
+                return None
+            if e < 0 or code.nodes[e].costly:
+                ends.add(e)
+            else:
+                glue.append(e)
+        if not glue:
+            return out
+        if len(targets) == 1:
+            more = enter(glue[0], path, depth)
+            return None if more is None else out + more
+        if depth >= _STEP_DEPTH:
+            return None
+        for n, e in enumerate(glue):
+            more = enter(e, path, depth + 1)
+            if more is None:
+                return None
+            out.append(f"{'elif' if n else 'if'} pc == {e}:")
+            out.extend(f"    {line}" for line in more)
+        return out
+
+    def enter(j: int, path: frozenset[int], depth: int) -> list[str] | None:
+        if j in path or fragments[j] is None or budget[0] <= 0:
+            return None
+        budget[0] -= 1
+        return run(j, path | {j}, depth)
+
+    lines = run(k, frozenset((k,)), 0)
+    return None if lines is None else (lines, ends)
 
 
 def _step_body(code: Code, body: list[str], returns: bool) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 from movers.ir.exceptions import Raised, assertion_message, catchable, describe, thread_label, unwind
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import LOCK_CLASSES, MON, THREAD, Code, Node, Program, Ref, call_line, unbox
-from movers.semantics.state import State, canonical, canonical_order, globals_cover, reachable
+from movers.semantics.state import State, canonical, canonical_order, globals_cover_memo, reachable
 
 # The operations one step may run (glue, or a `with indivisible():` block) before the check stops it as a
 # loop that does not end (e.g. `while True: pass`); a finite loop longer than this is stopped too, so the
@@ -569,7 +569,7 @@ class TransitionSystem:
         c = self._cover
         if c[0] is g and c[1] is heap:
             return c[2]
-        covered = globals_cover(g, heap)
+        covered = globals_cover_memo(g, heap)
         self._cover = (g, heap, covered)
         return covered
 

@@ -104,7 +104,7 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
         src.add(f"_k = _method(heap[{head[0]}.i][0], {codegen._name_constant(fc, e.func.attr)}, {len(args) + 1})")
     else:
         src.add(f"_k = {_bind(fc, callee)}")
-    return lambda: Fragment([*src.lines, f"pc = (_k, [{values}], {ret.pc})"], None, not src.eager)
+    return lambda: Fragment([*src.lines, f"pc = (_k, [{values}], {ret.pc})"], None, not src.eager, call=True)
 
 
 def continuation(fc: CompiledFunction, s: ast.stmt, temp: int, nxt: Target) -> FragmentMaker | None:

@@ -393,7 +393,10 @@ class TransitionSystem:
                 return None
         if node.fast is None:
             return _GIVE_UP
-        done = _fast_successor(node, g, heap, threads, t, th, top, self._globals_cover)
+        if top[0].fast_dispatch[top[1]] is _parts:
+            done = _fast_successor(node, g, heap, threads, t, th, top, self._globals_cover)
+        else:  # the whole step already gave up (``successors`` ran it): straight to the general driver
+            done = _run_fast(node, g, heap, threads, t, th, top, None, self._globals_cover)
         return _GIVE_UP if done is None else done
 
     def steps(self, state: State) -> list[Outcome]:

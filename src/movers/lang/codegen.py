@@ -1009,7 +1009,7 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         out.append("if type(pc) is tuple:")
         out.append("    _k, _a, pc = pc")
         out.append("    if len(th) > 201 or not _k.nodes[_k.entry].costly or not _cover(g, heap): _fail()")
-        out.append(f"    _w = [*threads]; _w[t] = (*th[:-1], {frame}, (_k, _k.entry, *_k.new_frame_locals(_a)))")
+        out.append(f"    _w = [*threads]; _w[t] = (*th[:-1], {frame}, _frame(_k, _a))")
         out.append("    return (g, heap, tuple(_w))")
     if returns:
         # The frame returns: only a thread's last frame (a return to a caller passes a value, on the

@@ -979,8 +979,8 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
     """The indented body of a whole step: the fragment's lines, then the successor state. Where the lines use
     the locals only as ``loc[i]``, the locals are plain variables (``_l{i}``) instead of a list: no list to
     build and copy per step. A small frame is unpacked and packed whole; a wide one (access granularity's
-    temporaries: a busy-wait's frame holds dozens) has only the locals the lines name taken from it, and
-    only those they may write put back into a copy. A step that ends with a call pushes the callee's frame,
+    temporaries: a busy-wait's frame holds dozens) has only the locals the lines name taken from it and put
+    back into a copy. A step that ends with a call pushes the callee's frame,
     as ``semantics/system._run_fast`` does, where the callee's first node is costly (the step ends there)."""
     names = _local_variables(body, code.nlocals)
     if names is None:
@@ -992,14 +992,12 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         values = f"({', '.join(names)},)" if names else "()"
         frame = f"(_code, pc, {', '.join(names)})" if names else "(_code, pc)"
     else:
-        text = "\n".join(body)
-        used = sorted({int(i) for i in re.findall(r"\bloc\[(\d+)\]", text)})
-        # A target, or (harmlessly) a comparison such as ``loc[3] <= 1``: a local put back unchanged.
-        written = sorted({int(i) for i in re.findall(r"\bloc\[(\d+)\]\s*[-+*/%&|^<>@]*=(?!=)", text)})
+        # Every local the lines name is put back, written or not: no reading of the lines to get wrong.
+        used = sorted({int(i) for i in re.findall(r"\bloc\[(\d+)\]", "\n".join(body))})
         out = [f"_l{i} = top[{i + 2}]" for i in used]
         out.extend(re.sub(r"\bloc\[(\d+)\]", lambda m: f"_l{m[1]}", line) for line in body)
-        if written:
-            out.append("_f = [*top]; " + "; ".join(f"_f[{i + 2}] = _l{i}" for i in written))
+        if used:
+            out.append("_f = [*top]; " + "; ".join(f"_f[{i + 2}] = _l{i}" for i in used))
             values, frame = "_f[2:]", "(_code, pc, *_f[2:])"
         else:
             values, frame = "top[2:]", "(_code, pc, *top[2:])"

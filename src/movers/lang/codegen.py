@@ -12,10 +12,12 @@ source by one small emitter per statement shape (``assign``, ``branch``, ``check
   node's function also runs, in line, the free glue that statically follows it;
 - ``_t{k}(g, heap, loc, t, eff)``: the same, recording the step's Effect in ``eff`` exactly as the closures
   do (the lines marked ``TRACKED``), for the searches that ask for Effects (every reduction);
-- ``_s{k}(g, heap, threads, t, th, top) -> state``: the whole step of a costly node whose step ends, whatever
-  path it takes, at a costly node or at the thread's end: the successor state, in one call; its frame's
-  locals are plain variables ``_l0``... (unpacked from ``top``, packed into the new frame) wherever the
-  fragment uses them only as ``loc[i]``;
+- ``_s{k}(g, heap, threads, t, th, top) -> state``: the whole step of a costly node (or of the function's
+  entry, a thread's first step) whose step ends, whatever path it takes through the glue (each path written
+  out where the glue branches: a busy wait's test), at a costly node, at the thread's end, or in a call whose
+  callee's first node is costly (the callee's frame pushed): the successor state, in one call; its frame's
+  locals are plain variables ``_l0``... (taken from ``top``, put into the new frame) wherever the fragment
+  uses them only as ``loc[i]``;
 - ``_g{k}(g, heap, threads, top, t) -> bool``: the node's guard;
 - ``_x{k}(g, heap, threads, t, th, top) -> state | None``: a guarded node's guard and whole step together
   (None when the guard is false): the plain full search's one call per thread and state;

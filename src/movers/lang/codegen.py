@@ -985,6 +985,7 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
     back into a copy. A step that ends with a call pushes the callee's frame,
     as ``semantics/system._run_fast`` does, where the callee's first node is costly (the step ends there)."""
     names = _local_variables(body, code.nlocals)
+    fix = ""  # a line that puts pc into a frame copied as a list, before it becomes the frame
     if names is None:
         out = ["loc = list(top[2:])", *body]
         values, frame = "loc", "(_code, pc, *loc)"
@@ -1000,7 +1001,7 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         out.extend(re.sub(r"\bloc\[(\d+)\]", lambda m: f"_l{m[1]}", line) for line in body)
         if used:
             out.append("_f = [*top]; " + "; ".join(f"_f[{i + 2}] = _l{i}" for i in used))
-            values, frame = "_f[2:]", "(_code, pc, *_f[2:])"
+            values, frame, fix = "_f[2:]", "tuple(_f)", "_f[1] = pc"
         else:
             values, frame = "top[2:]", "(_code, pc, *top[2:])"
     if calls:
@@ -1008,6 +1009,8 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         # frames: no walk only where the globals reach every object.
         out.append("if type(pc) is tuple:")
         out.append("    _k, _a, pc = pc")
+        if fix:
+            out.append(f"    {fix}")
         out.append("    if len(th) > 201 or not _k.nodes[_k.entry].costly or not _cover(g, heap): _fail()")
         out.append(f"    _w = [*threads]; _w[t] = (*th[:-1], {frame}, _frame(_k, _a))")
         out.append("    return (g, heap, tuple(_w))")
@@ -1022,6 +1025,8 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         out.append("            if not _cover(g, heap): _fail()")
         out.append("            break")
         out.append("    _w = [*threads]; _w[t] = (); return (g, heap, tuple(_w))")
+    if fix:
+        out.append(fix)
     # A list copy rebuilds the threads with half the allocations of slicing around t.
     out.append(f"_w = [*threads]; _w[t] = ({frame},) if len(th) == 1 else (*th[:-1], {frame})")
     out.append("return (g, heap, tuple(_w))")

@@ -201,6 +201,7 @@ _OWN = {"def", "return", "if", "else", "is", "not", "and", "or", "type", "int", 
         "False", "len", "g", "heap", "loc", "t", "pc", "eff", "_r", "_i", "_o", "_lo", "_hi", "_value", "i",
         "is_list", "is_thread", "reads", "writes", "acquired", "released", "append", "for", "in", "top", "th",
         "threads", "_v", "_w", "_c", "_code", "list", "field_index", "get", "builtin", "break", *codegen.HELPERS,
+        "elif", "value", "_f", "_a", "nodes", "entry", "costly",
         *codegen_sync.NAMES, *codegen_calls.NAMES}
 _TEMP = re.compile(r"_\d+|_[ntsgaxl]\d+")
 

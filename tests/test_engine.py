@@ -108,7 +108,7 @@ def test_skipping_the_heap_walk_changes_no_state(source: str | Path, monkeypatch
     fast_calls_model = _summary(_check(source))
     skipped_walks = calls["n"]
     calls["n"] = 0
-    monkeypatch.setattr(system, "globals_cover", lambda g, heap: False)  # never skip
+    monkeypatch.setattr(system, "globals_cover_memo", lambda g, heap: False)  # never skip
     monkeypatch.setitem(codegen.HELPERS, "_cover", lambda g, heap: False)  # nor on the generated code
     slow = _summary(_check(source))
     assert fast == fast_calls_model == slow
@@ -123,12 +123,12 @@ def test_the_walk_is_skipped_only_where_it_changes_nothing(monkeypatch: pytest.M
     _check(SHARED_OBJECTS)
     skipping = calls["n"]
     calls["n"] = 0
-    monkeypatch.setattr(system, "globals_cover", lambda g, heap: False)
+    monkeypatch.setattr(system, "globals_cover_memo", lambda g, heap: False)
     _check(SHARED_OBJECTS)
     assert skipping < calls["n"]
     # ... and where only locals hold objects, skipping them would store non-canonical states: more of them.
     # (statement steps: there a state shows the objects in locals between the statements)
-    monkeypatch.setattr(system, "globals_cover", lambda g, heap: True)
+    monkeypatch.setattr(system, "globals_cover_memo", lambda g, heap: True)
     wrong = _check(LOCAL_OBJECTS, granularity="statement")
     monkeypatch.undo()
     assert wrong.stats.states != _check(LOCAL_OBJECTS, granularity="statement").stats.states

@@ -12,10 +12,12 @@ source by one small emitter per statement shape (``assign``, ``branch``, ``check
   node's function also runs, in line, the free glue that statically follows it;
 - ``_t{k}(g, heap, loc, t, eff)``: the same, recording the step's Effect in ``eff`` exactly as the closures
   do (the lines marked ``TRACKED``), for the searches that ask for Effects (every reduction);
-- ``_s{k}(g, heap, threads, t, th, top) -> state``: the whole step of a costly node whose step ends, whatever
-  path it takes, at a costly node or at the thread's end: the successor state, in one call; its frame's
-  locals are plain variables ``_l0``... (unpacked from ``top``, packed into the new frame) wherever the
-  fragment uses them only as ``loc[i]``;
+- ``_s{k}(g, heap, threads, t, th, top) -> state``: the whole step of a costly node (or of the function's
+  entry, a thread's first step) whose step ends, whatever path it takes through the glue (each path written
+  out where the glue branches: a busy wait's test), at a costly node, at the thread's end, or in a call whose
+  callee's first node is costly (the callee's frame pushed): the successor state, in one call; its frame's
+  locals are plain variables ``_l0``... (taken from ``top``, put into the new frame) wherever the fragment
+  uses them only as ``loc[i]``;
 - ``_g{k}(g, heap, threads, top, t) -> bool``: the node's guard;
 - ``_x{k}(g, heap, threads, t, th, top) -> state | None``: a guarded node's guard and whole step together
   (None when the guard is false): the plain full search's one call per thread and state;
@@ -63,7 +65,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from movers.ir.program import FALSE, LOCK, THREAD, TRUE, UNBOUND, Bool, Ref
-from movers.semantics.state import globals_cover
+from movers.semantics.state import globals_cover_memo
 
 if TYPE_CHECKING:
     from movers.ir.program import Code
@@ -139,7 +141,7 @@ def _cover(g: tuple, heap: tuple) -> bool:
     c = _last_cover[0]
     if c[0] is g and c[1] is heap:
         return c[2]
-    covered = globals_cover(g, heap)
+    covered = globals_cover_memo(g, heap)
     _last_cover[0] = (g, heap, covered)
     return covered
 
@@ -185,6 +187,8 @@ class Fragment:
     tracked: bool = True
     # Every pc it may end with (-1: the frame returns), when ``next_pc`` is not the only one.
     targets: tuple[int, ...] = ()
+    # Whether it ends with a call's ``pc = (_k, arguments, return pc)`` (``codegen_calls.call``).
+    call: bool = False
 
     def ends(self) -> tuple[int, ...]:
         return (self.next_pc,) if self.next_pc is not None else self.targets
@@ -251,7 +255,7 @@ def _load(src: _Source, where: str, slot: int) -> str:
     src.add(f"{x} = {where}[{slot}]")
     if where == "g":
         src.record(f"eff.reads.append({slot})")
-    src.add(f"if type({x}) is not int: {x} = _val({x})")
+    src.add(f"if type({x}) is not int: {x} = {x}.value if type({x}) is Bool else _val({x})")
     return x
 
 
@@ -308,7 +312,7 @@ def _value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
         x = _element(fc, e, src) if isinstance(e, ast.Subscript) else _field(fc, e, src)
         if x is None:
             return None
-        src.add(f"if type({x}) is not int: {x} = _val({x})")
+        src.add(f"if type({x}) is not int: {x} = {x}.value if type({x}) is Bool else _val({x})")
         return x
     if isinstance(e, ast.BoolOp):
         parts = [value(fc, x, src) for x in e.values]
@@ -856,13 +860,15 @@ def step_source(code: Code, fragments: list[Fragment | None],
     false (the plain full search's one call per thread and state)."""
     out: list[str] = []
     for k, frag in enumerate(fragments):
-        if frag is None or not code.nodes[k].costly:
+        # A thread rests at costly nodes, and starts at its function's entry, costly or not (under access
+        # granularity the first step runs the local work up to the first access).
+        if frag is None or not (code.nodes[k].costly or k == code.entry):
             continue
-        body, last = _inlined(code, fragments, k, False)
-        ends = last.ends()
-        if not ends or any(e >= 0 and not code.nodes[e].costly for e in ends):
+        whole = _whole_step(code, fragments, k)
+        if whole is None:
             continue
-        step = _step_body(code, [line for line in body if not line.endswith(TRACKED)], -1 in ends)
+        body, ends = whole
+        step = _step_body(code, body, -1 in ends, -2 in ends)
         out.append(f"def _s{k}(g, heap, threads, t, th, top):")
         out.extend(step)
         out.append("")
@@ -876,19 +882,138 @@ def step_source(code: Code, fragments: list[Fragment | None],
     return "\n".join(out)
 
 
-def _step_body(code: Code, body: list[str], returns: bool) -> list[str]:
+# A whole step runs at most this many glue nodes in line, counting each copy (the paths of a branch are
+# written out one after the other, so a part two paths share is written twice), and nests at most this many
+# branches (CPython bounds a source's indentation).
+_STEP_NODES = 64
+_STEP_DEPTH = 12
+
+
+def _whole_step(code: Code, fragments: list[Fragment | None], k: int) -> tuple[list[str], set[int]] | None:
+    """The untracked lines of costly node k's whole step and every pc it may end at (costly nodes, -1), or
+    None when some path through the glue after it has no fragment, ends with a pc that is not a node (a call,
+    an indivisible block), loops, or is too long. Each path is written out: where a fragment may go to
+    several glue nodes, ``if pc == j:`` runs the glue from j (as ``_run_fast``'s loop would, node by node),
+    so that a busy-wait's test (``while level[a] >= i and ...``, several nodes under access granularity) is
+    one call, not a trip through the driver per node."""
+    budget = [_STEP_NODES]
+    ends: set[int] = set()  # -2: a call
+
+    def run(j: int, path: frozenset[int], depth: int) -> list[str] | None:
+        frag = fragments[j]
+        assert frag is not None
+        out = [line for line in frag.lines if not line.endswith(TRACKED)]
+        targets = frag.ends()
+        if not targets:
+            if not frag.call:
+                return None
+            ends.add(-2)
+            return out
+        glue = []
+        for e in targets:
+            if e >= len(fragments):
+                return None
+            if e < 0 or code.nodes[e].costly:
+                ends.add(e)
+            else:
+                glue.append(e)
+        if not glue:
+            return out
+        if len(targets) == 1:
+            more = enter(glue[0], path, depth)
+            return None if more is None else out + more
+        if depth >= _STEP_DEPTH:
+            return None
+        for n, e in enumerate(glue):
+            more = enter(e, path, depth + 1)
+            if more is None:
+                return None
+            out.append(f"{'elif' if n else 'if'} pc == {e}:")
+            out.extend(f"    {line}" for line in more)
+        return out
+
+    def enter(j: int, path: frozenset[int], depth: int) -> list[str] | None:
+        if j in path or fragments[j] is None or budget[0] <= 0:
+            return None
+        budget[0] -= 1
+        return run(j, path | {j}, depth)
+
+    lines = run(k, frozenset((k,)), 0)
+    return None if lines is None else (_simplified(lines), ends)
+
+
+_LITERAL = re.compile(r"( *)(_\d+) = (None|-?\d+)$")
+_PC = re.compile(r"( *)pc = -?\d+$")
+
+
+def _simplified(lines: list[str]) -> list[str]:
+    """The lines without what is a no-op where it stands, as the emitters write it one fragment at a time: a
+    boolean's boxing or an int's unboxing right after the temporary was set to None or an int literal, and a
+    constant pc set again on the next line (one glue node's end, the next one's start)."""
+    out: list[str] = []
+    for line in lines:
+        prev = out[-1] if out else ""
+        m = _LITERAL.match(prev)
+        if m is not None:
+            ind, x = m[1], m[2]
+            if line in (f"{ind}if type({x}) is bool: {x} = TRUE if {x} else FALSE",
+                        f"{ind}if type({x}) is not int: {x} = {x}.value if type({x}) is Bool else _val({x})"):
+                continue
+        out.append(line)
+    return [line for i, line in enumerate(out) if not (_PC.match(line) and _overwritten(out, i))]
+
+
+def _overwritten(lines: list[str], i: int) -> bool:
+    """Whether line i's ``pc = k`` is set again before anything reads pc: the next line that names pc, in its
+    block, sets it from values that are not pc."""
+    ind = len(lines[i]) - len(lines[i].lstrip())
+    for line in lines[i + 1:]:
+        if len(line) - len(line.lstrip()) < ind:
+            return False
+        if re.search(r"\bpc\b", line):
+            rest = line[ind:]
+            return (len(line) - len(line.lstrip()) == ind and rest.startswith("pc = ")
+                    and re.search(r"\bpc\b", rest[5:]) is None)
+    return False
+
+
+def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) -> list[str]:
     """The indented body of a whole step: the fragment's lines, then the successor state. Where the lines use
-    the locals only as ``loc[i]``, the locals are plain variables (``_l{i}``, unpacked from the frame and packed
-    into the new one) instead of a list: no list to build and copy per step."""
+    the locals only as ``loc[i]``, the locals are plain variables (``_l{i}``) instead of a list: no list to
+    build and copy per step. A small frame is unpacked and packed whole; a wide one (access granularity's
+    temporaries: a busy-wait's frame holds dozens) has only the locals the lines name taken from it and put
+    back into a copy. A step that ends with a call pushes the callee's frame,
+    as ``semantics/system._run_fast`` does, where the callee's first node is costly (the step ends there)."""
     names = _local_variables(body, code.nlocals)
+    fix = ""  # a line that puts pc into a frame copied as a list, before it becomes the frame
     if names is None:
         out = ["loc = list(top[2:])", *body]
         values, frame = "loc", "(_code, pc, *loc)"
-    else:
+    elif len(names) <= _WHOLE_FRAME:
         out = [f"_c, pc, {', '.join(names)}, = top" if names else "pc = top[1]"]
         out.extend(re.sub(r"\bloc\[(\d+)\]", lambda m: f"_l{m[1]}", line) for line in body)
         values = f"({', '.join(names)},)" if names else "()"
         frame = f"(_code, pc, {', '.join(names)})" if names else "(_code, pc)"
+    else:
+        # Every local the lines name is put back, written or not: no reading of the lines to get wrong.
+        used = sorted({int(i) for i in re.findall(r"\bloc\[(\d+)\]", "\n".join(body))})
+        out = [f"_l{i} = top[{i + 2}]" for i in used]
+        out.extend(re.sub(r"\bloc\[(\d+)\]", lambda m: f"_l{m[1]}", line) for line in body)
+        if used:
+            out.append("_f = [*top]; " + "; ".join(f"_f[{i + 2}] = _l{i}" for i in used))
+            values, frame, fix = "_f[2:]", "tuple(_f)", "_f[1] = pc"
+        else:
+            values, frame = "top[2:]", "(_code, pc, *top[2:])"
+    if calls:
+        # As ``_run_fast``: a frame pushed (the closures' depth bound checked) may carry references into the
+        # frames: no walk only where the globals reach every object.
+        out.append("if type(pc) is tuple:")
+        out.append("    _k, _a, pc = pc")
+        if fix:
+            out.append(f"    {fix}")
+        out.append("    if len(th) > 201 or not _k.nodes[_k.entry].costly or not _cover(g, heap): _fail()")
+        out.append(f"    _w = [*threads]; _w[t] = (*th[:-1], {frame}, _frame(_k, _a))")
+        out.append("    return (g, heap, tuple(_w))")
     if returns:
         # The frame returns: only a thread's last frame (a return to a caller passes a value, on the
         # closures), and only if it held no reference, or the globals reach every object (dropping a
@@ -900,10 +1025,16 @@ def _step_body(code: Code, body: list[str], returns: bool) -> list[str]:
         out.append("            if not _cover(g, heap): _fail()")
         out.append("            break")
         out.append("    _w = [*threads]; _w[t] = (); return (g, heap, tuple(_w))")
+    if fix:
+        out.append(fix)
     # A list copy rebuilds the threads with half the allocations of slicing around t.
     out.append(f"_w = [*threads]; _w[t] = ({frame},) if len(th) == 1 else (*th[:-1], {frame})")
     out.append("return (g, heap, tuple(_w))")
     return [f"    {line}" for line in out]
+
+
+# Frames up to this many locals are unpacked whole in a whole step (``_step_body``).
+_WHOLE_FRAME = 8
 
 
 def _local_variables(body: list[str], n: int) -> list[str] | None:

@@ -33,19 +33,42 @@ from movers.lang import codegen
 from movers.lang.codegen import CompiledFunction, Fallback, Fragment, FragmentMaker, Target
 from movers.lang.functions_model import signature_of
 
+# ``_method``'s answers: a class's methods are fixed once the model is compiled.
+_METHODS: dict[tuple[Any, str, int], Any] = {}
+
 
 def _method(cls: Any, name: str, n: int) -> Any:
     """The code of method ``name`` of class ``cls`` for a call with ``n`` positional arguments (``self``
     included) that binds them in order (``method_call_setup``'s plain case); else Fallback."""
+    key = (cls, name, n)
+    code = _METHODS.get(key)
+    if code is not None:
+        return code
     code = cls.lookup(name)
     if code is None:
         raise Fallback
     if signature_of(code).npos != n or len(code.params) != n:
         raise Fallback
+    _METHODS[key] = code
     return code
 
 
-codegen.HELPERS.update({"_method": _method, "_box": box, "_unbox": unbox})
+# A callee's locals after its parameters in a fresh frame (unbound variables, None temporaries), by the
+# number of its locals when it was worked out.
+_TAILS: dict[Any, tuple[int, tuple[Any, ...]]] = {}
+
+
+def _frame(k: Any, args: list[Any]) -> tuple[Any, ...]:
+    """The callee's fresh frame, ``Ctx.push``'s: ``(k, k.entry, *Code.new_frame_locals(args))``. A call's
+    fragment has checked the arity, and its arguments are values as stored (boxed already)."""
+    n = len(k.locals)
+    c = _TAILS.get(k)
+    if c is None or c[0] != n:
+        c = _TAILS[k] = (n, tuple(k.new_frame_locals(args)[len(args):]))
+    return (k, k.entry, *args, *c[1])
+
+
+codegen.HELPERS.update({"_method": _method, "_box": box, "_unbox": unbox, "_frame": _frame})
 
 # The other names the generated text uses (tests/test_codegen.py checks it).
 NAMES = frozenset({"_rv", "_b", "_k", "pop"})
@@ -104,7 +127,7 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
         src.add(f"_k = _method(heap[{head[0]}.i][0], {codegen._name_constant(fc, e.func.attr)}, {len(args) + 1})")
     else:
         src.add(f"_k = {_bind(fc, callee)}")
-    return lambda: Fragment([*src.lines, f"pc = (_k, [{values}], {ret.pc})"], None, not src.eager)
+    return lambda: Fragment([*src.lines, f"pc = (_k, [{values}], {ret.pc})"], None, not src.eager, call=True)
 
 
 def continuation(fc: CompiledFunction, s: ast.stmt, temp: int, nxt: Target) -> FragmentMaker | None:

@@ -101,6 +101,30 @@ def globals_cover(g: tuple, heap: tuple | list) -> bool:
     return not heap or len(reachable((g, heap, ()), list(g))) == len(heap)
 
 
+# ``globals_cover``'s answers by value: it depends only on where the references are, and a reference equals
+# only itself (interned ``Ref``s, identity equality), so equal (globals, heap) pairs get the same answer. A
+# step that moves no reference (a lock's owner, a counter) makes a new heap with an old one's answer: hashing
+# the pair runs in C, the walk in Python. Cleared when full: a cache, never a store.
+_covers: dict[tuple[tuple, tuple], bool] = {}
+_COVERS_MAX = 1 << 16
+
+
+def globals_cover_memo(g: tuple, heap: tuple) -> bool:
+    """``globals_cover``, remembered by value."""
+    key = (g, heap)
+    try:
+        return _covers[key]
+    except KeyError:
+        pass
+    except TypeError:  # something unhashable in the state: no memo
+        return globals_cover(g, heap)
+    covered = globals_cover(g, heap)
+    if len(_covers) >= _COVERS_MAX:
+        _covers.clear()
+    _covers[key] = covered
+    return covered
+
+
 def reachable(state: tuple[Any, ...], roots: list[Any], avoid: set[int] | frozenset[int] = frozenset()) -> set[int]:
     """Heap objects (by index) reachable from the given root values, along paths through no object of
     ``avoid`` (Dwyer et al.'s domination: what a thread reaches without passing a locked object)."""

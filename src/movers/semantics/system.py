@@ -17,7 +17,7 @@ from typing import Any
 from movers.ir.exceptions import Raised, assertion_message, catchable, describe, thread_label, unwind
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
 from movers.ir.program import LOCK_CLASSES, MON, THREAD, Code, Node, Program, Ref, call_line, unbox
-from movers.semantics.state import State, canonical, canonical_order, globals_cover, reachable
+from movers.semantics.state import State, canonical, canonical_order, globals_cover_memo, reachable
 
 # The operations one step may run (glue, or a `with indivisible():` block) before the check stops it as a
 # loop that does not end (e.g. `while True: pass`); a finite loop longer than this is stopped too, so the
@@ -393,7 +393,10 @@ class TransitionSystem:
                 return None
         if node.fast is None:
             return _GIVE_UP
-        done = _fast_successor(node, g, heap, threads, t, th, top, self._globals_cover)
+        if top[0].fast_dispatch[top[1]] is _parts:
+            done = _fast_successor(node, g, heap, threads, t, th, top, self._globals_cover)
+        else:  # the whole step already gave up (``successors`` ran it): straight to the general driver
+            done = _run_fast(node, g, heap, threads, t, th, top, None, self._globals_cover)
         return _GIVE_UP if done is None else done
 
     def steps(self, state: State) -> list[Outcome]:
@@ -569,7 +572,7 @@ class TransitionSystem:
         c = self._cover
         if c[0] is g and c[1] is heap:
             return c[2]
-        covered = globals_cover(g, heap)
+        covered = globals_cover_memo(g, heap)
         self._cover = (g, heap, covered)
         return covered
 

@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from movers.ir.program import FALSE, LOCK, THREAD, TRUE, UNBOUND, Bool, Ref
+from movers.lang.runtime_ops import MAX_SEQUENCE
 from movers.semantics.state import globals_cover
 
 if TYPE_CHECKING:
@@ -144,6 +145,58 @@ def _cover(g: tuple, heap: tuple) -> bool:
     return covered
 
 
+def _grown(eff: Any, r: Ref, o: tuple) -> None:
+    """The reads of list ``r``'s length where lists may grow, as ``runtime_ops._read_length`` records them."""
+    if o[0].grows:
+        n = len(o)
+        if n > 2:
+            eff.reads.append((r, n - 1))
+        eff.reads.append((r, n))
+
+
+def _dict_reads(eff: Any, r: Ref, o: tuple) -> None:
+    """A dict lookup's reads: every slot and the one past the end (``containers._read_all``)."""
+    eff.reads.extend([(r, j) for j in range(2, len(o) + 1)])
+
+
+def _dict_get(o: tuple, k: int, default: Any) -> Any:
+    """``d.get(k, default)`` for an int key, in a dict whose keys are ints and strings (``containers._find``:
+    an int key equals an int only); its value as expressions see it. Other keys: the closures compare them."""
+    for j in range(2, len(o), 2):
+        x = o[j]
+        if type(x) is int:
+            if x == k:
+                v = o[j + 1]
+                return v if type(v) is int else _val(v)
+        elif type(x) is not str:
+            raise Fallback
+    return default
+
+
+def _dict_set(heap: tuple, r: Ref, o: tuple, k: int, v: Any) -> tuple[tuple, tuple[int, ...]]:
+    """``d[k] = v`` for an int key and a value that is no reference (booleans boxed), as
+    ``containers.dict_set`` stores it: the new heap and the slots written (the value's; or, for a new key, the
+    two past the end). Overwriting a reference or a tuple, or another key shape, is the closures'."""
+    n = len(o)
+    for j in range(2, n, 2):
+        x = o[j]
+        if type(x) is int:
+            if x == k:
+                old = o[j + 1]
+                if type(old) is Ref or type(old) is tuple:
+                    raise Fallback
+                w = [*heap]
+                w[r.i] = (*o[:j + 1], v, *o[j + 2:])
+                return tuple(w), (j + 1,)
+        elif type(x) is not str:
+            raise Fallback
+    if (n - 2) // 2 >= MAX_SEQUENCE:
+        raise Fallback
+    w = [*heap]
+    w[r.i] = (*o, k, v)
+    return tuple(w), (n, n + 1)
+
+
 def _user_join(cls: Any) -> bool:
     """Whether a Thread class defines its own ``join`` (then ``t.join()`` is a call, on the closures)."""
     return cls.lookup("join") is not None
@@ -156,6 +209,11 @@ HELPERS: dict[str, Any] = {
     "_fail": _fail,
     "_user_join": _user_join,
     "_cover": _cover,
+    "_grown": _grown,
+    "_dict_reads": _dict_reads,
+    "_dict_get": _dict_get,
+    "_dict_set": _dict_set,
+    "_DICT": "dict",
     "Ref": Ref,
     "Bool": Bool,
     "LOCK": LOCK,
@@ -310,6 +368,8 @@ def _value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
             return None
         src.add(f"if type({x}) is not int: {x} = _val({x})")
         return x
+    if isinstance(e, ast.Call):
+        return _dict_get_call(fc, e, src)
     if isinstance(e, ast.BoolOp):
         parts = [value(fc, x, src) for x in e.values]
         if any(p is None for p in parts):
@@ -318,6 +378,30 @@ def _value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
         op = " and " if isinstance(e.op, ast.And) else " or "
         return "(" + op.join(parts) + ")"  # type: ignore[arg-type]
     return None
+
+
+def _dict_get_call(fc: CompiledFunction, e: ast.Call, src: _Source) -> str | None:
+    """``d.get(k)``, ``d.get(k, default)`` where the model makes dicts and defines no method ``get`` (then
+    ``ExpressionCompiler.builtin_method`` compiles it: receiver, arguments, then the dict's lookup); an int
+    key, else the closures'."""
+    f = e.func
+    if not (isinstance(f, ast.Attribute) and f.attr == "get" and getattr(fc.mc, "has_dicts", False)
+            and not e.keywords and 1 <= len(e.args) <= 2 and not any(isinstance(a, ast.Starred) for a in e.args)):
+        return None
+    defines = getattr(fc.mc, "defines_method", None)
+    if defines is None or defines("get"):
+        return None
+    r = reference(fc, f.value, src)
+    k = value(fc, e.args[0], src) if r is not None else None
+    d = (value(fc, e.args[1], src) if len(e.args) > 1 else "None") if k is not None else None
+    if d is None:
+        return None
+    o, x = src.temp(), src.temp()
+    src.add(f"{o} = heap[{r}.i]")
+    src.add(f"if {o}[0].builtin != _DICT or type({k}) is not int: _fail()")
+    src.record(f"_dict_reads(eff, {r}, {o})")
+    src.add(f"{x} = _dict_get({o}, {k}, {d})")
+    return x
 
 
 def _stored(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
@@ -404,6 +488,9 @@ def _list_slot(fc: CompiledFunction, e: ast.Subscript, src: _Source) -> tuple[st
     o, i = src.temp(), src.temp()
     src.add(f"{o} = heap[{r}.i]")
     src.add(f"if not {o}[0].is_list: _fail()")
+    # Where lists may grow, which element i names depends on the length: read as the closures read it
+    # (``runtime_ops.element_index``, ``_read_length``).
+    src.record(f"_grown(eff, {r}, {o})")
     src.add(f"{i} = {k}")
     src.add(f"if type({i}) is not int: _fail()")
     src.add(f"if {i} < 0: {i} += len({o}) - 2")
@@ -483,9 +570,12 @@ def _copy_locals(fc: CompiledFunction, targets: list[ast.expr], values: list[ast
 
 
 def _store_element(fc: CompiledFunction, target: ast.Subscript, v: str, src: _Source) -> bool:
-    """``a[i] = v`` on a list, as ``store_item`` and ``Ctx.set_field`` do for values that are not references."""
+    """``a[i] = v`` on a list, as ``store_item`` and ``Ctx.set_field`` do for values that are not references;
+    where the model makes dicts, ``d[k] = v`` on a dict too (``_store_item``)."""
     x = src.temp()
     src.add(f"{x} = {v}")  # the value first, as the closures evaluate it
+    if getattr(fc.mc, "has_dicts", False):
+        return _store_item(fc, target, x, src)
     where = _list_slot(fc, target, src)
     if where is None:
         return False
@@ -494,6 +584,40 @@ def _store_element(fc: CompiledFunction, target: ast.Subscript, v: str, src: _So
     src.add(f"if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
     src.add(f"_w = [*{o}]; _w[{i}] = {x}; _v = [*heap]; _v[{r}.i] = tuple(_w); heap = tuple(_v)")
     src.record(f"eff.writes.append(({r}, {i}))")
+    return True
+
+
+def _store_item(fc: CompiledFunction, target: ast.Subscript, x: str, src: _Source) -> bool:
+    """``t[k] = x`` where ``t`` may be a dict or a list, decided on the object as ``store_item`` decides: a
+    dict's int key through ``_dict_set`` (its lookup's reads, then the slots it writes), a list's element as
+    ``_store_element`` stores it."""
+    if isinstance(target.slice, ast.Slice):
+        return False
+    r = reference(fc, target.value, src)
+    k = value(fc, target.slice, src) if r is not None else None
+    if k is None:
+        return False
+    o, w = src.temp(), src.temp()
+    src.add(f"{o} = heap[{r}.i]")
+    src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+    src.add(f"if {o}[0].builtin == _DICT:")
+    src.add(f"    if type({k}) is not int: _fail()")
+    src.record(f"    _dict_reads(eff, {r}, {o})")
+    src.add(f"    heap, {w} = _dict_set(heap, {r}, {o}, {k}, {x})")
+    src.record(f"    eff.writes.append(({r}, {w}[0]))")
+    src.record(f"    if len({w}) > 1: eff.writes.append(({r}, {w}[1]))")
+    src.add("else:")
+    i = src.temp()
+    src.add(f"    if not {o}[0].is_list: _fail()")
+    src.record(f"    _grown(eff, {r}, {o})")
+    src.add(f"    {i} = {k}")
+    src.add(f"    if type({i}) is not int: _fail()")
+    src.add(f"    if {i} < 0: {i} += len({o}) - 2")
+    src.add(f"    if not 0 <= {i} < len({o}) - 2: _fail()")
+    src.add(f"    {i} += 2")
+    src.add(f"    if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
+    src.add(f"    _w = [*{o}]; _w[{i}] = {x}; _v = [*heap]; _v[{r}.i] = tuple(_w); heap = tuple(_v)")
+    src.record(f"    eff.writes.append(({r}, {i}))")
     return True
 
 

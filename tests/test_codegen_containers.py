@@ -225,7 +225,50 @@ threading.Thread(target=worker, args=(1,)).start()
 threading.Thread(target=worker, args=(2,)).start()
 """
 
-MODELS = {"dict": DICT, "dict_mixed": DICT_MIXED, "dict_errors": DICT_ERRORS, "lists": LISTS, "queue": QUEUE,
+# Semaphores (the queue library's permits) acquired and released as statements and as values, a
+# BoundedSemaphore released past its bound (ValueError, the closures'), and method calls whose defaults fill
+# parameters (``q.put(v)`` binds ``block`` and ``timeout``), with a default the fast path does not take.
+SEMAPHORES = """
+import threading
+
+s = threading.Semaphore(1)
+b = threading.BoundedSemaphore(1)
+out = []
+
+
+class Box:
+    def __init__(self):
+        self.n = 0
+
+    def add(self, k, step=1, tag="x", flag=True):
+        self.n = self.n + k * step if flag else self.n
+        return self.n
+
+
+box = Box()
+
+
+def worker(k):
+    got = s.acquire()
+    v = box.add(k)
+    w = box.add(k, 2)
+    s.release()
+    b.acquire()
+    out.append(v + w)
+    b.release()
+
+
+def spoiler():
+    b.release()
+
+
+threading.Thread(target=worker, args=(1,)).start()
+threading.Thread(target=worker, args=(2,)).start()
+threading.Thread(target=spoiler).start()
+"""
+
+MODELS = {"semaphores": SEMAPHORES, "dict": DICT, "dict_mixed": DICT_MIXED, "dict_errors": DICT_ERRORS, "lists": LISTS,
+          "queue": QUEUE,
           "bounded": BOUNDED, "strings": STRINGS}
 
 
@@ -251,6 +294,24 @@ def test_the_dict_shape_runs_on_generated_code(granularity: str) -> None:
     # Before: no generated code in a model with a dict (every step on the closures, 99% of states twice).
     closures, twice = _counts(DICT, granularity=granularity)
     assert (closures, twice) == (0, 0)
+
+
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+def test_the_queue_shape_runs_on_generated_code(granularity: str) -> None:
+    # SimpleQueue's put (indivisible: append, a permit released) and get (a permit taken, ``pop(0)``
+    # returned), called with their defaults. Before: every step on the closures.
+    src = QUEUE.replace("""    try:
+        y = q.get_nowait()
+    except queue.Empty:
+        y = -1
+""", "    y = q.get()\n").replace("q.put(v + 1)", "q.put(v + 1)\n    q.put(v)\n    q.put(v)")
+    closures, twice = _counts(src, granularity=granularity)
+    assert (closures, twice) == (0, 0)
+
+
+def test_a_bounded_semaphore_released_too_often_is_the_closures_error() -> None:
+    r = movers.check(SEMAPHORES)
+    assert r.verdict == "violation" and "BoundedSemaphore released too many times" in r.violations[0].message
 
 
 # One thread's step (``str(k)``) has no generated form; the other threads' steps do.

@@ -62,7 +62,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from movers.ir.program import FALSE, LOCK, THREAD, TRUE, UNBOUND, Bool, Ref
+from movers.ir.program import FALSE, LOCK, SEMAPHORE, THREAD, TRUE, UNBOUND, Bool, Ref
 from movers.lang.runtime_ops import MAX_SEQUENCE
 from movers.semantics.state import globals_cover
 
@@ -197,6 +197,41 @@ def _dict_set(heap: tuple, r: Ref, o: tuple, k: int, v: Any) -> tuple[tuple, tup
     return tuple(w), (n, n + 1)
 
 
+def _list_append(heap: tuple, r: Ref, o: tuple, v: Any) -> tuple:
+    """``xs.append(v)`` for a value that is no reference (booleans boxed), as ``runtime_ops.list_append``."""
+    if not o[0].is_list or len(o) - 2 >= MAX_SEQUENCE:
+        raise Fallback
+    w = [*heap]
+    w[r.i] = (*o, v)
+    return tuple(w)
+
+
+def _list_pop(heap: tuple, r: Ref, o: tuple, i: Any) -> tuple[tuple, Any, int]:
+    """``xs.pop(i)`` as ``runtime_ops.list_pop``: the new heap, the element (as expressions see it) and its
+    slot; an empty list, an index out of range (IndexError on the closures) or references among the elements
+    that move are the closures'."""
+    if not o[0].is_list or type(i) is not int:
+        raise Fallback
+    n = len(o) - 2
+    k = i + n if i < 0 else i
+    if not 0 <= k < n:
+        raise Fallback
+    k += 2
+    for y in o[k:]:
+        if type(y) is Ref or type(y) is tuple:
+            raise Fallback
+    x = o[k]
+    w = [*heap]
+    w[r.i] = o[:k] + o[k + 1:]
+    return tuple(w), (x if type(x) is int else _val(x)), k
+
+
+def _pop_effect(eff: Any, r: Ref, o: tuple, k: int) -> None:
+    """A pop's accesses: the slots from the one removed to the end, read and written (``list_pop``)."""
+    eff.reads.extend([(r, j) for j in range(k, len(o))])
+    eff.writes.extend([(r, j) for j in range(k, len(o))])
+
+
 def _user_join(cls: Any) -> bool:
     """Whether a Thread class defines its own ``join`` (then ``t.join()`` is a call, on the closures)."""
     return cls.lookup("join") is not None
@@ -214,9 +249,13 @@ HELPERS: dict[str, Any] = {
     "_dict_get": _dict_get,
     "_dict_set": _dict_set,
     "_DICT": "dict",
+    "_list_append": _list_append,
+    "_list_pop": _list_pop,
+    "_pop_effect": _pop_effect,
     "Ref": Ref,
     "Bool": Bool,
     "LOCK": LOCK,
+    "SEMAPHORE": SEMAPHORE,
     "THREAD": THREAD,
     "TRUE": TRUE,
     "FALSE": FALSE,
@@ -402,6 +441,60 @@ def _dict_get_call(fc: CompiledFunction, e: ast.Call, src: _Source) -> str | Non
     src.record(f"_dict_reads(eff, {r}, {o})")
     src.add(f"{x} = _dict_get({o}, {k}, {d})")
     return x
+
+
+def _list_call(fc: CompiledFunction, e: ast.expr, methods: tuple[str, ...]) -> ast.Call | None:
+    """``e`` when it is ``xs.append(v)``, ``xs.pop()`` or ``xs.pop(i)`` (of ``methods``) that
+    ``ExpressionCompiler.builtin_method`` compiles (no class of the model defines the method), else None."""
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in methods
+            and not e.keywords and not any(isinstance(a, ast.Starred) for a in e.args)):
+        return None
+    n = len(e.args)
+    if (e.func.attr == "append" and n != 1) or (e.func.attr == "pop" and n > 1):
+        return None
+    defines = getattr(fc.mc, "defines_method", None)
+    if defines is None or defines(e.func.attr):
+        return None
+    return e
+
+
+def list_pop_value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
+    """The text of ``xs.pop(i)``'s value (the statement's whole value: it changes the list, so it is never
+    an operand evaluated eagerly), or None when ``e`` is no such call."""
+    c = _list_call(fc, e, ("pop",))
+    if c is None:
+        return None
+    r = reference(fc, c.func.value, src)  # type: ignore[attr-defined]
+    i = (value(fc, c.args[0], src) if c.args else "-1") if r is not None else None
+    if i is None:
+        return None
+    o, k, x = src.temp(), src.temp(), src.temp()
+    src.add(f"{o} = heap[{r}.i]")
+    src.record(f"_grown(eff, {r}, {o})")
+    src.add(f"heap, {x}, {k} = _list_pop(heap, {r}, {o}, {i})")
+    src.record(f"_pop_effect(eff, {r}, {o}, {k})")
+    return x
+
+
+def list_method(fc: CompiledFunction, e: ast.expr, nxt: Target) -> FragmentMaker | None:
+    """``xs.append(v)``, ``xs.pop()``, ``xs.pop(i)`` as a statement."""
+    src = _Source()
+    if list_pop_value(fc, e, src) is None:
+        c = _list_call(fc, e, ("append",))
+        if c is None:
+            return None
+        r = reference(fc, c.func.value, src)  # type: ignore[attr-defined]
+        v = value(fc, c.args[0], src) if r is not None else None
+        if v is None:
+            return None
+        o, x = src.temp(), src.temp()
+        src.add(f"{x} = {v}")
+        src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+        src.add(f"{o} = heap[{r}.i]")
+        src.record(f"_grown(eff, {r}, {o})")
+        src.add(f"heap = _list_append(heap, {r}, {o}, {x})")
+        src.record(f"eff.writes.append(({r}, len({o})))")
+    return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, not src.eager)
 
 
 def _stored(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
@@ -667,7 +760,9 @@ def assign(fc: CompiledFunction, target: ast.expr, e: ast.expr, nxt: Target, op:
             return None
         return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, not src.eager)
     else:
-        v = value(fc, e, src)
+        v = list_pop_value(fc, e, src)
+        if v is None:
+            v = value(fc, e, src)
     if v is None or not _store(fc, target, v, src):
         return None
     # ``a[i] += v`` evaluates a and i twice here, once on the closures: the reads would not be theirs.
@@ -798,15 +893,40 @@ def lock_method(fc: CompiledFunction, receiver: ast.expr, method: str, after: Ta
     r = reference(fc, receiver, src)
     if r is None or method not in ("acquire", "release"):
         return None
+    body = [*src.lines, f"_o = heap[{r}.i]", *_lock_change(r, method)]
+    return lambda: Fragment([*body, f"pc = {after.pc}"], after.pc)
+
+
+def _lock_change(r: str, method: str) -> list[str]:
+    """The heap change of ``acquire`` or ``release`` on the object ``_o`` of reference ``r``: a plain Lock,
+    or a Semaphore (its value down or up by one; a BoundedSemaphore past its bound is the closures', which
+    raise ValueError), as ``sync.acquire`` and ``sync.release`` make it."""
     if method == "acquire":
-        lines = ["if _o[0] is not LOCK or _o[2] is not None: _fail()",
-                 f"_w = [*heap]; _w[{r}.i] = (LOCK, _o[1], t); heap = tuple(_w)",
-                 _track(f"eff.acquired.append({r})")]
-    else:
-        lines = ["if _o[0] is not LOCK or _o[2] != t: _fail()",
-                 f"_w = [*heap]; _w[{r}.i] = (LOCK, _o[1], None); heap = tuple(_w)",
-                 _track(f"eff.released.append({r})")]
-    body = [*src.lines, f"_o = heap[{r}.i]", *lines]
+        return ["if _o[0] is LOCK and _o[2] is None:",
+                f"    _w = [*heap]; _w[{r}.i] = (LOCK, _o[1], t); heap = tuple(_w)",
+                "elif _o[0] is SEMAPHORE and type(_o[2]) is int and _o[2] > 0:",
+                f"    _w = [*heap]; _w[{r}.i] = (SEMAPHORE, _o[1], _o[2] - 1, *_o[3:]); heap = tuple(_w)",
+                "else: _fail()",
+                _track(f"eff.acquired.append({r})")]
+    return ["if _o[0] is LOCK and _o[2] == t:",
+            f"    _w = [*heap]; _w[{r}.i] = (LOCK, _o[1], None); heap = tuple(_w)",
+            "elif _o[0] is SEMAPHORE and type(_o[2]) is int and (len(_o) == 3 or _o[2] < _o[3]):",
+            f"    _w = [*heap]; _w[{r}.i] = (SEMAPHORE, _o[1], _o[2] + 1, *_o[3:]); heap = tuple(_w)",
+            "else: _fail()",
+            _track(f"eff.released.append({r})")]
+
+
+def acquire_into(fc: CompiledFunction, receiver: ast.expr, result: int | None, after: Target
+                 ) -> FragmentMaker | None:
+    """``got = s.acquire()`` (no timeout, blocking) on a Semaphore, as ``lang/timeouts.compile_acquire`` runs
+    it: the acquire, then True into the local ``result`` (stored as the closures store it, with no walk)."""
+    src = _Source()
+    r = reference(fc, receiver, src)
+    if r is None:
+        return None
+    body = [*src.lines, f"_o = heap[{r}.i]", "if _o[0] is not SEMAPHORE: _fail()", *_lock_change(r, "acquire")]
+    if result is not None:
+        body.append(f"loc[{result}] = TRUE")
     return lambda: Fragment([*body, f"pc = {after.pc}"], after.pc)
 
 
@@ -816,7 +936,10 @@ def lock_method_guard(fc: CompiledFunction, receiver: ast.expr) -> GuardSource |
     r = reference(fc, receiver, src)
     if r is None:
         return None
-    return _guard_text([*src.lines, f"_o = heap[{r}.i]", "if _o[0] is not LOCK: _fail()", "return _o[2] is None"])
+    return _guard_text([*src.lines, f"_o = heap[{r}.i]",
+                        "if _o[0] is not LOCK and (_o[0] is not SEMAPHORE or type(_o[2]) is not int): _fail()",
+                        # One return, last: ``_x{k}`` inlines the guard's lines before its own test.
+                        "return (_o[2] is None) if _o[0] is LOCK else (_o[2] > 0)"])
 
 
 def release_lock(slot: int, after: Target) -> FragmentMaker:
@@ -1062,13 +1185,25 @@ def _run_source(source: str, namespace: dict[str, Any]) -> bool:
     try:
         for i in range(0, len(blocks), _CHUNK):
             chunk = "\n".join(blocks[i:i + _CHUNK])
-            exec(compile(chunk, "<movers fast path>", "exec"), namespace)  # noqa: S102  (module docstring)
+            compiled = _COMPILED.get(chunk)
+            if compiled is None:
+                compiled = compile(chunk, "<movers fast path>", "exec")
+                if len(_COMPILED) >= _COMPILED_MAX:
+                    _COMPILED.clear()
+                _COMPILED[chunk] = compiled
+            exec(compiled, namespace)  # noqa: S102  (module docstring)
     except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError):
         return False
     return True
 
 
 _CHUNK = 200  # generated functions compiled together
+# Compiled chunks by their text. The text names nothing of the model (the module docstring: what it binds is
+# in the namespace), so one text is one code object: the compiler's second pass over a model, the modelled
+# library's classes in every model that uses them, and a model checked again in the same process
+# (benchmarks, tests) compile each once.
+_COMPILED: dict[str, Any] = {}
+_COMPILED_MAX = 4096
 
 
 def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSource | None],

@@ -314,6 +314,75 @@ def test_a_bounded_semaphore_released_too_often_is_the_closures_error() -> None:
     assert r.verdict == "violation" and "BoundedSemaphore released too many times" in r.violations[0].message
 
 
+# Strings as values: constants, copies, comparisons, concatenation, dict keys and values.
+WORDS = """
+import threading
+
+seen = {"a": "x"}
+lock = threading.Lock()
+status = "idle"
+
+
+def worker(k, name):
+    global status
+    with lock:
+        seen[name] = seen.get(name, "") + "!"
+        status = "busy" if status == "idle" else status + name
+        status += "."
+    word = seen.get(name, "")
+    other = word
+    if other != "" and status >= "b":
+        seen[k] = other
+    status = "idle"
+
+
+threading.Thread(target=worker, args=(1, "a")).start()
+threading.Thread(target=worker, args=(2, "b")).start()
+"""
+
+
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_strings_are_the_same_search_without_the_fast_path(reduction: str, granularity: str) -> None:
+    fast, slow = _both(WORDS, reduction=reduction, granularity=granularity)
+    assert fast == slow
+
+
+def test_strings_run_on_generated_code() -> None:
+    # Before: a string constant, a string in a variable, a string key had no generated form.
+    closures, twice = _counts(WORDS)
+    assert (closures, twice) == (0, 0)
+    # Past strings.concat's bound, the closures raise.
+    src = WORDS.replace('seen.get(name, "") + "!"', 'seen.get(name, "") + "!" * 100_000')
+    r = movers.check(src)
+    assert r.verdict == "violation"
+    fast, slow = _both(src)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("statement", ["big += big", "big = big + big", "big = (big + \"\") + big",
+                                       "names[0] += big"])
+def test_a_string_past_the_bound_is_the_closures_error(statement: str) -> None:
+    src = f"""
+import threading
+
+big = "x" * 60_000
+names = {{0: "x" * 60_000}}
+
+
+def w():
+    global big
+    {statement}
+
+
+threading.Thread(target=w).start()
+"""
+    r = movers.check(src)
+    assert r.verdict == "violation" and r.violations[0].kind == "runtime-error"
+    fast, slow = _both(src)
+    assert fast == slow
+
+
 # One thread's step (``str(k)``) has no generated form; the other threads' steps do.
 PARTLY = """
 import threading

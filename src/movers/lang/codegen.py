@@ -31,7 +31,11 @@ is a tuple (a frame to push, or entering and leaving an indivisible block) for t
 
 **What the fast path may decide.** Nothing on its own: a generated function covers the common case of its
 shape (ints, booleans and None in the variables it touches, references copied among locals; a plain
-``Lock``) and raises ``Fallback``, or lets Python raise, whenever the step leaves it. The engine
+``Lock``, a ``Semaphore``; a dict's ``d.get(k)`` and ``d[k] = v`` with int keys, among int and string keys;
+a list's elements, ``append`` and ``pop``, recording the reads of its length where lists grow, as
+``runtime_ops._read_length`` does) and raises ``Fallback``, or lets Python raise, whenever the step leaves it
+(a missing key, an index out of range, an empty list: the closures raise KeyError, IndexError, and the
+library's ``queue.Empty``). The engine
 (``semantics/system.py``) then runs the same step again on the closures, from the same state, and those
 report runtime errors, assertion failures and everything else. So the state graph is the closures' by
 construction: the fast path is right exactly when it agrees with them where it returns, which
@@ -64,6 +68,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from movers.ir.program import FALSE, LOCK, SEMAPHORE, THREAD, TRUE, UNBOUND, Bool, Ref
 from movers.lang.runtime_ops import MAX_SEQUENCE
+from movers.lang.strings import MAX_STR
 from movers.semantics.state import globals_cover
 
 if TYPE_CHECKING:
@@ -114,12 +119,14 @@ class Fallback(Exception):
 
 def _val(v: Any) -> Any:
     """A variable's value as expressions see it, for the values the fast path handles (ints are tested in
-    line, before this is called): booleans unboxed, None; anything else (unbound, a reference, a tuple) is
-    the closures' business."""
+    line, before this is called): booleans unboxed, None, strings; anything else (unbound, a reference, a
+    tuple) is the closures' business."""
     if type(v) is Bool:
         return v.value
     if v is None:
         return None
+    if type(v) is str:
+        return v  # immutable, a value by its text, stored as itself (``+`` and ``%`` on it stay the closures')
     raise Fallback
 
 
@@ -159,12 +166,13 @@ def _dict_reads(eff: Any, r: Ref, o: tuple) -> None:
     eff.reads.extend([(r, j) for j in range(2, len(o) + 1)])
 
 
-def _dict_get(o: tuple, k: int, default: Any) -> Any:
-    """``d.get(k, default)`` for an int key, in a dict whose keys are ints and strings (``containers._find``:
-    an int key equals an int only); its value as expressions see it. Other keys: the closures compare them."""
+def _dict_get(o: tuple, k: Any, default: Any) -> Any:
+    """``d.get(k, default)`` for an int or string key, in a dict whose keys are ints and strings
+    (``containers._find``: Python's equality, under which no int equals a string); its value as expressions see
+    it. Other keys (booleans, tuples, references): the closures compare them."""
     for j in range(2, len(o), 2):
         x = o[j]
-        if type(x) is int:
+        if type(x) is int or type(x) is str:
             if x == k:
                 v = o[j + 1]
                 return v if type(v) is int else _val(v)
@@ -173,14 +181,14 @@ def _dict_get(o: tuple, k: int, default: Any) -> Any:
     return default
 
 
-def _dict_set(heap: tuple, r: Ref, o: tuple, k: int, v: Any) -> tuple[tuple, tuple[int, ...]]:
-    """``d[k] = v`` for an int key and a value that is no reference (booleans boxed), as
+def _dict_set(heap: tuple, r: Ref, o: tuple, k: Any, v: Any) -> tuple[tuple, tuple[int, ...]]:
+    """``d[k] = v`` for an int or string key and a value that is no reference (booleans boxed), as
     ``containers.dict_set`` stores it: the new heap and the slots written (the value's; or, for a new key, the
     two past the end). Overwriting a reference or a tuple, or another key shape, is the closures'."""
     n = len(o)
     for j in range(2, n, 2):
         x = o[j]
-        if type(x) is int:
+        if type(x) is int or type(x) is str:
             if x == k:
                 old = o[j + 1]
                 if type(old) is Ref or type(old) is tuple:
@@ -249,6 +257,8 @@ HELPERS: dict[str, Any] = {
     "_dict_get": _dict_get,
     "_dict_set": _dict_set,
     "_DICT": "dict",
+    "_MAX_STR": MAX_STR,
+    "_STR": str,
     "_list_append": _list_append,
     "_list_pop": _list_pop,
     "_pop_effect": _pop_effect,
@@ -372,15 +382,36 @@ def value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
 
 def _value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
     if isinstance(e, ast.Constant):
+        if type(e.value) is str and len(e.value) <= MAX_SEQUENCE:
+            return _name_constant(fc, e.value)  # the string is a value bound in the namespace, never text
         return _literal(e.value)
     if isinstance(e, ast.Name):
         where = _variable(fc, e.id)
         return _load(src, *where) if where is not None else None
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+        # On strings, concatenation is CPython's within ``strings.concat``'s bound: past it (and for a string
+        # and another type) the closures raise. A chain of ``+`` stays one expression, its result checked
+        # once: it is at least as long as every string concatenated on the way.
+        t = _sum(fc, e, src)
+        if t is None:
+            return None
+        x = src.temp()
+        src.add(f"{x} = {t}")
+        src.add(f"if type({x}) is _STR and len({x}) > _MAX_STR: _fail()")
+        return x
     if isinstance(e, ast.BinOp):
         op = _BINOPS.get(type(e.op))
         a = value(fc, e.left, src) if op else None
         b = value(fc, e.right, src) if a is not None else None
-        return f"({a} {op} {b})" if b is not None else None
+        if b is None:
+            return None
+        if op != "%":
+            return f"({a} {op} {b})"  # on a string: CPython's TypeError, as the closures raise it
+        # On a string, formatting is the closures' (``strings.percent`` formats the language's values).
+        x = src.temp()
+        src.add(f"{x} = {a} % {b}")
+        src.add(f"if type({x}) is _STR: _fail()")
+        return x
     if isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], (ast.Is, ast.IsNot)):
         # ``x is None`` (``runtime_ops._is``: identity when a side is None), on the value as stored.
         sides = [e.left, e.comparators[0]]
@@ -419,6 +450,22 @@ def _value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
     return None
 
 
+def _sum(fc: CompiledFunction, e: ast.BinOp, src: _Source) -> str | None:
+    """The text of a chain of ``+``, unchecked (``_value`` checks its result)."""
+    if src.depth >= MAX_DEPTH:
+        return None
+    src.depth += 1
+    try:
+        a, b = e.left, e.right
+        x = _sum(fc, a, src) if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Add) else value(fc, a, src)
+        if x is None:
+            return None
+        y = _sum(fc, b, src) if isinstance(b, ast.BinOp) and isinstance(b.op, ast.Add) else value(fc, b, src)
+        return f"({x} + {y})" if y is not None else None
+    finally:
+        src.depth -= 1
+
+
 def _dict_get_call(fc: CompiledFunction, e: ast.Call, src: _Source) -> str | None:
     """``d.get(k)``, ``d.get(k, default)`` where the model makes dicts and defines no method ``get`` (then
     ``ExpressionCompiler.builtin_method`` compiles it: receiver, arguments, then the dict's lookup); an int
@@ -437,7 +484,7 @@ def _dict_get_call(fc: CompiledFunction, e: ast.Call, src: _Source) -> str | Non
         return None
     o, x = src.temp(), src.temp()
     src.add(f"{o} = heap[{r}.i]")
-    src.add(f"if {o}[0].builtin != _DICT or type({k}) is not int: _fail()")
+    src.add(f"if {o}[0].builtin != _DICT or (type({k}) is not int and type({k}) is not _STR): _fail()")
     src.record(f"_dict_reads(eff, {r}, {o})")
     src.add(f"{x} = _dict_get({o}, {k}, {d})")
     return x
@@ -654,7 +701,7 @@ def _copy_locals(fc: CompiledFunction, targets: list[ast.expr], values: list[ast
     for x in xs:
         # An int, a boolean (boxed as stored), None or a reference: anything else (unbound, a tuple, a
         # function) is the closures' business.
-        src.add(f"if type({x}) is not int and type({x}) is not Bool and {x} is not None:")
+        src.add(f"if type({x}) is not int and type({x}) is not Bool and {x} is not None and type({x}) is not _STR:")
         src.add(f"    if type({x}) is not Ref or not _cover(g, heap): _fail()")
     for k, x in zip(slots, xs, strict=True):
         src.add(f"if (type(loc[{k}]) is Ref or type(loc[{k}]) is tuple) and not _cover(g, heap): _fail()")
@@ -694,7 +741,7 @@ def _store_item(fc: CompiledFunction, target: ast.Subscript, x: str, src: _Sourc
     src.add(f"{o} = heap[{r}.i]")
     src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
     src.add(f"if {o}[0].builtin == _DICT:")
-    src.add(f"    if type({k}) is not int: _fail()")
+    src.add(f"    if type({k}) is not int and type({k}) is not _STR: _fail()")
     src.record(f"    _dict_reads(eff, {r}, {o})")
     src.add(f"    heap, {w} = _dict_set(heap, {r}, {o}, {k}, {x})")
     src.record(f"    eff.writes.append(({r}, {w}[0]))")
@@ -751,6 +798,13 @@ def assign(fc: CompiledFunction, target: ast.expr, e: ast.expr, nxt: Target, op:
         a = value(fc, target, src) if isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)) else None
         b = value(fc, e, src) if a is not None else None
         v = f"({a} {sym} {b})" if b is not None else None
+        if v is not None and sym in ("+", "%"):
+            # On strings: as ``_value`` checks ``+`` and ``%`` (``strings.concat``'s bound, the closures' format).
+            x = src.temp()
+            src.add(f"{x} = {v}")
+            check = f"len({x}) > _MAX_STR" if sym == "+" else "True"
+            src.add(f"if type({x}) is _STR and {check}: _fail()")
+            v = x
     elif isinstance(target, ast.Tuple) and isinstance(e, ast.Tuple) and len(target.elts) == len(e.elts):
         if not _copy_locals(fc, target.elts, e.elts, src):
             return None

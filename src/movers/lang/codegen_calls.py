@@ -96,7 +96,7 @@ def _bind(fc: CompiledFunction, obj: Any) -> str:
 
 def _argument(fc: CompiledFunction, a: ast.expr, src: codegen._Source) -> str | None:
     """The text of an argument as the callee's frame stores it (``Code.new_frame_locals`` boxes it)."""
-    if isinstance(a, ast.Constant):
+    if isinstance(a, ast.Constant) and type(a.value) is not str:
         if a.value is True or a.value is False:
             return "TRUE" if a.value else "FALSE"
         return codegen._literal(a.value)

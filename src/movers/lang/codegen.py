@@ -461,7 +461,7 @@ def _sum(fc: CompiledFunction, e: ast.BinOp, src: _Source) -> str | None:
         if x is None:
             return None
         y = _sum(fc, b, src) if isinstance(b, ast.BinOp) and isinstance(b.op, ast.Add) else value(fc, b, src)
-        return f"({x} + {y})" if y is not None else None
+        return f"({x} {_BINOPS[ast.Add]} {y})" if y is not None else None
     finally:
         src.depth -= 1
 

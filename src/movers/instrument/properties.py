@@ -148,7 +148,7 @@ class Checked:
                     o.violation = ("discipline", msg)
                     o.state = None
 
-    def successors(self, state: State) -> tuple[list[State], list[int]] | None:
+    def successors(self, state: State) -> tuple[list[State], list[int | None]] | None:
         """The inner system's bare successors, where no step has a discipline to check (then steps decide):
         invariants and races are properties of a state, which the search checks on every state it stores."""
         return None if self.disciplines else self.inner.successors(state)

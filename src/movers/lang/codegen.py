@@ -33,7 +33,11 @@ is a tuple (a frame to push, or entering and leaving an indivisible block) for t
 
 **What the fast path may decide.** Nothing on its own: a generated function covers the common case of its
 shape (ints, booleans and None in the variables it touches, references copied among locals; a plain
-``Lock``) and raises ``Fallback``, or lets Python raise, whenever the step leaves it. The engine
+``Lock``, a ``Semaphore``; a dict's ``d.get(k)`` and ``d[k] = v`` with int keys, among int and string keys;
+a list's elements, ``append`` and ``pop``, recording the reads of its length where lists grow, as
+``runtime_ops._read_length`` does) and raises ``Fallback``, or lets Python raise, whenever the step leaves it
+(a missing key, an index out of range, an empty list: the closures raise KeyError, IndexError, and the
+library's ``queue.Empty``). The engine
 (``semantics/system.py``) then runs the same step again on the closures, from the same state, and those
 report runtime errors, assertion failures and everything else. So the state graph is the closures' by
 construction: the fast path is right exactly when it agrees with them where it returns, which
@@ -64,7 +68,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from movers.ir.program import FALSE, LOCK, THREAD, TRUE, UNBOUND, Bool, Ref
+from movers.ir.program import FALSE, LOCK, SEMAPHORE, THREAD, TRUE, UNBOUND, Bool, Ref
+from movers.lang.runtime_ops import MAX_SEQUENCE
+from movers.lang.strings import MAX_STR
 from movers.semantics.state import globals_cover_memo
 
 if TYPE_CHECKING:
@@ -115,12 +121,14 @@ class Fallback(Exception):
 
 def _val(v: Any) -> Any:
     """A variable's value as expressions see it, for the values the fast path handles (ints are tested in
-    line, before this is called): booleans unboxed, None; anything else (unbound, a reference, a tuple) is
-    the closures' business."""
+    line, before this is called): booleans unboxed, None, strings; anything else (unbound, a reference, a
+    tuple) is the closures' business."""
     if type(v) is Bool:
         return v.value
     if v is None:
         return None
+    if type(v) is str:
+        return v  # immutable, a value by its text, stored as itself (``+`` and ``%`` on it stay the closures')
     raise Fallback
 
 
@@ -146,6 +154,94 @@ def _cover(g: tuple, heap: tuple) -> bool:
     return covered
 
 
+def _grown(eff: Any, r: Ref, o: tuple) -> None:
+    """The reads of list ``r``'s length where lists may grow, as ``runtime_ops._read_length`` records them."""
+    if o[0].grows:
+        n = len(o)
+        if n > 2:
+            eff.reads.append((r, n - 1))
+        eff.reads.append((r, n))
+
+
+def _dict_reads(eff: Any, r: Ref, o: tuple) -> None:
+    """A dict lookup's reads: every slot and the one past the end (``containers._read_all``)."""
+    eff.reads.extend([(r, j) for j in range(2, len(o) + 1)])
+
+
+def _dict_get(o: tuple, k: Any, default: Any) -> Any:
+    """``d.get(k, default)`` for an int or string key, in a dict whose keys are ints and strings
+    (``containers._find``: Python's equality, under which no int equals a string); its value as expressions see
+    it. Other keys (booleans, tuples, references): the closures compare them."""
+    for j in range(2, len(o), 2):
+        x = o[j]
+        if type(x) is int or type(x) is str:
+            if x == k:
+                v = o[j + 1]
+                return v if type(v) is int else _val(v)
+        elif type(x) is not str:
+            raise Fallback
+    return default
+
+
+def _dict_set(heap: tuple, r: Ref, o: tuple, k: Any, v: Any) -> tuple[tuple, tuple[int, ...]]:
+    """``d[k] = v`` for an int or string key and a value that is no reference (booleans boxed), as
+    ``containers.dict_set`` stores it: the new heap and the slots written (the value's; or, for a new key, the
+    two past the end). Overwriting a reference or a tuple, or another key shape, is the closures'."""
+    n = len(o)
+    for j in range(2, n, 2):
+        x = o[j]
+        if type(x) is int or type(x) is str:
+            if x == k:
+                old = o[j + 1]
+                if type(old) is Ref or type(old) is tuple:
+                    raise Fallback
+                w = [*heap]
+                w[r.i] = (*o[:j + 1], v, *o[j + 2:])
+                return tuple(w), (j + 1,)
+        elif type(x) is not str:
+            raise Fallback
+    if (n - 2) // 2 >= MAX_SEQUENCE:
+        raise Fallback
+    w = [*heap]
+    w[r.i] = (*o, k, v)
+    return tuple(w), (n, n + 1)
+
+
+def _list_append(heap: tuple, r: Ref, o: tuple, v: Any) -> tuple:
+    """``xs.append(v)`` for a value that is no reference (booleans boxed), as ``runtime_ops.list_append``."""
+    if not o[0].is_list or len(o) - 2 >= MAX_SEQUENCE:
+        raise Fallback
+    w = [*heap]
+    w[r.i] = (*o, v)
+    return tuple(w)
+
+
+def _list_pop(heap: tuple, r: Ref, o: tuple, i: Any) -> tuple[tuple, Any, int]:
+    """``xs.pop(i)`` as ``runtime_ops.list_pop``: the new heap, the element (as expressions see it) and its
+    slot; an empty list, an index out of range (IndexError on the closures) or references among the elements
+    that move are the closures'."""
+    if not o[0].is_list or type(i) is not int:
+        raise Fallback
+    n = len(o) - 2
+    k = i + n if i < 0 else i
+    if not 0 <= k < n:
+        raise Fallback
+    k += 2
+    for y in o[k:]:
+        if type(y) is Ref or type(y) is tuple:
+            raise Fallback
+    x = o[k]
+    w = [*heap]
+    w[r.i] = o[:k] + o[k + 1:]
+    return tuple(w), (x if type(x) is int else _val(x)), k
+
+
+def _pop_effect(eff: Any, r: Ref, o: tuple, k: int) -> None:
+    """A pop's accesses: the slots from the one removed to the end, read and written (``list_pop``)."""
+    eff.reads.extend([(r, j) for j in range(k, len(o))])
+    eff.writes.extend([(r, j) for j in range(k, len(o))])
+
+
 def _user_join(cls: Any) -> bool:
     """Whether a Thread class defines its own ``join`` (then ``t.join()`` is a call, on the closures)."""
     return cls.lookup("join") is not None
@@ -158,9 +254,20 @@ HELPERS: dict[str, Any] = {
     "_fail": _fail,
     "_user_join": _user_join,
     "_cover": _cover,
+    "_grown": _grown,
+    "_dict_reads": _dict_reads,
+    "_dict_get": _dict_get,
+    "_dict_set": _dict_set,
+    "_DICT": "dict",
+    "_MAX_STR": MAX_STR,
+    "_STR": str,
+    "_list_append": _list_append,
+    "_list_pop": _list_pop,
+    "_pop_effect": _pop_effect,
     "Ref": Ref,
     "Bool": Bool,
     "LOCK": LOCK,
+    "SEMAPHORE": SEMAPHORE,
     "THREAD": THREAD,
     "TRUE": TRUE,
     "FALSE": FALSE,
@@ -279,15 +386,36 @@ def value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
 
 def _value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
     if isinstance(e, ast.Constant):
+        if type(e.value) is str and len(e.value) <= MAX_SEQUENCE:
+            return _name_constant(fc, e.value)  # the string is a value bound in the namespace, never text
         return _literal(e.value)
     if isinstance(e, ast.Name):
         where = _variable(fc, e.id)
         return _load(src, *where) if where is not None else None
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+        # On strings, concatenation is CPython's within ``strings.concat``'s bound: past it (and for a string
+        # and another type) the closures raise. A chain of ``+`` stays one expression, its result checked
+        # once: it is at least as long as every string concatenated on the way.
+        t = _sum(fc, e, src)
+        if t is None:
+            return None
+        x = src.temp()
+        src.add(f"{x} = {t}")
+        src.add(f"if type({x}) is _STR and len({x}) > _MAX_STR: _fail()")
+        return x
     if isinstance(e, ast.BinOp):
         op = _BINOPS.get(type(e.op))
         a = value(fc, e.left, src) if op else None
         b = value(fc, e.right, src) if a is not None else None
-        return f"({a} {op} {b})" if b is not None else None
+        if b is None:
+            return None
+        if op != "%":
+            return f"({a} {op} {b})"  # on a string: CPython's TypeError, as the closures raise it
+        # On a string, formatting is the closures' (``strings.percent`` formats the language's values).
+        x = src.temp()
+        src.add(f"{x} = {a} % {b}")
+        src.add(f"if type({x}) is _STR: _fail()")
+        return x
     if isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], (ast.Is, ast.IsNot)):
         # ``x is None`` (``runtime_ops._is``: identity when a side is None), on the value as stored.
         sides = [e.left, e.comparators[0]]
@@ -314,6 +442,8 @@ def _value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
             return None
         src.add(f"if type({x}) is not int: {x} = {x}.value if type({x}) is Bool else _val({x})")
         return x
+    if isinstance(e, ast.Call):
+        return _dict_get_call(fc, e, src)
     if isinstance(e, ast.BoolOp):
         parts = [value(fc, x, src) for x in e.values]
         if any(p is None for p in parts):
@@ -322,6 +452,100 @@ def _value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
         op = " and " if isinstance(e.op, ast.And) else " or "
         return "(" + op.join(parts) + ")"  # type: ignore[arg-type]
     return None
+
+
+def _sum(fc: CompiledFunction, e: ast.BinOp, src: _Source) -> str | None:
+    """The text of a chain of ``+``, unchecked (``_value`` checks its result)."""
+    if src.depth >= MAX_DEPTH:
+        return None
+    src.depth += 1
+    try:
+        a, b = e.left, e.right
+        x = _sum(fc, a, src) if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Add) else value(fc, a, src)
+        if x is None:
+            return None
+        y = _sum(fc, b, src) if isinstance(b, ast.BinOp) and isinstance(b.op, ast.Add) else value(fc, b, src)
+        return f"({x} {_BINOPS[ast.Add]} {y})" if y is not None else None
+    finally:
+        src.depth -= 1
+
+
+def _dict_get_call(fc: CompiledFunction, e: ast.Call, src: _Source) -> str | None:
+    """``d.get(k)``, ``d.get(k, default)`` where the model makes dicts and defines no method ``get`` (then
+    ``ExpressionCompiler.builtin_method`` compiles it: receiver, arguments, then the dict's lookup); an int
+    key, else the closures'."""
+    f = e.func
+    if not (isinstance(f, ast.Attribute) and f.attr == "get" and getattr(fc.mc, "has_dicts", False)
+            and not e.keywords and 1 <= len(e.args) <= 2 and not any(isinstance(a, ast.Starred) for a in e.args)):
+        return None
+    defines = getattr(fc.mc, "defines_method", None)
+    if defines is None or defines("get"):
+        return None
+    r = reference(fc, f.value, src)
+    k = value(fc, e.args[0], src) if r is not None else None
+    d = (value(fc, e.args[1], src) if len(e.args) > 1 else "None") if k is not None else None
+    if d is None:
+        return None
+    o, x = src.temp(), src.temp()
+    src.add(f"{o} = heap[{r}.i]")
+    src.add(f"if {o}[0].builtin != _DICT or (type({k}) is not int and type({k}) is not _STR): _fail()")
+    src.record(f"_dict_reads(eff, {r}, {o})")
+    src.add(f"{x} = _dict_get({o}, {k}, {d})")
+    return x
+
+
+def _list_call(fc: CompiledFunction, e: ast.expr, methods: tuple[str, ...]) -> ast.Call | None:
+    """``e`` when it is ``xs.append(v)``, ``xs.pop()`` or ``xs.pop(i)`` (of ``methods``) that
+    ``ExpressionCompiler.builtin_method`` compiles (no class of the model defines the method), else None."""
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in methods
+            and not e.keywords and not any(isinstance(a, ast.Starred) for a in e.args)):
+        return None
+    n = len(e.args)
+    if (e.func.attr == "append" and n != 1) or (e.func.attr == "pop" and n > 1):
+        return None
+    defines = getattr(fc.mc, "defines_method", None)
+    if defines is None or defines(e.func.attr):
+        return None
+    return e
+
+
+def list_pop_value(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
+    """The text of ``xs.pop(i)``'s value (the statement's whole value: it changes the list, so it is never
+    an operand evaluated eagerly), or None when ``e`` is no such call."""
+    c = _list_call(fc, e, ("pop",))
+    if c is None:
+        return None
+    r = reference(fc, c.func.value, src)  # type: ignore[attr-defined]
+    i = (value(fc, c.args[0], src) if c.args else "-1") if r is not None else None
+    if i is None:
+        return None
+    o, k, x = src.temp(), src.temp(), src.temp()
+    src.add(f"{o} = heap[{r}.i]")
+    src.record(f"_grown(eff, {r}, {o})")
+    src.add(f"heap, {x}, {k} = _list_pop(heap, {r}, {o}, {i})")
+    src.record(f"_pop_effect(eff, {r}, {o}, {k})")
+    return x
+
+
+def list_method(fc: CompiledFunction, e: ast.expr, nxt: Target) -> FragmentMaker | None:
+    """``xs.append(v)``, ``xs.pop()``, ``xs.pop(i)`` as a statement."""
+    src = _Source()
+    if list_pop_value(fc, e, src) is None:
+        c = _list_call(fc, e, ("append",))
+        if c is None:
+            return None
+        r = reference(fc, c.func.value, src)  # type: ignore[attr-defined]
+        v = value(fc, c.args[0], src) if r is not None else None
+        if v is None:
+            return None
+        o, x = src.temp(), src.temp()
+        src.add(f"{x} = {v}")
+        src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+        src.add(f"{o} = heap[{r}.i]")
+        src.record(f"_grown(eff, {r}, {o})")
+        src.add(f"heap = _list_append(heap, {r}, {o}, {x})")
+        src.record(f"eff.writes.append(({r}, len({o})))")
+    return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, not src.eager)
 
 
 def _stored(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
@@ -408,6 +632,9 @@ def _list_slot(fc: CompiledFunction, e: ast.Subscript, src: _Source) -> tuple[st
     o, i = src.temp(), src.temp()
     src.add(f"{o} = heap[{r}.i]")
     src.add(f"if not {o}[0].is_list: _fail()")
+    # Where lists may grow, which element i names depends on the length: read as the closures read it
+    # (``runtime_ops.element_index``, ``_read_length``).
+    src.record(f"_grown(eff, {r}, {o})")
     src.add(f"{i} = {k}")
     src.add(f"if type({i}) is not int: _fail()")
     src.add(f"if {i} < 0: {i} += len({o}) - 2")
@@ -478,7 +705,7 @@ def _copy_locals(fc: CompiledFunction, targets: list[ast.expr], values: list[ast
     for x in xs:
         # An int, a boolean (boxed as stored), None or a reference: anything else (unbound, a tuple, a
         # function) is the closures' business.
-        src.add(f"if type({x}) is not int and type({x}) is not Bool and {x} is not None:")
+        src.add(f"if type({x}) is not int and type({x}) is not Bool and {x} is not None and type({x}) is not _STR:")
         src.add(f"    if type({x}) is not Ref or not _cover(g, heap): _fail()")
     for k, x in zip(slots, xs, strict=True):
         src.add(f"if (type(loc[{k}]) is Ref or type(loc[{k}]) is tuple) and not _cover(g, heap): _fail()")
@@ -487,9 +714,12 @@ def _copy_locals(fc: CompiledFunction, targets: list[ast.expr], values: list[ast
 
 
 def _store_element(fc: CompiledFunction, target: ast.Subscript, v: str, src: _Source) -> bool:
-    """``a[i] = v`` on a list, as ``store_item`` and ``Ctx.set_field`` do for values that are not references."""
+    """``a[i] = v`` on a list, as ``store_item`` and ``Ctx.set_field`` do for values that are not references;
+    where the model makes dicts, ``d[k] = v`` on a dict too (``_store_item``)."""
     x = src.temp()
     src.add(f"{x} = {v}")  # the value first, as the closures evaluate it
+    if getattr(fc.mc, "has_dicts", False):
+        return _store_item(fc, target, x, src)
     where = _list_slot(fc, target, src)
     if where is None:
         return False
@@ -498,6 +728,40 @@ def _store_element(fc: CompiledFunction, target: ast.Subscript, v: str, src: _So
     src.add(f"if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
     src.add(f"_w = [*{o}]; _w[{i}] = {x}; _v = [*heap]; _v[{r}.i] = tuple(_w); heap = tuple(_v)")
     src.record(f"eff.writes.append(({r}, {i}))")
+    return True
+
+
+def _store_item(fc: CompiledFunction, target: ast.Subscript, x: str, src: _Source) -> bool:
+    """``t[k] = x`` where ``t`` may be a dict or a list, decided on the object as ``store_item`` decides: a
+    dict's int key through ``_dict_set`` (its lookup's reads, then the slots it writes), a list's element as
+    ``_store_element`` stores it."""
+    if isinstance(target.slice, ast.Slice):
+        return False
+    r = reference(fc, target.value, src)
+    k = value(fc, target.slice, src) if r is not None else None
+    if k is None:
+        return False
+    o, w = src.temp(), src.temp()
+    src.add(f"{o} = heap[{r}.i]")
+    src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+    src.add(f"if {o}[0].builtin == _DICT:")
+    src.add(f"    if type({k}) is not int and type({k}) is not _STR: _fail()")
+    src.record(f"    _dict_reads(eff, {r}, {o})")
+    src.add(f"    heap, {w} = _dict_set(heap, {r}, {o}, {k}, {x})")
+    src.record(f"    eff.writes.append(({r}, {w}[0]))")
+    src.record(f"    if len({w}) > 1: eff.writes.append(({r}, {w}[1]))")
+    src.add("else:")
+    i = src.temp()
+    src.add(f"    if not {o}[0].is_list: _fail()")
+    src.record(f"    _grown(eff, {r}, {o})")
+    src.add(f"    {i} = {k}")
+    src.add(f"    if type({i}) is not int: _fail()")
+    src.add(f"    if {i} < 0: {i} += len({o}) - 2")
+    src.add(f"    if not 0 <= {i} < len({o}) - 2: _fail()")
+    src.add(f"    {i} += 2")
+    src.add(f"    if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
+    src.add(f"    _w = [*{o}]; _w[{i}] = {x}; _v = [*heap]; _v[{r}.i] = tuple(_w); heap = tuple(_v)")
+    src.record(f"    eff.writes.append(({r}, {i}))")
     return True
 
 
@@ -538,6 +802,13 @@ def assign(fc: CompiledFunction, target: ast.expr, e: ast.expr, nxt: Target, op:
         a = value(fc, target, src) if isinstance(target, (ast.Name, ast.Subscript, ast.Attribute)) else None
         b = value(fc, e, src) if a is not None else None
         v = f"({a} {sym} {b})" if b is not None else None
+        if v is not None and sym in ("+", "%"):
+            # On strings: as ``_value`` checks ``+`` and ``%`` (``strings.concat``'s bound, the closures' format).
+            x = src.temp()
+            src.add(f"{x} = {v}")
+            check = f"len({x}) > _MAX_STR" if sym == "+" else "True"
+            src.add(f"if type({x}) is _STR and {check}: _fail()")
+            v = x
     elif isinstance(target, ast.Tuple) and isinstance(e, ast.Tuple) and len(target.elts) == len(e.elts):
         if not _copy_locals(fc, target.elts, e.elts, src):
             return None
@@ -547,7 +818,9 @@ def assign(fc: CompiledFunction, target: ast.expr, e: ast.expr, nxt: Target, op:
             return None
         return lambda: Fragment([*src.lines, f"pc = {nxt.pc}"], nxt.pc, not src.eager)
     else:
-        v = value(fc, e, src)
+        v = list_pop_value(fc, e, src)
+        if v is None:
+            v = value(fc, e, src)
     if v is None or not _store(fc, target, v, src):
         return None
     # ``a[i] += v`` evaluates a and i twice here, once on the closures: the reads would not be theirs.
@@ -678,15 +951,40 @@ def lock_method(fc: CompiledFunction, receiver: ast.expr, method: str, after: Ta
     r = reference(fc, receiver, src)
     if r is None or method not in ("acquire", "release"):
         return None
+    body = [*src.lines, f"_o = heap[{r}.i]", *_lock_change(r, method)]
+    return lambda: Fragment([*body, f"pc = {after.pc}"], after.pc)
+
+
+def _lock_change(r: str, method: str) -> list[str]:
+    """The heap change of ``acquire`` or ``release`` on the object ``_o`` of reference ``r``: a plain Lock,
+    or a Semaphore (its value down or up by one; a BoundedSemaphore past its bound is the closures', which
+    raise ValueError), as ``sync.acquire`` and ``sync.release`` make it."""
     if method == "acquire":
-        lines = ["if _o[0] is not LOCK or _o[2] is not None: _fail()",
-                 f"_w = [*heap]; _w[{r}.i] = (LOCK, _o[1], t); heap = tuple(_w)",
-                 _track(f"eff.acquired.append({r})")]
-    else:
-        lines = ["if _o[0] is not LOCK or _o[2] != t: _fail()",
-                 f"_w = [*heap]; _w[{r}.i] = (LOCK, _o[1], None); heap = tuple(_w)",
-                 _track(f"eff.released.append({r})")]
-    body = [*src.lines, f"_o = heap[{r}.i]", *lines]
+        return ["if _o[0] is LOCK and _o[2] is None:",
+                f"    _w = [*heap]; _w[{r}.i] = (LOCK, _o[1], t); heap = tuple(_w)",
+                "elif _o[0] is SEMAPHORE and type(_o[2]) is int and _o[2] > 0:",
+                f"    _w = [*heap]; _w[{r}.i] = (SEMAPHORE, _o[1], _o[2] - 1, *_o[3:]); heap = tuple(_w)",
+                "else: _fail()",
+                _track(f"eff.acquired.append({r})")]
+    return ["if _o[0] is LOCK and _o[2] == t:",
+            f"    _w = [*heap]; _w[{r}.i] = (LOCK, _o[1], None); heap = tuple(_w)",
+            "elif _o[0] is SEMAPHORE and type(_o[2]) is int and (len(_o) == 3 or _o[2] < _o[3]):",
+            f"    _w = [*heap]; _w[{r}.i] = (SEMAPHORE, _o[1], _o[2] + 1, *_o[3:]); heap = tuple(_w)",
+            "else: _fail()",
+            _track(f"eff.released.append({r})")]
+
+
+def acquire_into(fc: CompiledFunction, receiver: ast.expr, result: int | None, after: Target
+                 ) -> FragmentMaker | None:
+    """``got = s.acquire()`` (no timeout, blocking) on a Semaphore, as ``lang/timeouts.compile_acquire`` runs
+    it: the acquire, then True into the local ``result`` (stored as the closures store it, with no walk)."""
+    src = _Source()
+    r = reference(fc, receiver, src)
+    if r is None:
+        return None
+    body = [*src.lines, f"_o = heap[{r}.i]", "if _o[0] is not SEMAPHORE: _fail()", *_lock_change(r, "acquire")]
+    if result is not None:
+        body.append(f"loc[{result}] = TRUE")
     return lambda: Fragment([*body, f"pc = {after.pc}"], after.pc)
 
 
@@ -696,7 +994,10 @@ def lock_method_guard(fc: CompiledFunction, receiver: ast.expr) -> GuardSource |
     r = reference(fc, receiver, src)
     if r is None:
         return None
-    return _guard_text([*src.lines, f"_o = heap[{r}.i]", "if _o[0] is not LOCK: _fail()", "return _o[2] is None"])
+    return _guard_text([*src.lines, f"_o = heap[{r}.i]",
+                        "if _o[0] is not LOCK and (_o[0] is not SEMAPHORE or type(_o[2]) is not int): _fail()",
+                        # One return, last: ``_x{k}`` inlines the guard's lines before its own test.
+                        "return (_o[2] is None) if _o[0] is LOCK else (_o[2] > 0)"])
 
 
 def release_lock(slot: int, after: Target) -> FragmentMaker:
@@ -1069,13 +1370,25 @@ def _run_source(source: str, namespace: dict[str, Any]) -> bool:
     try:
         for i in range(0, len(blocks), _CHUNK):
             chunk = "\n".join(blocks[i:i + _CHUNK])
-            exec(compile(chunk, "<movers fast path>", "exec"), namespace)  # noqa: S102  (module docstring)
+            compiled = _COMPILED.get(chunk)
+            if compiled is None:
+                compiled = compile(chunk, "<movers fast path>", "exec")
+                if len(_COMPILED) >= _COMPILED_MAX:
+                    _COMPILED.clear()
+                _COMPILED[chunk] = compiled
+            exec(compiled, namespace)  # noqa: S102  (module docstring)
     except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError):
         return False
     return True
 
 
 _CHUNK = 200  # generated functions compiled together
+# Compiled chunks by their text. The text names nothing of the model (the module docstring: what it binds is
+# in the namespace), so one text is one code object: the compiler's second pass over a model, the modelled
+# library's classes in every model that uses them, and a model checked again in the same process
+# (benchmarks, tests) compile each once.
+_COMPILED: dict[str, Any] = {}
+_COMPILED_MAX = 4096
 
 
 def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSource | None],

@@ -31,26 +31,52 @@ from typing import Any
 from movers.ir.program import box, unbox
 from movers.lang import codegen
 from movers.lang.codegen import CompiledFunction, Fallback, Fragment, FragmentMaker, Target
-from movers.lang.functions_model import signature_of
-
-# ``_method``'s answers: a class's methods are fixed once the model is compiled.
-_METHODS: dict[tuple[Any, str, int], Any] = {}
+from movers.lang.functions_model import FieldDefault, bind_static, signature_of
 
 
-def _method(cls: Any, name: str, n: int) -> Any:
-    """The code of method ``name`` of class ``cls`` for a call with ``n`` positional arguments (``self``
-    included) that binds them in order (``method_call_setup``'s plain case); else Fallback."""
-    key = (cls, name, n)
-    code = _METHODS.get(key)
-    if code is not None:
-        return code
+def _method(cls: Any, name: str, args: list[Any]) -> tuple[Any, list[Any]]:
+    """The code of method ``name`` of class ``cls`` for a call with positional arguments ``args`` (``self``
+    first), and the frame's arguments: ``args`` where they fill the parameters in order
+    (``method_call_setup``'s plain case), else with the defaults of the parameters they leave out, as
+    ``functions_model.bind`` fills them (``q.put(v)``, ``q.get()`` of the queue library, whose ``block`` and
+    ``timeout`` have defaults); a call that ``bind`` refuses, or that fills ``*args``, is the closures'."""
+    n = len(args)
+    known = _BOUND.get((id(cls), name, n))
+    if known is None or known[0] is not cls:
+        if len(_BOUND) >= 4096:
+            _BOUND.clear()  # the classes of models checked long ago
+        known = _BOUND[(id(cls), name, n)] = (cls, *_binding(cls, name, n))
+    code, how = known[1], known[2]
+    if how is None:
+        return code, args
+    out = [args[0]]
+    for src in how:
+        if type(src) is int:
+            out.append(args[1 + src])
+        elif src[0] == "default" and type(src[1]) is not FieldDefault:
+            out.append(src[1])
+        else:
+            raise Fallback
+    return code, out
+
+
+# (id of the class, method, number of arguments) -> (the class, its code, how the arguments bind: None when
+# in order): what ``_method`` works out once per call shape. The class is kept, so its id stays its own.
+_BOUND: dict[tuple[int, str, int], tuple[Any, Any, Any]] = {}
+
+
+def _binding(cls: Any, name: str, n: int) -> tuple[Any, Any]:
+    """The method's code and ``bind_static``'s binding of ``n`` positional arguments (None: in order)."""
     code = cls.lookup(name)
     if code is None:
         raise Fallback
-    if signature_of(code).npos != n or len(code.params) != n:
-        raise Fallback
-    _METHODS[key] = code
-    return code
+    sig = signature_of(code)
+    if sig.npos == n and len(code.params) == n:
+        return code, None
+    how = bind_static(sig, n - 1, (), 1)
+    if type(how) is str:
+        raise Fallback  # CPython's TypeError: the closures report it
+    return code, how
 
 
 # A callee's locals after its parameters in a fresh frame (unbound variables, None temporaries), by the
@@ -85,7 +111,7 @@ def _bind(fc: CompiledFunction, obj: Any) -> str:
 
 def _argument(fc: CompiledFunction, a: ast.expr, src: codegen._Source) -> str | None:
     """The text of an argument as the callee's frame stores it (``Code.new_frame_locals`` boxes it)."""
-    if isinstance(a, ast.Constant):
+    if isinstance(a, ast.Constant) and type(a.value) is not str:
         if a.value is True or a.value is False:
             return "TRUE" if a.value else "FALSE"
         return codegen._literal(a.value)
@@ -124,9 +150,9 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
     values = ", ".join([*head, *args])  # type: ignore[list-item]
     if callee is None:
         assert isinstance(e.func, ast.Attribute)
-        src.add(f"_k = _method(heap[{head[0]}.i][0], {codegen._name_constant(fc, e.func.attr)}, {len(args) + 1})")
-    else:
-        src.add(f"_k = {_bind(fc, callee)}")
+        src.add(f"_k, _b = _method(heap[{head[0]}.i][0], {codegen._name_constant(fc, e.func.attr)}, [{values}])")
+        return lambda: Fragment([*src.lines, f"pc = (_k, _b, {ret.pc})"], None, not src.eager, call=True)
+    src.add(f"_k = {_bind(fc, callee)}")
     return lambda: Fragment([*src.lines, f"pc = (_k, [{values}], {ret.pc})"], None, not src.eager, call=True)
 
 
@@ -182,7 +208,8 @@ def _returned(fc: CompiledFunction, e: ast.expr | None, src: codegen._Source) ->
         # References and tuples too: unboxed, as the closures' expression gives them.
         raw = codegen._raw(fc, e, src)
         return f"_unbox({raw})" if raw is not None else None
-    return codegen.value(fc, e, src)
+    popped = codegen.list_pop_value(fc, e, src)  # ``return xs.pop(0)``: the queue library's get
+    return popped if popped is not None else codegen.value(fc, e, src)
 
 
 def return_value(fc: CompiledFunction, e: ast.expr | None) -> FragmentMaker | None:

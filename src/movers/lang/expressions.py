@@ -983,7 +983,11 @@ class ExpressionCompiler(FunctionCore):
                 return
             user_setup(ctx, ret_pc)
 
-        return self.site(setup, e)
+        read = self.site(setup, e)
+        # On the generated code, a model object's method (``q.get()`` of the queue library in a model with
+        # dicts); a builtin receiver falls back to this setup (lang/codegen_calls.py).
+        self.site_stack[0][-1].fast_call = (e, None)  # type: ignore[index]
+        return read
 
     def method_tables(self) -> list[dict[str, tuple[int, int]]]:
         """The tables of container methods (``lang/containers.py``) objects of this model may have."""

@@ -353,10 +353,9 @@ class FunctionCore:
         self.code.nodes = nodes
         self.code.entry = 0
         # The module's initialisation runs once, on the closures, but what follows its first ``start()`` may be
-        # the main thread, a thread like the others: it gets a fast path too. Models whose lists grow do not:
-        # the generated code does not record reads of a list's length (runtime_ops._read_length).
-        if not self.mc.lists_grow and not self.mc.container_arith:
-            codegen.attach(self.code, fragments, guards, self.fast_names)
+        # the main thread, a thread like the others: it gets a fast path too. In models whose lists grow, its
+        # tracked variants record the reads of a list's length as the closures do (``codegen._list_slot``).
+        codegen.attach(self.code, fragments, guards, self.fast_names)
 
     def compile_function(self) -> None:
         fn = self.fn

@@ -126,6 +126,8 @@ class StatementCompiler(FunctionCore):
         if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "set" and not e.args \
                 and not e.keywords:
             fast = codegen_sync.event_set(self, e.func.value, nxt)  # used only when no model call is hoisted
+        elif e is not None:
+            fast = codegen.list_method(self, e, nxt)  # xs.append(v), xs.pop(i)
         self.simple(s, build, kind, fast_after=nxt, fast=fast)
         self.here(nxt)
 

@@ -53,6 +53,7 @@ from typing import Any
 from movers.ir import sync
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import BARRIER, CONDITION, EVENT, LOCK, RLOCK, SEMAPHORE, Ref, box, ref
+from movers.lang import codegen
 from movers.lang.function import Facts, Fn, FunctionCore
 from movers.lang.runtime_ops import _thread_id
 
@@ -398,7 +399,9 @@ class TimeoutCompiler(FunctionCore):
 
             self.emit(make, True, s, kind="acquire", lock_name=self.lock_name(f.value),
                       guard_make=lambda: (lambda ctx: sync.can_acquire(ctx, recv(ctx))),
-                      blocked_make=lambda: (lambda ctx: sync.acquire_text(ctx, recv(ctx), name)), **facts.info())
+                      blocked_make=lambda: (lambda ctx: sync.acquire_text(ctx, recv(ctx), name)), **facts.info(),
+                      fast=codegen.acquire_into(self, f.value, result, nxt),  # a Semaphore's (lang/codegen.py)
+                      fast_guard=codegen.lock_method_guard(self, f.value))
             self.here(nxt)
             return
 

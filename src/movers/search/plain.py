@@ -33,7 +33,8 @@ def applies(search: SearchBase) -> bool:
 class PlainDepthFirst(Strategy):
     """``dfs.py``'s search with successors as bare states wherever the generated code runs every step of a
     state, and the Outcomes of ``steps`` elsewhere. A stack entry is [state, key, successors, the thread each
-    successor moved (None: not known), next index]."""
+    successor moved (None: not known; an entry None: that step changed more than its thread's
+    stack, and its numbers are worked out whole), next index]."""
 
     def explore(self) -> Found | None:
         bad = self._start()
@@ -111,7 +112,7 @@ class PlainDepthFirst(Strategy):
                             if s[1] is not ph:
                                 kl[1] = heap_key(s[1])
                             kl[t + 2] = number(s[2][t])
-                        except KeyError:
+                        except (KeyError, TypeError):  # TypeError: t is None, the step changed other parts
                             kl = numbers(s)
                     else:
                         if type(s) is not tuple:

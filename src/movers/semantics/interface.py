@@ -33,8 +33,9 @@ from movers.semantics.system import Outcome
 SystemState = tuple[Any, ...]
 # One step of a counterexample: (thread, the choices its step made).
 Step = tuple[int, tuple[int, ...]]
-# ``System.successors``: the successor states and the thread that moved to each, or None (``steps`` decides).
-Successors = Callable[[Any], "tuple[list[Any], list[int]] | None"]
+# ``System.successors``: the successor states and the thread that moved to each (None where more than its stack
+# changed), or None (``steps`` decides).
+Successors = Callable[[Any], "tuple[list[Any], list[int | None]] | None"]
 # ``System.quiet``: does thread t's step (every resolution) leave the instrumentation's shared part alone?
 Quiet = Callable[[Any, int, list[Outcome]], bool]
 

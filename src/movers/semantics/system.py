@@ -343,16 +343,19 @@ class TransitionSystem:
                     pending.append(o.choices[:p] + (k,))
         return out
 
-    def successors(self, state: State) -> tuple[list[State], list[int]] | None:
-        """The successor states of ``state`` (every enabled thread's next step, in thread order, as ``steps``
-        gives them) and, for each, the thread that moved (the only thread whose stack differs from the
-        state's), when every one of those steps runs on the generated code; else None (``steps`` then says
-        what happens, violations included). The plain full search's hot path: no Outcome per transition, one
-        call per thread (``Code.fast_dispatch``: the guard and the whole step in one generated function)."""
+    def successors(self, state: State) -> tuple[list[State], list[int | None]] | None:
+        """The successor states of ``state`` (every enabled thread's next step, in thread order, every
+        resolution, as ``steps`` gives them) and, for each, the thread that moved (the only thread whose stack
+        differs from the state's; None where the step changed others too: it started a thread, or the heap was
+        walked and renumbered references in other frames). The plain full search's hot path: no Outcome per
+        transition, one call per thread (``Code.fast_dispatch``: the guard and the whole step in one generated
+        function). A thread whose step has no generated form, or leaves its shape, runs on the closures, once;
+        None (``steps`` then says what happens) only where such a step fails or an assume prunes it, so that
+        violations and transitions are ``steps``' own."""
         if not self.fast_path or self.track:
             return None
         out: list[State] = []
-        moved: list[int] = []
+        moved: list[int | None] = []
         g, heap, threads = state[0], state[1], state[2]
         t = -1
         for th in threads:
@@ -367,9 +370,11 @@ class TransitionSystem:
             if done is not None:
                 if done is _GIVE_UP:
                     done = self._thread_successor(g, heap, threads, t, th, top)
-                    if done is _GIVE_UP:
-                        return None
                     if done is None:
+                        continue
+                    if done is _GIVE_UP or done is _GUARD_HOLDS:
+                        if not self._closure_successors(state, t, top, done is _GUARD_HOLDS, out, moved):
+                            return None
                         continue
                 out.append(done)
                 moved.append(t)
@@ -377,7 +382,8 @@ class TransitionSystem:
 
     def _thread_successor(self, g: tuple, heap: tuple, threads: tuple, t: int, th: tuple, top: tuple) -> Any:
         """Thread t's successor from the node's generated guard and step taken one at a time: the state, None
-        when the guard is false, ``_GIVE_UP`` when some part has no generated form or leaves its shape."""
+        when the guard is false, ``_GIVE_UP`` when the guard has no generated form or leaves its shape,
+        ``_GUARD_HOLDS`` when the guard holds but the step has none or leaves its shape."""
         node = top[0].nodes[top[1]]
         if node.guard is not None:
             fg = node.fast_guard
@@ -392,12 +398,40 @@ class TransitionSystem:
             if not ok:
                 return None
         if node.fast is None:
-            return _GIVE_UP
+            return _GUARD_HOLDS
         if top[0].fast_dispatch[top[1]] is _parts:
             done = _fast_successor(node, g, heap, threads, t, th, top, self._globals_cover)
         else:  # the whole step already gave up (``successors`` ran it): straight to the general driver
             done = _run_fast(node, g, heap, threads, t, th, top, None, self._globals_cover)
-        return _GIVE_UP if done is None else done
+        return _GUARD_HOLDS if done is None else done
+
+    def _closure_successors(self, state: State, t: int, top: tuple, enabled: bool, out: list[State],
+                            moved: list[int | None]) -> bool:
+        """Thread t's step on the closures, as ``steps`` takes it (its guard on the closures unless ``enabled``
+        says it holds; every resolution of its choices), appended to ``out`` and ``moved``; False where some
+        resolution fails or is pruned (only ``steps``' Outcomes say so)."""
+        node = top[0].nodes[top[1]]
+        if not enabled and node.guard is not None:
+            c = self._gctx
+            c.g, c.heap, c.threads = state[0], state[1], state[2]
+            c.tid = t
+            c.loc = top[2:]  # type: ignore[assignment]  # guards only read locals
+            try:
+                ok = node.guard(c)
+            except RUNTIME_ERRORS:
+                ok = True  # executing the step reports the error
+            if not ok:
+                return True
+        o = self._run_closures(state, t, (), False)
+        outcomes = [o] if not self._last_arities else [o, *self.execute(state, t)[1:]]
+        threads = state[2]
+        for o in outcomes:
+            s = o.state
+            if s is None:
+                return False
+            out.append(s)
+            moved.append(t if _only_moved(threads, s[2], t) else None)
+        return True
 
     def steps(self, state: State) -> list[Outcome]:
         """Every enabled thread's next step from ``state``, every resolution: the successors of the full
@@ -608,7 +642,19 @@ class TransitionSystem:
         return bool(pred(c, t, obj))
 
 
-_GIVE_UP = object()  # ``successors``: this state's steps are not all on the generated code
+_GIVE_UP = object()  # ``successors``: this thread's step is not on the generated code
+_GUARD_HOLDS = object()  # ``successors``: nor is it, but its guard holds
+
+
+def _only_moved(before: tuple, after: tuple, t: int) -> bool:
+    """Whether thread t's stack is the only one that differs (a step of t that starts no thread and walks no
+    heap): the plain search then numbers only that part anew."""
+    if len(before) != len(after):
+        return False
+    for u in range(len(before)):
+        if u != t and before[u] is not after[u]:
+            return False
+    return True
 
 
 def _parts(*_: Any) -> object:

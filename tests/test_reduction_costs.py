@@ -14,9 +14,13 @@ from strategies import models
 import movers
 from movers.analysis import escape
 from movers.analysis.classify import Classification
-from movers.reduce import ample
+from movers.reduce import ample, phases
 from movers.reduce.ample import Ample
+from movers.reduce.base import thread_moves
 from movers.reduce.locking import LockingAmple
+from movers.reduce.phases import PhaseSystem
+from movers.reduce.transactions import Transactions
+from movers.semantics import locality
 from movers.semantics.system import TransitionSystem as SYSTEM
 
 # Examples with deadlocks, guards, monitors and heap objects; small enough to run twice per test.
@@ -53,8 +57,42 @@ def _reachability_not_remembered(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(escape, "_PRIVATE", _Forgetful())
 
 
+def _transactions_through_thread_moves(mp: pytest.MonkeyPatch) -> None:
+    # The transaction loop as it was: ``base.thread_moves`` asking ``in_N`` at every state.
+    def transaction(self: Transactions, state: Any, t: int) -> list[Any]:
+        def ends(s: Any) -> bool | None:
+            if self.in_N(s, t):
+                return True
+            return False if self.ts.enabled(s, t) else None
+
+        return thread_moves(self.ts, state, t, step=lambda s: self.ts.step(s, t)[0], ends=ends, cut=self._cut)
+
+    mp.setattr(Transactions, "_transaction", transaction)
+
+
+def _steps_replayed_through_locality(mp: pytest.MonkeyPatch) -> None:
+    # P#'s per-thread memo as it was: ``locality.local_thread`` for the key, ``locality.replay`` for the states.
+    def local_key(self: PhaseSystem, state: Any, t: int) -> Any:
+        if self._no_local or len(state) != 4:
+            return None
+        th = locality.local_thread(state, t)
+        if th is None:
+            return None
+        cls = self.cls
+        return (cls.version, len(cls.refinements), cls.lock_state_observed, t, len(state[2]), th, state[3][t],
+                state[0], state[1])
+
+    def replay(made: Any, state: Any, t: int) -> list[Any]:
+        ph = state[-1]
+        extra = [((*ph[:t], p, *ph[t + 1:]),) for p in made[3]]
+        return locality.replay(made[0], made[2], state[2], t, extra)
+
+    mp.setattr(PhaseSystem, "_local_key", local_key)
+    mp.setattr(phases, "_replay", replay)
+
+
 SHORTCUTS = {
-    "transactions": [_guards_checked_each_time],
+    "transactions": [_guards_checked_each_time, _transactions_through_thread_moves, _steps_replayed_through_locality],
     "dwyer-wsl": [_views_built_again, _reachability_not_remembered],
     "dwyer-ld+wsldom": [_views_built_again, _reachability_not_remembered],
     "dwyer-da": [_reachability_not_remembered],

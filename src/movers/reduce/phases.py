@@ -52,7 +52,7 @@ from movers.analysis.classify import Classification
 from movers.analysis.mover import BOTH, NON, RIGHT, classify_step
 from movers.ir.program import Program
 from movers.semantics.interface import System
-from movers.semantics.locality import local_thread, remember, replay, stays_local
+from movers.semantics.locality import LOCAL_KINDS, remember, stays_local
 from movers.semantics.system import Outcome
 
 INIT = None
@@ -112,6 +112,8 @@ class PhaseSystem:
         # Thread t's step by (classification, t, its stack and phase, globals, heap): see ``step``.
         self._local: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._no_local = self.quiet is not None or bool(classification.declared)
+        # Whether a code is a constructor, by code (``locality.local_thread`` asks it of every frame, by name).
+        self._ctor: dict[Any, bool] = {}
         self._initial: Any = None
 
     @property
@@ -168,9 +170,7 @@ class PhaseSystem:
         if lk is not None:
             made = self._local.get(lk)
             if made is not None:
-                ph = state[-1]
-                extra = [((*ph[:t], p, *ph[t + 1:]),) for p in made[3]]
-                hit = (replay(made[0], made[2], state[2], t, extra), made[1])
+                hit = (_replay(made, state, t), made[1])
                 self._store(k, hit)
                 return hit
         inner = self.inner
@@ -203,11 +203,23 @@ class PhaseSystem:
         predicates, and over commit-atomicity's instrumentation (its shadow store is another part)."""
         if self._no_local or len(state) != 4:
             return None
-        th = local_thread(state, t)
-        if th is None:
+        threads = state[2]
+        th = threads[t]
+        if not th:
             return None
+        top = th[-1]
+        if top[0].nodes[top[1]].kind not in LOCAL_KINDS:
+            return None
+        ctor = self._ctor
+        for frame in th:
+            code = frame[0]
+            c = ctor.get(code)
+            if c is None:
+                c = ctor[code] = code.name.endswith(".__init__")
+            if c:
+                return None  # ``locality.local_thread``: inside a constructor
         cls = self.cls
-        return (cls.version, len(cls.refinements), cls.lock_state_observed, t, len(state[2]), th, state[3][t],
+        return (cls.version, len(cls.refinements), cls.lock_state_observed, t, len(threads), th, state[3][t],
                 state[0], state[1])
 
     def execute(self, state: tuple, t: int, track: bool | None = None) -> list[Outcome]:
@@ -230,6 +242,22 @@ class PhaseSystem:
         o = self.inner.execute_choice(state, t, choices, track)
         self._extend(state, t, o, NON)
         return o
+
+
+def _replay(made: tuple[Any, ...], state: tuple, t: int) -> list[Outcome]:
+    """``locality.replay`` of a remembered step onto ``state``, with thread t's phase after each resolution
+    (``made``: what ``PhaseSystem.step`` keeps per thread), each successor built as one tuple."""
+    threads, ph = state[2], state[3]
+    out: list[Outcome] = []
+    for part, o, p in zip(made[0], made[2], made[3], strict=True):
+        if part is None:
+            out.append(o)
+            continue
+        nt = list(threads)
+        nt[t] = part[2]
+        out.append(Outcome((part[0], part[1], tuple(nt), (*ph[:t], p, *ph[t + 1:])), o.choices, o.node,
+                           o.violation, o.effect, t))
+    return out
 
 
 if TYPE_CHECKING:

@@ -52,7 +52,7 @@ from typing import Any
 
 from movers.analysis.classify import Classification
 from movers.analysis.mover import BOTH, LEFT, LEFT_KINDS, NON_KINDS, RIGHT_KINDS
-from movers.reduce.base import MOVE_LIMIT, Capabilities, Move, ReductionBase, thread_moves
+from movers.reduce.base import MOVE_LIMIT, Capabilities, Move, ReductionBase, _steps
 from movers.reduce.phases import INIT, PhaseSystem
 
 BASE_KINDS = frozenset({"assertion", "invariant", "discipline", "runtime-error"})
@@ -166,15 +166,63 @@ class Transactions(ReductionBase):
     def _transaction(self, state: tuple, t: int) -> list[Move]:
         """Thread t's transactions from ``state``: its steps until it is in N again. A thread blocked inside
         a transaction is a dead end, not a deadlock (section 7); a run of L states that comes back to a
-        state ends there, and that state is stored (condition C)."""
+        state ends there, and that state is stored (condition C).
 
-        def ends(s: tuple) -> bool | None:
-            if self.in_N(s, t):
-                return True
-            return False if self.ts.enabled(s, t) else None
-
-        return thread_moves(self.ts, state, t, step=lambda s: self.ts.step(s, t)[0], ends=ends, cut=self._cut)
-
+        ``base.thread_moves`` with ``in_N`` as its ``ends``, written out: the same steps asked of P# in the
+        same order (the incremental lock inference sees them in that order), without a call per question.
+        Where ``in_N`` executes t's next step (an L state), the loop expands those outcomes instead of asking
+        P# again: the second answer would be the entry the first one just stored."""
+        ts = self.ts
+        step, enabled, next_node = ts.step, ts.enabled, ts.next_node
+        check_state = None if getattr(ts.check_state, "checks_nothing", False) else ts.check_state
+        cut = self._cut
+        out: list[Move] = []
+        work: list[tuple[Any, Any, int]] = [(o, (None, (t, o.choices)), 1) for o in reversed(step(state, t)[0])]
+        seen = {state}
+        pop, push = work.pop, work.append
+        while work:
+            o, path, length = pop()
+            if o.violation is not None:
+                out.append(Move(_steps(path), None, o.violation))
+                continue
+            s = o.state
+            if s is None:
+                continue  # an assume pruned this path
+            if check_state is not None:
+                bad = check_state(s)
+                if bad is not None:
+                    out.append(Move(_steps(path), None, bad))
+                    continue
+            # ``in_N(s, t)``, and the dead end of a blocked thread inside a transaction.
+            outs = None
+            if not s[2][t]:
+                out.append(Move(_steps(path), s))
+                continue
+            p = s[-1][t]
+            if p is not True:
+                if p is INIT:
+                    out.append(Move(_steps(path), s))
+                    continue
+                kind = next_node(s, t).kind
+                if kind in RIGHT_KINDS or kind in NON_KINDS or not enabled(s, t):
+                    out.append(Move(_steps(path), s))
+                    continue
+                outs, mover = step(s, t)
+                if mover not in (LEFT, BOTH):
+                    out.append(Move(_steps(path), s))
+                    continue
+            elif not enabled(s, t):
+                continue
+            if s in seen or length >= MOVE_LIMIT:
+                cut.add(s)
+                out.append(Move(_steps(path), s))
+                continue
+            seen.add(s)
+            if outs is None:
+                outs = step(s, t)[0]
+            for o2 in reversed(outs):
+                push((o2, (path, (t, o2.choices)), length + 1))
+        return out
 
     # -- deadlocks: the right-mover closure -------------------------------------------------------------------
 

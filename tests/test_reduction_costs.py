@@ -91,8 +91,14 @@ def _steps_replayed_through_locality(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(phases, "_replay", replay)
 
 
+def _every_pass_expanded_again(mp: pytest.MonkeyPatch) -> None:
+    # Nothing recorded, nothing reused: every pass of the incremental search expands every state it stored.
+    mp.setattr(Transactions, "begin_pass", lambda self, reuse: None)
+
+
 SHORTCUTS = {
-    "transactions": [_guards_checked_each_time, _transactions_through_thread_moves, _steps_replayed_through_locality],
+    "transactions": [_guards_checked_each_time, _transactions_through_thread_moves, _steps_replayed_through_locality,
+                     _every_pass_expanded_again],
     "dwyer-wsl": [_views_built_again, _reachability_not_remembered],
     "dwyer-ld+wsldom": [_views_built_again, _reachability_not_remembered],
     "dwyer-da": [_reachability_not_remembered],

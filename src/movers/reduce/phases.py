@@ -115,6 +115,10 @@ class PhaseSystem:
         # Whether a code is a constructor, by code (``locality.local_thread`` asks it of every frame, by name).
         self._ctor: dict[Any, bool] = {}
         self._initial: Any = None
+        # ids of the answers in ``_cache`` given before the last weakening (``weakened``; the cache keeps
+        # them alive until it is cleared, and clears this with them), and how often one was used.
+        self.stale: set[int] = set()
+        self.stale_hits = 0
 
     @property
     def initial_names(self) -> dict[int, str]:
@@ -129,6 +133,7 @@ class PhaseSystem:
     def reset(self) -> None:
         self._cache.clear()
         self._local.clear()
+        self.stale.clear()
 
     @staticmethod
     def phases(state: tuple) -> tuple:
@@ -165,6 +170,8 @@ class PhaseSystem:
         k = (state, t)
         hit = self._cache.get(k)
         if hit is not None:
+            if self.stale and id(hit) in self.stale:
+                self.stale_hits += 1
             return hit
         lk = self._local_key(state, t)
         if lk is not None:
@@ -174,8 +181,10 @@ class PhaseSystem:
                 self._store(k, hit)
                 return hit
         inner = self.inner
+        cls = self.cls
+        version = cls.version
         outs = inner.execute(state, t, True)
-        mover = classify_step(self.cls, inner, state, t, inner.next_node(state, t), outs)
+        mover = classify_step(cls, inner, state, t, inner.next_node(state, t), outs)
         if self.quiet is not None and mover != NON:
             if not self.quiet(state, t, outs) or (mover != BOTH and state[3][t] is None):
                 mover = NON  # module docstring, "Over commit-atomicity"
@@ -188,13 +197,24 @@ class PhaseSystem:
                 self._local.clear()
             self._local[lk] = (inner_parts, mover, outs, [o.state[-1][t] if o.state is not None else None
                                                           for o in outs])
-        self._store(k, (outs, mover))
-        return outs, mover
+        made = (outs, mover)
+        self._store(k, made)
+        if cls.version != version:
+            self.weakened()  # this answer too: part of it was classified before the weakening
+        return made
 
     def _store(self, k: tuple[Any, int], made: tuple[list[Outcome], str]) -> None:
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
+            self.stale.clear()
         self._cache[k] = made
+
+    def weakened(self) -> None:
+        """The classification just weakened: every answer remembered so far is *stale*, it may differ from
+        what the step would give now. The memo goes on answering with it, as it always did (the search is
+        the same with and without ``Transactions``' reuse of a pass only if it is); what is counted is
+        whether an expansion used one (``stale_hits``), since an expansion that did cannot be reused."""
+        self.stale.update(map(id, self._cache.values()))
 
     def _local_key(self, state: tuple, t: int) -> tuple[Any, ...] | None:
         """The key of thread t's step in the per-thread memo: the classification as it is (a weakening, or

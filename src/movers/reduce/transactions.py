@@ -96,6 +96,11 @@ class Transactions(ReductionBase):
         self.closure = plain and closure_applies(ts.program)
         self.closure_gave_up = False
         self._ahead: dict[Any, bool] = {}
+        # What the passes of the incremental search expanded: see ``begin_pass``.
+        self._records: dict[Any, int] | None = None
+        self._records_key: Any = None
+        self._previous: dict[Any, int] | None = None
+        self._previous_key: Any = None
 
     @property
     def preserves(self) -> frozenset[str]:  # type: ignore[override]  # it depends on the closure
@@ -143,8 +148,72 @@ class Transactions(ReductionBase):
     # -- moves ------------------------------------------------------------------------------------------------
 
     def moves(self, state: tuple) -> list[Move]:
+        ts = self.ts
+        key = self._key()
+        hits = ts.stale_hits
+        cut = state in self._cut
+        out = self._expand(state)
+        if self._records is not None and not cut and ts.stale_hits == hits and self._key() == key:
+            # Expanded under one classification, with no answer from before a weakening: what a later pass
+            # would get again, if the classification is still this one then (``again``).
+            if key != self._records_key:
+                self._records, self._records_key = {}, key  # older ones can never be reused: forget them
+            self._records[state] = (sum(len(m.steps) for m in out) << 32) | len(out)
+        return out
+
+    def _key(self) -> tuple[Any, ...]:
+        """The classification as it is (and whether the closure gave up): two expansions of a state under the
+        same key are the same, given the same answers from P#."""
+        cls = self.cls
+        return cls.version, len(cls.refinements), cls.lock_state_observed, self.closure_gave_up
+
+    # -- reusing a pass -----------------------------------------------------------------------------------------
+
+    def begin_pass(self, reuse: bool) -> Any:
+        """Before a pass of the incremental search: keep what this pass expands (when ``reuse``), and hand
+        over what the last pass expanded under the classification it ended with. The search then asks
+        ``again`` before ``moves``: an expansion made under the classification that is still current, with
+        no stale answer (``PhaseSystem.weakened``), gives the same moves, whose states the search already
+        has, so only their numbers are needed. That holds while the pass does not weaken the classification
+        again; if it does, the search goes back to the snapshot returned here (``redo_pass``) and runs the
+        pass again without reuse: after a weakening the memo answers with stale entries that a skipped
+        expansion would have made. None: nothing to reuse (no snapshot taken)."""
+        previous, key = self._records, self._records_key
+        self._records, self._records_key = ({} if reuse else None), None
+        self._previous, self._previous_key = None, None
+        if not reuse or not previous:
+            return None
+        self._previous, self._previous_key = previous, key
+        return self.cls.snapshot(), set(self._cut), self.closure_gave_up
+
+    def redo_pass(self, snapshot: Any) -> None:
+        """Back to where ``begin_pass`` took ``snapshot``, to run the pass again without reuse."""
+        cls_snap, cut, gave_up = snapshot
+        self.cls.restore(cls_snap)
+        self._cut.clear()
+        self._cut.update(cut)
+        self.closure_gave_up = gave_up
+        self._previous = self._previous_key = None
+        self._records, self._records_key = {}, None
+        self.reset()
+
+    def again(self, state: tuple) -> tuple[int, int] | None:
+        """(transitions, moves) of the last pass's expansion of ``state``, where it is the same now
+        (``begin_pass``), else None."""
+        previous = self._previous
+        if previous is None or self._previous_key != self._key() or state in self._cut:
+            return None
+        made = previous.get(state)
+        if made is None:
+            return None
+        return made >> 32, made & 0xFFFFFFFF
+
+    def _expand(self, state: tuple) -> list[Move]:
         n = len(state[2])
+        version = self.cls.version
         bad = self.cls.check_guards(self.ts, state)
+        if self.cls.version != version:
+            self.ts.weakened()
         if bad is not None:
             return [Move((), None, ("discipline", bad))]
         if state not in self._cut:

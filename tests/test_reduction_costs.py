@@ -181,3 +181,97 @@ def test_reachability_is_remembered_by_the_parts_of_the_state() -> None:
     assert one.shared == {0} and one.private(0) == {1}
     assert two.shared is one.shared and two.private(0) is one.private(0)
     assert two.private(1) == set() and not two.reachable_by_others(0, (1,))
+
+
+# A random model (tests/strategies.py) whose second pass weakens the classification again: three passes.
+WEAKENS_IN_PASS_TWO = """\
+from movers.lang import *
+
+x = 1
+y = 0
+a = [2, 1]
+m0 = Lock()
+m1 = Lock()
+
+def worker(i):
+    global x, y
+    if m1.acquire(blocking=False):
+        y = i
+        y += 1
+        m1.release()
+    else:
+        if i > x:
+            x = (x + 2) % 3
+        else:
+            x = (x + a[y % 2]) % 3
+
+Thread(target=worker, args=(0,)).start()
+Thread(target=worker, args=(1,)).start()
+"""
+
+COUNTER = """\
+from movers.lang import *
+
+m = Lock()
+count = 0
+
+def worker():
+    global count
+    with m:
+        t = count
+        count = t + 1
+    with m:
+        t = count
+        count = t + 1
+
+for k in range(3):
+    Thread(target=worker).start()
+"""
+
+
+def _spy(mp: pytest.MonkeyPatch, name: str) -> list[Any]:
+    calls: list[Any] = []
+    real = getattr(Transactions, name)
+
+    def spy(self: Transactions, *a: Any) -> Any:
+        out = real(self, *a)
+        calls.append(out)
+        return out
+
+    mp.setattr(Transactions, name, spy)
+    return calls
+
+
+def _without_reuse(model: str, **kw: Any) -> tuple:
+    with pytest.MonkeyPatch.context() as mp:
+        _every_pass_expanded_again(mp)
+        return search_summary(movers.check(model, reduction="transactions", **kw))
+
+
+@pytest.mark.parametrize("limit", [None, 5_000])
+def test_the_second_pass_reuses_the_first_ones_expansions(limit: int | None) -> None:
+    # The counter's only weakening is at its first state: every later expansion of the first pass is
+    # reused in the second (their numbers only), which then finds nothing new; the same run as without.
+    with pytest.MonkeyPatch.context() as mp:
+        again = _spy(mp, "again")
+        fast = search_summary(movers.check(COUNTER, reduction="transactions", max_states=limit))
+    assert sum(a is not None for a in again) > 0
+    assert fast == _without_reuse(COUNTER, max_states=limit)
+
+
+def test_a_pass_that_weakens_again_runs_again_without_reuse() -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        redone = _spy(mp, "redo_pass")
+        fast = movers.check(WEAKENS_IN_PASS_TWO, reduction="transactions")
+    assert redone, "the second pass weakened the classification: it is run again from its snapshot"
+    assert any("3 passes" in n for n in fast.notes)
+    assert search_summary(fast) == _without_reuse(WEAKENS_IN_PASS_TWO)
+
+
+def test_no_reuse_under_max_depth() -> None:
+    # A state at --max-depth is not expanded, so a later pass could not reuse what it led to.
+    with pytest.MonkeyPatch.context() as mp:
+        again = _spy(mp, "again")
+        fast = search_summary(movers.check(COUNTER, reduction="transactions", max_depth=6))
+    assert not again
+    assert fast == _without_reuse(COUNTER, max_depth=6)

@@ -119,6 +119,10 @@ class PhaseSystem:
         # them alive until it is cleared, and clears this with them), and how often one was used.
         self.stale: set[int] = set()
         self.stale_hits = 0
+        # The state being expanded (``expanding``) and its entries of ``_cache`` by thread: the same answers,
+        # found by the state's identity instead of its hash (a state is hashed whole, ~1 µs).
+        self.root: Any = None
+        self._root_row: dict[int, tuple[list[Outcome], str]] = {}
 
     @property
     def initial_names(self) -> dict[int, str]:
@@ -134,6 +138,7 @@ class PhaseSystem:
         self._cache.clear()
         self._local.clear()
         self.stale.clear()
+        self._root_row = {}
 
     @staticmethod
     def phases(state: tuple) -> tuple:
@@ -167,11 +172,20 @@ class PhaseSystem:
         as long as the classification is the same (the key holds its version)."""
         # The state's own entry first: within a pass of the incremental search it may be from before a
         # weakening, and the search is the same as without the memo only if it is used as it always was.
+        root = state is self.root
+        if root:
+            hit = self._root_row.get(t)
+            if hit is not None:
+                if self.stale and id(hit) in self.stale:
+                    self.stale_hits += 1
+                return hit
         k = (state, t)
         hit = self._cache.get(k)
         if hit is not None:
             if self.stale and id(hit) in self.stale:
                 self.stale_hits += 1
+            if root:
+                self._root_row[t] = hit
             return hit
         lk = self._local_key(state, t)
         if lk is not None:
@@ -179,6 +193,8 @@ class PhaseSystem:
             if made is not None:
                 hit = (_replay(made, state, t), made[1])
                 self._store(k, hit)
+                if root:
+                    self._root_row[t] = hit
                 return hit
         inner = self.inner
         cls = self.cls
@@ -199,6 +215,8 @@ class PhaseSystem:
                                                           for o in outs])
         made = (outs, mover)
         self._store(k, made)
+        if root:
+            self._root_row[t] = made
         if cls.version != version:
             self.weakened()  # this answer too: part of it was classified before the weakening
         return made
@@ -207,7 +225,14 @@ class PhaseSystem:
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
             self.stale.clear()
+            self._root_row = {}
         self._cache[k] = made
+
+    def expanding(self, state: tuple) -> None:
+        """The search expands ``state`` now: its steps will be asked for several times."""
+        if state is not self.root:
+            self.root = state
+            self._root_row = {}
 
     def weakened(self) -> None:
         """The classification just weakened: every answer remembered so far is *stale*, it may differ from

@@ -210,6 +210,7 @@ class Transactions(ReductionBase):
 
     def _expand(self, state: tuple) -> list[Move]:
         n = len(state[2])
+        self.ts.expanding(state)
         version = self.cls.version
         bad = self.cls.check_guards(self.ts, state)
         if self.cls.version != version:
@@ -247,7 +248,7 @@ class Transactions(ReductionBase):
         cut = self._cut
         out: list[Move] = []
         work: list[tuple[Any, Any, int]] = [(o, (None, (t, o.choices)), 1) for o in reversed(step(state, t)[0])]
-        seen = {state}
+        seen: Any = [state]  # a list while short: ``in`` compares, where a set would hash every state whole
         pop, push = work.pop, work.append
         while work:
             o, path, length = pop()
@@ -286,7 +287,7 @@ class Transactions(ReductionBase):
                 cut.add(s)
                 out.append(Move(_steps(path), s))
                 continue
-            seen.add(s)
+            seen = _seen_add(seen, s)
             if outs is None:
                 outs = step(s, t)[0]
             for o2 in reversed(outs):
@@ -347,24 +348,33 @@ class Transactions(ReductionBase):
         movers), as (end state, steps); the runs end where a step would commit, block or fail. Each step
         taken costs one of ``budget`` (shared by the whole closure): past it, the check gives up."""
         work: list[tuple[tuple, tuple]] = [(state, ())]
-        seen = {state}
+        seen: Any = [state]  # as in ``_transaction``
         while work:
             budget[0] -= 1
             if budget[0] < 0:
                 raise _GiveUp
             s, steps = work.pop()
-            if len(steps) >= MOVE_LIMIT or not self.ts.enabled(s, t):
-                continue
-            if steps and not self._guard_ahead(s, t):
+            if steps and (len(steps) >= MOVE_LIMIT or not self._guard_ahead(s, t)):
                 continue  # no state further on in this run can have t blocked: nothing to find there
+            if not self.ts.enabled(s, t):
+                continue
             for o in self.ts.step(s, t)[0]:
                 s2 = o.state
                 if o.violation is not None or s2 is None or s2[-1][t] is not True or s2 in seen:
                     continue
-                seen.add(s2)
+                seen = _seen_add(seen, s2)
                 run = (*steps, (t, o.choices))
                 yield s2, run
                 work.append((s2, run))
+
+
+def _seen_add(seen: Any, s: tuple) -> Any:
+    """``seen`` with ``s`` added: a list up to 8 states, then a set (a run may be ``MOVE_LIMIT`` long)."""
+    if type(seen) is list:
+        seen.append(s)
+        return seen if len(seen) < 8 else set(seen)
+    seen.add(s)
+    return seen
 
 
 def _guard_reachable(code: Any, start: int) -> bool:

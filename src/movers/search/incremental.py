@@ -77,10 +77,13 @@ class Incremental(Strategy):
 
     def _go_back(self, back: tuple) -> None:
         """To the start of the pass (``explore``'s ``back``), in place: the search holds these dicts."""
-        for mine, saved in zip((self.parent, self.depth_of, self.stored), back[:3], strict=True):
-            mine.clear()
-            mine.update(saved)
-        self.stats.max_depth, self.transitions, self.nmoves = back[3:]
+        parent, depth_of, stored, self.stats.max_depth, self.transitions, self.nmoves = back
+        self.parent.clear()
+        self.parent.update(parent)
+        self.depth_of.clear()
+        self.depth_of.update(depth_of)
+        self.stored.clear()
+        self.stored.update(stored)
 
     def _pass(self, roots: list[State], reusing: int | None = None) -> Found | None:
         """One pass from ``roots``: the violation it met first, if any. ``reusing``: the reduction's version

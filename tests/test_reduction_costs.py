@@ -248,24 +248,26 @@ def _without_reuse(model: str, **kw: Any) -> tuple:
         return search_summary(movers.check(model, reduction="transactions", **kw))
 
 
+@pytest.mark.parametrize("search", ["dfs", "bfs"])
 @pytest.mark.parametrize("limit", [None, 5_000])
-def test_the_second_pass_reuses_the_first_ones_expansions(limit: int | None) -> None:
+def test_the_second_pass_reuses_the_first_ones_expansions(limit: int | None, search: str) -> None:
     # The counter's only weakening is at its first state: every later expansion of the first pass is
     # reused in the second (their numbers only), which then finds nothing new; the same run as without.
     with pytest.MonkeyPatch.context() as mp:
         again = _spy(mp, "again")
-        fast = search_summary(movers.check(COUNTER, reduction="transactions", max_states=limit))
+        fast = search_summary(movers.check(COUNTER, reduction="transactions", max_states=limit, search=search))
     assert sum(a is not None for a in again) > 0
-    assert fast == _without_reuse(COUNTER, max_states=limit)
+    assert fast == _without_reuse(COUNTER, max_states=limit, search=search)
 
 
-def test_a_pass_that_weakens_again_runs_again_without_reuse() -> None:
+@pytest.mark.parametrize("search", ["dfs", "bfs"])
+def test_a_pass_that_weakens_again_runs_again_without_reuse(search: str) -> None:
     with pytest.MonkeyPatch.context() as mp:
         redone = _spy(mp, "redo_pass")
-        fast = movers.check(WEAKENS_IN_PASS_TWO, reduction="transactions")
+        fast = movers.check(WEAKENS_IN_PASS_TWO, reduction="transactions", search=search)
     assert redone, "the second pass weakened the classification: it is run again from its snapshot"
     assert any("3 passes" in n for n in fast.notes)
-    assert search_summary(fast) == _without_reuse(WEAKENS_IN_PASS_TWO)
+    assert search_summary(fast) == _without_reuse(WEAKENS_IN_PASS_TWO, search=search)
 
 
 def test_no_reuse_under_max_depth() -> None:

@@ -4,6 +4,7 @@ models) and to be taken (it is there)."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -14,9 +15,9 @@ from strategies import models
 import movers
 from movers.analysis import escape
 from movers.analysis.classify import Classification
-from movers.reduce import ample, phases
+from movers.reduce import ample, phases, transactions
 from movers.reduce.ample import Ample
-from movers.reduce.base import thread_moves
+from movers.reduce.base import MOVE_LIMIT, Move, thread_moves
 from movers.reduce.locking import LockingAmple
 from movers.reduce.phases import PhaseSystem
 from movers.reduce.transactions import Transactions
@@ -91,6 +92,44 @@ def _steps_replayed_through_locality(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(phases, "_replay", replay)
 
 
+def _closure_through_run_generator(mp: pytest.MonkeyPatch) -> None:
+    # The right-mover closure as it was: thread t's runs from a generator, each taken as it is yielded.
+    def runs(self: Transactions, state: Any, t: int, budget: list[int]) -> Any:
+        work: list[Any] = [(state, ())]
+        seen = {state}
+        while work:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise transactions._GiveUp
+            s, steps = work.pop()
+            if len(steps) >= MOVE_LIMIT or not self.ts.enabled(s, t):
+                continue
+            if steps and not self._guard_ahead(s, t):
+                continue
+            for o in self.ts.step(s, t)[0]:
+                s2 = o.state
+                if o.violation is not None or s2 is None or s2[-1][t] is not True or s2 in seen:
+                    continue
+                seen.add(s2)
+                run = (*steps, (t, o.choices))
+                yield s2, run
+                work.append((s2, run))
+
+    def search(self: Transactions, s: Any, t: int, steps: tuple, budget: list[int]) -> Any:
+        if t == len(s[2]):
+            dead = self.ts.deadlock(s) if steps else None
+            return Move(steps, None, ("deadlock", dead)) if dead else None
+        for s2, more in itertools.chain(((s, ()),), runs(self, s, t, budget)):
+            if not self._may_stay_blocked(s2, t):
+                continue
+            found = search(self, s2, t + 1, steps + more, budget)
+            if found is not None:
+                return found
+        return None
+
+    mp.setattr(Transactions, "_closure_search", search)
+
+
 def _every_pass_expanded_again(mp: pytest.MonkeyPatch) -> None:
     # Nothing recorded, nothing reused: every pass of the incremental search expands every state it stored.
     mp.setattr(Transactions, "begin_pass", lambda self, reuse: None)
@@ -98,7 +137,7 @@ def _every_pass_expanded_again(mp: pytest.MonkeyPatch) -> None:
 
 SHORTCUTS = {
     "transactions": [_guards_checked_each_time, _transactions_through_thread_moves, _steps_replayed_through_locality,
-                     _every_pass_expanded_again],
+                     _every_pass_expanded_again, _closure_through_run_generator],
     "dwyer-wsl": [_views_built_again, _reachability_not_remembered],
     "dwyer-ld+wsldom": [_views_built_again, _reachability_not_remembered],
     "dwyer-da": [_reachability_not_remembered],

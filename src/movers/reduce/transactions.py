@@ -46,8 +46,6 @@ combinations, deadlock freedom is established separately, by an optimistic searc
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from typing import Any
 
 from movers.analysis.classify import Classification
@@ -307,16 +305,44 @@ class Transactions(ReductionBase):
 
     def _closure_search(self, s: tuple, t: int, steps: tuple, budget: list[int]) -> Move | None:
         """``_deadlock_in_closure`` from thread t on: a method, not a nested function that calls itself (that
-        would be a reference cycle per stored state, and the search runs with the cycle collector off)."""
+        would be a reference cycle per stored state, and the search runs with the cycle collector off).
+
+        Thread t's options are the empty run, then every nonempty run of its steps from ``s`` after each of
+        which its phase is R (right movers), found depth first; a run ends where a step would commit, block
+        or fail. Each run that may leave t blocked is followed by the next thread's options at once, before
+        the next run is looked for (the order in which P# is asked for steps is the lock inference's order).
+        Each state a run reaches costs one of ``budget`` (shared by the whole closure): past it, the check
+        gives up."""
         if t == len(s[2]):
             dead = self.ts.deadlock(s) if steps else None  # no run at all: the search sees it itself
             return Move(steps, None, ("deadlock", dead)) if dead else None
-        for s2, more in itertools.chain((((s, ())),), self._pre_commit_runs(s, t, budget)):
-            if not self._may_stay_blocked(s2, t):
-                continue
-            found = self._closure_search(s2, t + 1, steps + more, budget)
+        if self._may_stay_blocked(s, t):
+            found = self._closure_search(s, t + 1, steps, budget)
             if found is not None:
                 return found
+        step, enabled = self.ts.step, self.ts.enabled
+        work: list[tuple[tuple, tuple]] = [(s, ())]
+        seen: Any = [s]  # as in ``_transaction``
+        while work:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise _GiveUp
+            s1, run = work.pop()
+            if run and (len(run) >= MOVE_LIMIT or not self._guard_ahead(s1, t)):
+                continue  # no state further on in this run can have t blocked: nothing to find there
+            if not enabled(s1, t):
+                continue
+            for o in step(s1, t)[0]:
+                s2 = o.state
+                if o.violation is not None or s2 is None or s2[-1][t] is not True or s2 in seen:
+                    continue
+                seen = _seen_add(seen, s2)
+                run2 = (*run, (t, o.choices))
+                if self._may_stay_blocked(s2, t):
+                    found = self._closure_search(s2, t + 1, steps + run2, budget)
+                    if found is not None:
+                        return found
+                work.append((s2, run2))
         return None
 
     def _guard_ahead(self, state: tuple, t: int) -> bool:
@@ -342,30 +368,6 @@ class Transactions(ReductionBase):
         if node.guard is None:
             return False
         return node.kind != "join" or not self.ts.enabled(state, t)
-
-    def _pre_commit_runs(self, state: tuple, t: int, budget: list[int]) -> Iterator[tuple[tuple, tuple]]:
-        """Every nonempty run of thread t's steps from ``state`` after each of which t's phase is R (right
-        movers), as (end state, steps); the runs end where a step would commit, block or fail. Each step
-        taken costs one of ``budget`` (shared by the whole closure): past it, the check gives up."""
-        work: list[tuple[tuple, tuple]] = [(state, ())]
-        seen: Any = [state]  # as in ``_transaction``
-        while work:
-            budget[0] -= 1
-            if budget[0] < 0:
-                raise _GiveUp
-            s, steps = work.pop()
-            if steps and (len(steps) >= MOVE_LIMIT or not self._guard_ahead(s, t)):
-                continue  # no state further on in this run can have t blocked: nothing to find there
-            if not self.ts.enabled(s, t):
-                continue
-            for o in self.ts.step(s, t)[0]:
-                s2 = o.state
-                if o.violation is not None or s2 is None or s2[-1][t] is not True or s2 in seen:
-                    continue
-                seen = _seen_add(seen, s2)
-                run = (*steps, (t, o.choices))
-                yield s2, run
-                work.append((s2, run))
 
 
 def _seen_add(seen: Any, s: tuple) -> Any:

@@ -132,7 +132,7 @@ def _closure_through_run_generator(mp: pytest.MonkeyPatch) -> None:
 
 def _every_pass_expanded_again(mp: pytest.MonkeyPatch) -> None:
     # Nothing recorded, nothing reused: every pass of the incremental search expands every state it stored.
-    mp.setattr(Transactions, "begin_pass", lambda self, reuse: None)
+    mp.setattr(Transactions, "begin_pass", lambda self, reuse, first=False: None)
 
 
 SHORTCUTS = {
@@ -316,3 +316,25 @@ def test_no_reuse_under_max_depth() -> None:
         fast = search_summary(movers.check(COUNTER, reduction="transactions", max_depth=6))
     assert not again
     assert fast == _without_reuse(COUNTER, max_depth=6)
+
+
+def test_the_first_pass_of_a_search_reuses_nothing() -> None:
+    # After a Refine the checker restarts the search with the same reduction: what it expanded before is not
+    # in the new search's tree, so the new search's first pass must expand everything.
+    with pytest.MonkeyPatch.context() as mp:
+        moved = []
+        real = Transactions.moves
+
+        def moves(self: Transactions, state: Any) -> Any:
+            moved.append((self, state))
+            return real(self, state)
+
+        mp.setattr(Transactions, "moves", moves)
+        movers.check(COUNTER, reduction="transactions")
+    red, state = moved[-1]
+    red.begin_pass(True)
+    red.moves(state)
+    assert red.begin_pass(True) is not None and red.again(state) is not None  # the next pass reuses it
+    red.begin_pass(True)
+    red.moves(state)
+    assert red.begin_pass(True, first=True) is None and red.again(state) is None

@@ -118,9 +118,9 @@ class ReductionBase:
         """For ``capabilities.incremental``: changes whenever the reduction's predicates weaken."""
         return 0
 
-    def begin_pass(self, reuse: bool) -> Any:
-        """For ``capabilities.incremental``: a pass begins; a snapshot to go back to (``redo_pass``) where the
-        reduction answers ``again`` for some states in it, else None."""
+    def begin_pass(self, reuse: bool, first: bool = False) -> Any:
+        """For ``capabilities.incremental``: a pass begins (``first``: the search's first); a snapshot to go back
+        to (``redo_pass``) where the reduction answers ``again`` for some states in it, else None."""
         return None
 
     def redo_pass(self, snapshot: Any) -> None:

@@ -28,7 +28,9 @@ reached (tests/test_transactions.py). P#'s phases are normalised where they carr
 Protecting locks are inferred incrementally (section 6): a location starts protected (unshared by its first
 accessor, then read-only, then by the locks held at every access) and loses protection the moment an access
 violates it, without restarting; the search then re-expands every state it stored, with the weaker
-predicates, until a pass changes nothing (the fixpoint of the paper's rules, Theorem 6.1).
+predicates, until a pass changes nothing (the fixpoint of the paper's rules, Theorem 6.1). A state expanded
+under the predicates that are still current is not expanded again: the pass takes the numbers of its
+expansion (``begin_pass``), and runs again without that if it weakens them once more.
 
 Deadlocks: right movers can hide them (section 7: the algorithm "does not directly catch deadlocks"). A
 thread blocked inside a transaction is a dead end of the reduced search, not a deadlock: in a deadlock of
@@ -167,7 +169,7 @@ class Transactions(ReductionBase):
 
     # -- reusing a pass -----------------------------------------------------------------------------------------
 
-    def begin_pass(self, reuse: bool) -> Any:
+    def begin_pass(self, reuse: bool, first: bool = False) -> Any:
         """Before a pass of the incremental search: keep what this pass expands (when ``reuse``), and hand
         over what the last pass expanded under the classification it ended with. The search then asks
         ``again`` before ``moves``: an expansion made under the classification that is still current, with
@@ -175,8 +177,9 @@ class Transactions(ReductionBase):
         has, so only their numbers are needed. That holds while the pass does not weaken the classification
         again; if it does, the search goes back to the snapshot returned here (``redo_pass``) and runs the
         pass again without reuse: after a weakening the memo answers with stale entries that a skipped
-        expansion would have made. None: nothing to reuse (no snapshot taken)."""
-        previous, key = self._records, self._records_key
+        expansion would have made. None: nothing to reuse (no snapshot taken). ``first``: the search's first
+        pass, which reuses nothing (after a restart, what a search expanded is not the new search's)."""
+        previous, key = (None, None) if first else (self._records, self._records_key)
         self._records, self._records_key = ({} if reuse else None), None
         self._previous, self._previous_key = None, None
         if not reuse or not previous:

@@ -4,6 +4,11 @@ Explore (depth-first or breadth-first order, over a tree of parents as ``bfs.py`
 reduction's classification weakened during a pass (its ``version`` changed), re-expand every stored state
 with the weaker one, keeping what was found, until a pass changes nothing. This computes the least fixpoint
 of Flanagan & Qadeer's rules with lock inference (section 6) without restarting. ``passes`` counts them.
+
+A reduction may answer ``again`` for a state it expanded in the last pass under the predicates that are still
+current: the pass counts that expansion's transitions and moves without expanding (its states are known). If
+such a pass weakens the predicates, it goes back to where it began (the reduction's ``begin_pass`` snapshot,
+and the tree, depths and stored states here) and runs again expanding every state, as it would have.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ class Incremental(Strategy):
             while True:
                 search.passes += 1  # type: ignore[attr-defined]
                 before = red.version()  # type: ignore[attr-defined]
-                snap = red.begin_pass(reuse)
+                snap = red.begin_pass(reuse, search.passes == 1)
                 if snap is None:
                     found = self._pass(roots)
                 else:

@@ -58,7 +58,7 @@ class Incremental(Strategy):
             while True:
                 search.passes += 1  # type: ignore[attr-defined]
                 before = red.version()  # type: ignore[attr-defined]
-                snap = red.begin_pass(reuse, search.passes == 1)
+                snap = red.begin_pass(reuse, search.passes == 1)  # type: ignore[attr-defined]
                 if snap is None:
                     found = self._pass(roots)
                 else:

@@ -42,6 +42,7 @@ own monitor.
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -536,6 +537,14 @@ class Classification:
         self.apply(r)
         self.version += 1
 
+    def snapshot(self) -> dict[str, Any]:
+        """Everything this classification has learnt, to go back to with ``restore`` (the incremental search
+        redoes a pass from it: ``search/incremental.py``)."""
+        return {k: _copied(v) for k, v in vars(self).items()}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        vars(self).update({k: _copied(v) for k, v in snapshot.items()})
+
     def apply(self, r: Refine) -> None:
         if r.key == LOCK_STATE:
             self.lock_state_observed = True
@@ -611,3 +620,9 @@ class Classification:
         """The classification of every location seen, for users (``--show-classification``)."""
         return {key_name(self.program, k): p.describe(self.program) for k, p in sorted(
             self.guess.items(), key=lambda kv: key_name(self.program, kv[0]))}
+
+
+def _copied(v: Any) -> Any:
+    """``Classification.snapshot``'s copy of one attribute: its containers are copied (what they hold is
+    immutable, or a memo of a pure function)."""
+    return copy.copy(v) if isinstance(v, (dict, set, list)) else v

@@ -118,6 +118,19 @@ class ReductionBase:
         """For ``capabilities.incremental``: changes whenever the reduction's predicates weaken."""
         return 0
 
+    def begin_pass(self, reuse: bool, first: bool = False) -> Any:
+        """For ``capabilities.incremental``: a pass begins (``first``: the search's first); a snapshot to go back
+        to (``redo_pass``) where the reduction answers ``again`` for some states in it, else None."""
+        return None
+
+    def redo_pass(self, snapshot: Any) -> None:
+        """Back to ``begin_pass``'s snapshot: the pass weakened the predicates, it runs again without reuse."""
+
+    def again(self, state: State) -> tuple[int, int] | None:
+        """(transitions, moves) of expanding ``state`` in this pass, known to be what ``moves`` would give,
+        with every state they lead to already found; None: ask ``moves``."""
+        return None
+
     def classification_report(self) -> dict[str, str] | None:
         """What the reduction guessed about the program (disciplines per class), for the report, or None."""
         return None

@@ -52,7 +52,7 @@ from movers.analysis.classify import Classification
 from movers.analysis.mover import BOTH, NON, RIGHT, classify_step
 from movers.ir.program import Program
 from movers.semantics.interface import System
-from movers.semantics.locality import local_thread, remember, replay, stays_local
+from movers.semantics.locality import LOCAL_KINDS, remember, stays_local
 from movers.semantics.system import Outcome
 
 INIT = None
@@ -112,7 +112,17 @@ class PhaseSystem:
         # Thread t's step by (classification, t, its stack and phase, globals, heap): see ``step``.
         self._local: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._no_local = self.quiet is not None or bool(classification.declared)
+        # Whether a code is a constructor, by code (``locality.local_thread`` asks it of every frame, by name).
+        self._ctor: dict[Any, bool] = {}
         self._initial: Any = None
+        # ids of the answers in ``_cache`` given before the last weakening (``weakened``; the cache keeps
+        # them alive until it is cleared, and clears this with them), and how often one was used.
+        self.stale: set[int] = set()
+        self.stale_hits = 0
+        # The state being expanded (``expanding``) and its entries of ``_cache`` by thread: the same answers,
+        # found by the state's identity instead of its hash (a state is hashed whole, ~1 µs).
+        self.root: Any = None
+        self._root_row: dict[int, tuple[list[Outcome], str]] = {}
 
     @property
     def initial_names(self) -> dict[int, str]:
@@ -127,6 +137,8 @@ class PhaseSystem:
     def reset(self) -> None:
         self._cache.clear()
         self._local.clear()
+        self.stale.clear()
+        self._root_row = {}
 
     @staticmethod
     def phases(state: tuple) -> tuple:
@@ -160,22 +172,35 @@ class PhaseSystem:
         as long as the classification is the same (the key holds its version)."""
         # The state's own entry first: within a pass of the incremental search it may be from before a
         # weakening, and the search is the same as without the memo only if it is used as it always was.
+        root = state is self.root
+        if root:
+            hit = self._root_row.get(t)
+            if hit is not None:
+                if self.stale and id(hit) in self.stale:
+                    self.stale_hits += 1
+                return hit
         k = (state, t)
         hit = self._cache.get(k)
         if hit is not None:
+            if self.stale and id(hit) in self.stale:
+                self.stale_hits += 1
+            if root:
+                self._root_row[t] = hit
             return hit
         lk = self._local_key(state, t)
         if lk is not None:
             made = self._local.get(lk)
             if made is not None:
-                ph = state[-1]
-                extra = [((*ph[:t], p, *ph[t + 1:]),) for p in made[3]]
-                hit = (replay(made[0], made[2], state[2], t, extra), made[1])
+                hit = (_replay(made, state, t), made[1])
                 self._store(k, hit)
+                if root:
+                    self._root_row[t] = hit
                 return hit
         inner = self.inner
+        cls = self.cls
+        version = cls.version
         outs = inner.execute(state, t, True)
-        mover = classify_step(self.cls, inner, state, t, inner.next_node(state, t), outs)
+        mover = classify_step(cls, inner, state, t, inner.next_node(state, t), outs)
         if self.quiet is not None and mover != NON:
             if not self.quiet(state, t, outs) or (mover != BOTH and state[3][t] is None):
                 mover = NON  # module docstring, "Over commit-atomicity"
@@ -188,13 +213,33 @@ class PhaseSystem:
                 self._local.clear()
             self._local[lk] = (inner_parts, mover, outs, [o.state[-1][t] if o.state is not None else None
                                                           for o in outs])
-        self._store(k, (outs, mover))
-        return outs, mover
+        made = (outs, mover)
+        self._store(k, made)
+        if root:
+            self._root_row[t] = made
+        if cls.version != version:
+            self.weakened()  # this answer too: part of it was classified before the weakening
+        return made
 
     def _store(self, k: tuple[Any, int], made: tuple[list[Outcome], str]) -> None:
         if len(self._cache) >= CACHE_LIMIT:
             self._cache.clear()
+            self.stale.clear()
+            self._root_row = {}
         self._cache[k] = made
+
+    def expanding(self, state: tuple) -> None:
+        """The search expands ``state`` now: its steps will be asked for several times."""
+        if state is not self.root:
+            self.root = state
+            self._root_row = {}
+
+    def weakened(self) -> None:
+        """The classification just weakened: every answer remembered so far is *stale*, it may differ from
+        what the step would give now. The memo goes on answering with it, as it always did (the search is
+        the same with and without ``Transactions``' reuse of a pass only if it is); what is counted is
+        whether an expansion used one (``stale_hits``), since an expansion that did cannot be reused."""
+        self.stale.update(map(id, self._cache.values()))
 
     def _local_key(self, state: tuple, t: int) -> tuple[Any, ...] | None:
         """The key of thread t's step in the per-thread memo: the classification as it is (a weakening, or
@@ -203,11 +248,23 @@ class PhaseSystem:
         predicates, and over commit-atomicity's instrumentation (its shadow store is another part)."""
         if self._no_local or len(state) != 4:
             return None
-        th = local_thread(state, t)
-        if th is None:
+        threads = state[2]
+        th = threads[t]
+        if not th:
             return None
+        top = th[-1]
+        if top[0].nodes[top[1]].kind not in LOCAL_KINDS:
+            return None
+        ctor = self._ctor
+        for frame in th:
+            code = frame[0]
+            c = ctor.get(code)
+            if c is None:
+                c = ctor[code] = code.name.endswith(".__init__")
+            if c:
+                return None  # ``locality.local_thread``: inside a constructor
         cls = self.cls
-        return (cls.version, len(cls.refinements), cls.lock_state_observed, t, len(state[2]), th, state[3][t],
+        return (cls.version, len(cls.refinements), cls.lock_state_observed, t, len(threads), th, state[3][t],
                 state[0], state[1])
 
     def execute(self, state: tuple, t: int, track: bool | None = None) -> list[Outcome]:
@@ -230,6 +287,22 @@ class PhaseSystem:
         o = self.inner.execute_choice(state, t, choices, track)
         self._extend(state, t, o, NON)
         return o
+
+
+def _replay(made: tuple[Any, ...], state: tuple, t: int) -> list[Outcome]:
+    """``locality.replay`` of a remembered step onto ``state``, with thread t's phase after each resolution
+    (``made``: what ``PhaseSystem.step`` keeps per thread), each successor built as one tuple."""
+    threads, ph = state[2], state[3]
+    out: list[Outcome] = []
+    for part, o, p in zip(made[0], made[2], made[3], strict=True):
+        if part is None:
+            out.append(o)
+            continue
+        nt = list(threads)
+        nt[t] = part[2]
+        out.append(Outcome((part[0], part[1], tuple(nt), (*ph[:t], p, *ph[t + 1:])), o.choices, o.node,
+                           o.violation, o.effect, t))
+    return out
 
 
 if TYPE_CHECKING:

@@ -28,7 +28,9 @@ reached (tests/test_transactions.py). P#'s phases are normalised where they carr
 Protecting locks are inferred incrementally (section 6): a location starts protected (unshared by its first
 accessor, then read-only, then by the locks held at every access) and loses protection the moment an access
 violates it, without restarting; the search then re-expands every state it stored, with the weaker
-predicates, until a pass changes nothing (the fixpoint of the paper's rules, Theorem 6.1).
+predicates, until a pass changes nothing (the fixpoint of the paper's rules, Theorem 6.1). A state expanded
+under the predicates that are still current is not expanded again: the pass takes the numbers of its
+expansion (``begin_pass``), and runs again without that if it weakens them once more.
 
 Deadlocks: right movers can hide them (section 7: the algorithm "does not directly catch deadlocks"). A
 thread blocked inside a transaction is a dead end of the reduced search, not a deadlock: in a deadlock of
@@ -46,13 +48,11 @@ combinations, deadlock freedom is established separately, by an optimistic searc
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from typing import Any
 
 from movers.analysis.classify import Classification
 from movers.analysis.mover import BOTH, LEFT, LEFT_KINDS, NON_KINDS, RIGHT_KINDS
-from movers.reduce.base import MOVE_LIMIT, Capabilities, Move, ReductionBase, thread_moves
+from movers.reduce.base import MOVE_LIMIT, Capabilities, Move, ReductionBase, _steps
 from movers.reduce.phases import INIT, PhaseSystem
 
 BASE_KINDS = frozenset({"assertion", "invariant", "discipline", "runtime-error"})
@@ -96,6 +96,11 @@ class Transactions(ReductionBase):
         self.closure = plain and closure_applies(ts.program)
         self.closure_gave_up = False
         self._ahead: dict[Any, bool] = {}
+        # What the passes of the incremental search expanded: see ``begin_pass``.
+        self._records: dict[Any, int] | None = None
+        self._records_key: Any = None
+        self._previous: dict[Any, int] | None = None
+        self._previous_key: Any = None
 
     @property
     def preserves(self) -> frozenset[str]:  # type: ignore[override]  # it depends on the closure
@@ -143,8 +148,74 @@ class Transactions(ReductionBase):
     # -- moves ------------------------------------------------------------------------------------------------
 
     def moves(self, state: tuple) -> list[Move]:
+        ts = self.ts
+        key = self._key()
+        hits = ts.stale_hits
+        cut = state in self._cut
+        out = self._expand(state)
+        if self._records is not None and not cut and ts.stale_hits == hits and self._key() == key:
+            # Expanded under one classification, with no answer from before a weakening: what a later pass
+            # would get again, if the classification is still this one then (``again``).
+            if key != self._records_key:
+                self._records, self._records_key = {}, key  # older ones can never be reused: forget them
+            self._records[state] = (sum(len(m.steps) for m in out) << 32) | len(out)
+        return out
+
+    def _key(self) -> tuple[Any, ...]:
+        """The classification as it is (and whether the closure gave up): two expansions of a state under the
+        same key are the same, given the same answers from P#."""
+        cls = self.cls
+        return cls.version, len(cls.refinements), cls.lock_state_observed, self.closure_gave_up
+
+    # -- reusing a pass -----------------------------------------------------------------------------------------
+
+    def begin_pass(self, reuse: bool, first: bool = False) -> Any:
+        """Before a pass of the incremental search: keep what this pass expands (when ``reuse``), and hand
+        over what the last pass expanded under the classification it ended with. The search then asks
+        ``again`` before ``moves``: an expansion made under the classification that is still current, with
+        no stale answer (``PhaseSystem.weakened``), gives the same moves, whose states the search already
+        has, so only their numbers are needed. That holds while the pass does not weaken the classification
+        again; if it does, the search goes back to the snapshot returned here (``redo_pass``) and runs the
+        pass again without reuse: after a weakening the memo answers with stale entries that a skipped
+        expansion would have made. None: nothing to reuse (no snapshot taken). ``first``: the search's first
+        pass, which reuses nothing (after a restart, what a search expanded is not the new search's)."""
+        previous, key = (None, None) if first else (self._records, self._records_key)
+        self._records, self._records_key = ({} if reuse else None), None
+        self._previous, self._previous_key = None, None
+        if not reuse or not previous:
+            return None
+        self._previous, self._previous_key = previous, key
+        return self.cls.snapshot(), set(self._cut), self.closure_gave_up
+
+    def redo_pass(self, snapshot: Any) -> None:
+        """Back to where ``begin_pass`` took ``snapshot``, to run the pass again without reuse."""
+        cls_snap, cut, gave_up = snapshot
+        self.cls.restore(cls_snap)
+        self._cut.clear()
+        self._cut.update(cut)
+        self.closure_gave_up = gave_up
+        self._previous = self._previous_key = None
+        self._records, self._records_key = {}, None
+        self.reset()
+
+    def again(self, state: tuple) -> tuple[int, int] | None:
+        """(transitions, moves) of the last pass's expansion of ``state``, where it is the same now
+        (``begin_pass``), else None."""
+        previous = self._previous
+        if previous is None or self._previous_key != self._key() or state in self._cut:
+            return None
+        made = previous.get(state)
+        if made is None:
+            return None
+        return made >> 32, made & 0xFFFFFFFF
+
+    def _expand(self, state: tuple) -> list[Move]:
         n = len(state[2])
+        self.ts.expanding(state)
+        version = self.cls.version
         bad = self.cls.check_guards(self.ts, state)
+        if self.cls.version != version:
+            self.ts.weakened()
         if bad is not None:
             return [Move((), None, ("discipline", bad))]
         if state not in self._cut:
@@ -166,15 +237,63 @@ class Transactions(ReductionBase):
     def _transaction(self, state: tuple, t: int) -> list[Move]:
         """Thread t's transactions from ``state``: its steps until it is in N again. A thread blocked inside
         a transaction is a dead end, not a deadlock (section 7); a run of L states that comes back to a
-        state ends there, and that state is stored (condition C)."""
+        state ends there, and that state is stored (condition C).
 
-        def ends(s: tuple) -> bool | None:
-            if self.in_N(s, t):
-                return True
-            return False if self.ts.enabled(s, t) else None
-
-        return thread_moves(self.ts, state, t, step=lambda s: self.ts.step(s, t)[0], ends=ends, cut=self._cut)
-
+        ``base.thread_moves`` with ``in_N`` as its ``ends``, written out: the same steps asked of P# in the
+        same order (the incremental lock inference sees them in that order), without a call per question.
+        Where ``in_N`` executes t's next step (an L state), the loop expands those outcomes instead of asking
+        P# again: the second answer would be the entry the first one just stored."""
+        ts = self.ts
+        step, enabled, next_node = ts.step, ts.enabled, ts.next_node
+        check_state = None if getattr(ts.check_state, "checks_nothing", False) else ts.check_state
+        cut = self._cut
+        out: list[Move] = []
+        work: list[tuple[Any, Any, int]] = [(o, (None, (t, o.choices)), 1) for o in reversed(step(state, t)[0])]
+        seen: Any = [state]  # a list while short: ``in`` compares, where a set would hash every state whole
+        pop, push = work.pop, work.append
+        while work:
+            o, path, length = pop()
+            if o.violation is not None:
+                out.append(Move(_steps(path), None, o.violation))
+                continue
+            s = o.state
+            if s is None:
+                continue  # an assume pruned this path
+            if check_state is not None:
+                bad = check_state(s)
+                if bad is not None:
+                    out.append(Move(_steps(path), None, bad))
+                    continue
+            # ``in_N(s, t)``, and the dead end of a blocked thread inside a transaction.
+            outs = None
+            if not s[2][t]:
+                out.append(Move(_steps(path), s))
+                continue
+            p = s[-1][t]
+            if p is not True:
+                if p is INIT:
+                    out.append(Move(_steps(path), s))
+                    continue
+                kind = next_node(s, t).kind
+                if kind in RIGHT_KINDS or kind in NON_KINDS or not enabled(s, t):
+                    out.append(Move(_steps(path), s))
+                    continue
+                outs, mover = step(s, t)
+                if mover not in (LEFT, BOTH):
+                    out.append(Move(_steps(path), s))
+                    continue
+            elif not enabled(s, t):
+                continue
+            if s in seen or length >= MOVE_LIMIT:
+                cut.add(s)
+                out.append(Move(_steps(path), s))
+                continue
+            seen = _seen_add(seen, s)
+            if outs is None:
+                outs = step(s, t)[0]
+            for o2 in reversed(outs):
+                push((o2, (path, (t, o2.choices)), length + 1))
+        return out
 
     # -- deadlocks: the right-mover closure -------------------------------------------------------------------
 
@@ -189,16 +308,44 @@ class Transactions(ReductionBase):
 
     def _closure_search(self, s: tuple, t: int, steps: tuple, budget: list[int]) -> Move | None:
         """``_deadlock_in_closure`` from thread t on: a method, not a nested function that calls itself (that
-        would be a reference cycle per stored state, and the search runs with the cycle collector off)."""
+        would be a reference cycle per stored state, and the search runs with the cycle collector off).
+
+        Thread t's options are the empty run, then every nonempty run of its steps from ``s`` after each of
+        which its phase is R (right movers), found depth first; a run ends where a step would commit, block
+        or fail. Each run that may leave t blocked is followed by the next thread's options at once, before
+        the next run is looked for (the order in which P# is asked for steps is the lock inference's order).
+        Each state a run reaches costs one of ``budget`` (shared by the whole closure): past it, the check
+        gives up."""
         if t == len(s[2]):
             dead = self.ts.deadlock(s) if steps else None  # no run at all: the search sees it itself
             return Move(steps, None, ("deadlock", dead)) if dead else None
-        for s2, more in itertools.chain((((s, ())),), self._pre_commit_runs(s, t, budget)):
-            if not self._may_stay_blocked(s2, t):
-                continue
-            found = self._closure_search(s2, t + 1, steps + more, budget)
+        if self._may_stay_blocked(s, t):
+            found = self._closure_search(s, t + 1, steps, budget)
             if found is not None:
                 return found
+        step, enabled = self.ts.step, self.ts.enabled
+        work: list[tuple[tuple, tuple]] = [(s, ())]
+        seen: Any = [s]  # as in ``_transaction``
+        while work:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise _GiveUp
+            s1, run = work.pop()
+            if run and (len(run) >= MOVE_LIMIT or not self._guard_ahead(s1, t)):
+                continue  # no state further on in this run can have t blocked: nothing to find there
+            if not enabled(s1, t):
+                continue
+            for o in step(s1, t)[0]:
+                s2 = o.state
+                if o.violation is not None or s2 is None or s2[-1][t] is not True or s2 in seen:
+                    continue
+                seen = _seen_add(seen, s2)
+                run2 = (*run, (t, o.choices))
+                if self._may_stay_blocked(s2, t):
+                    found = self._closure_search(s2, t + 1, steps + run2, budget)
+                    if found is not None:
+                        return found
+                work.append((s2, run2))
         return None
 
     def _guard_ahead(self, state: tuple, t: int) -> bool:
@@ -225,29 +372,14 @@ class Transactions(ReductionBase):
             return False
         return node.kind != "join" or not self.ts.enabled(state, t)
 
-    def _pre_commit_runs(self, state: tuple, t: int, budget: list[int]) -> Iterator[tuple[tuple, tuple]]:
-        """Every nonempty run of thread t's steps from ``state`` after each of which t's phase is R (right
-        movers), as (end state, steps); the runs end where a step would commit, block or fail. Each step
-        taken costs one of ``budget`` (shared by the whole closure): past it, the check gives up."""
-        work: list[tuple[tuple, tuple]] = [(state, ())]
-        seen = {state}
-        while work:
-            budget[0] -= 1
-            if budget[0] < 0:
-                raise _GiveUp
-            s, steps = work.pop()
-            if len(steps) >= MOVE_LIMIT or not self.ts.enabled(s, t):
-                continue
-            if steps and not self._guard_ahead(s, t):
-                continue  # no state further on in this run can have t blocked: nothing to find there
-            for o in self.ts.step(s, t)[0]:
-                s2 = o.state
-                if o.violation is not None or s2 is None or s2[-1][t] is not True or s2 in seen:
-                    continue
-                seen.add(s2)
-                run = (*steps, (t, o.choices))
-                yield s2, run
-                work.append((s2, run))
+
+def _seen_add(seen: Any, s: tuple) -> Any:
+    """``seen`` with ``s`` added: a list up to 8 states, then a set (a run may be ``MOVE_LIMIT`` long)."""
+    if type(seen) is list:
+        seen.append(s)
+        return seen if len(seen) < 8 else set(seen)
+    seen.add(s)
+    return seen
 
 
 def _guard_reachable(code: Any, start: int) -> bool:

@@ -4,6 +4,11 @@ Explore (depth-first or breadth-first order, over a tree of parents as ``bfs.py`
 reduction's classification weakened during a pass (its ``version`` changed), re-expand every stored state
 with the weaker one, keeping what was found, until a pass changes nothing. This computes the least fixpoint
 of Flanagan & Qadeer's rules with lock inference (section 6) without restarting. ``passes`` counts them.
+
+A reduction may answer ``again`` for a state it expanded in the last pass under the predicates that are still
+current: the pass counts that expansion's transitions and moves without expanding (its states are known). If
+such a pass weakens the predicates, it goes back to where it began (the reduction's ``begin_pass`` snapshot,
+and the tree, depths and stored states here) and runs again expanding every state, as it would have.
 """
 
 from __future__ import annotations
@@ -13,6 +18,10 @@ from collections import deque
 from movers.search.base import Found, SearchBase, Stop, Strategy
 from movers.search.bfs import Parents, tree_path
 from movers.semantics.state import State
+
+
+class _Weakened(Exception):
+    """A pass that reuses expansions weakened the predicates: it runs again without reuse."""
 
 
 class Incremental(Strategy):
@@ -41,11 +50,26 @@ class Incremental(Strategy):
         roots = [init]
         search.passes = 0  # type: ignore[attr-defined]
         self.transitions = self.nmoves = 0
+        # Reusing a pass needs every state a reused expansion leads to expanded: not with --max-depth (whose
+        # cut-off states are not). The --max-states counter needs no going back: a pass run again finds the
+        # states the stopped one found, in the same order, before it goes further.
+        reuse = search.limits.max_depth is None
         try:
             while True:
                 search.passes += 1  # type: ignore[attr-defined]
                 before = red.version()  # type: ignore[attr-defined]
-                found = self._pass(roots)
+                snap = red.begin_pass(reuse, search.passes == 1)  # type: ignore[attr-defined]
+                if snap is None:
+                    found = self._pass(roots)
+                else:
+                    back = (dict(self.parent), dict(self.depth_of), dict(self.stored), self.stats.max_depth,
+                            self.transitions, self.nmoves)
+                    try:
+                        found = self._pass(roots, before)
+                    except _Weakened:
+                        self._go_back(back)
+                        red.redo_pass(snap)
+                        found = self._pass(roots)
                 if found is not None:
                     return found
                 if red.version() == before:  # type: ignore[attr-defined]
@@ -56,8 +80,21 @@ class Incremental(Strategy):
         finally:
             self.stats.transitions, self.stats.moves = self.transitions, self.nmoves
 
-    def _pass(self, roots: list[State]) -> Found | None:
-        """One pass from ``roots``: the violation it met first, if any."""
+    def _go_back(self, back: tuple) -> None:
+        """To the start of the pass (``explore``'s ``back``), in place: the search holds these dicts."""
+        parent, depth_of, stored, self.stats.max_depth, self.transitions, self.nmoves = back
+        self.parent.clear()
+        self.parent.update(parent)
+        self.depth_of.clear()
+        self.depth_of.update(depth_of)
+        self.stored.clear()
+        self.stored.update(stored)
+
+    def _pass(self, roots: list[State], reusing: int | None = None) -> Found | None:
+        """One pass from ``roots``: the violation it met first, if any. ``reusing``: the reduction's version
+        at the start of a pass in which it answers ``again`` for states expanded before; the pass stops
+        (``_Weakened``) when the version changes, since a skipped expansion would then have left answers in
+        the reduction's memo that the rest of the pass could use (``Transactions.begin_pass``)."""
         search, ts, red, stats = self.search, self.ts, self.red, self.stats
         max_depth = search.limits.max_depth
         parent, depth_of, stored, full = self.parent, self.depth_of, self.stored, self.full
@@ -72,7 +109,19 @@ class Incremental(Strategy):
                 if red.moves(s):
                     search.truncated = True
                 continue
+            if reusing is not None:
+                known = red.again(s)  # type: ignore[attr-defined]
+                if known is not None:
+                    self.transitions += known[0]
+                    self.nmoves += known[1]
+                    expanded += 1
+                    if expanded % 16 == 0:
+                        stats.transitions, stats.moves = self.transitions, self.nmoves
+                        search.tick(len(stored))
+                    continue
             moves = red.moves(s)
+            if reusing is not None and red.version() != reusing:  # type: ignore[attr-defined]
+                raise _Weakened
             for m in moves:
                 self.transitions += len(m.steps)
                 self.nmoves += 1

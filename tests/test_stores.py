@@ -466,9 +466,8 @@ def test_lossy_numbers_tell_true_from_1_and_heaps_by_their_objects() -> None:
         b = ((box(True), None), ((None, None, 3),), (((None, 0, 7),), ()))
         assert store.find(a) is None
         assert store.key(a) != store.key(b) and store.key(a) == store.find(a)
-        assert store.numbers(a)[1] == (store.number((None, None, 3)),)  # the heap is its objects' numbers
-        # The plain search works the numbers out in line with heap_key for a changed heap (plain.py).
-        assert store.heap_key(a[1]) == store.numbers(a)[1]
+        # The heap is its objects' numbers, after the threads' (the layout plain.py works out in line).
+        assert store.numbers(a) == tuple(map(store.number, (a[0], *a[2], *a[1])))
 
 
 FINGERPRINTS_OF_A_RUN = """\
@@ -547,3 +546,37 @@ def test_bitset_seen_sets_the_positions_it_tests() -> None:
             assert fp in b and all(b.array[p] for p in b._positions(fp))
             assert b.seen(fp)
             assert len(b) <= i + 1 and (new or len(b) < i + 1)
+
+
+def test_keys_pack_two_bytes_a_number_and_one_key_a_state_past_two_to_the_sixteen_parts() -> None:
+    from movers.search.store import StateStore, decode
+
+    store = StateStore()
+    a = ((1,), ((None, None, 3), (None, None, 4)), (((None, 0, 7),), ()))
+    ka = store.key(a)
+    # The heap is stored flat, its objects' numbers after the threads': no heap tuple is interned.
+    assert len(ka) == 2 * 5 and a[1] not in store.parts and store.state(ka) == a
+    for i in range(2**16):  # past 2^16 parts: numbers that two bytes cannot hold
+        store.number((None, None, "filler", i))
+    big = ((2,), ((None, None, "filler", 2**16 - 1),), (((None, 1, 7),),))
+    kb = store.key(big)
+    assert len(kb) % 2 == 1 and max(decode(kb)) >= 2**16 and store.state(kb) == big
+    assert store.key(a) == ka and store.find(a) == ka  # a state met before and after keeps its key
+    store.keys.update((ka, kb))
+    assert a in store and big in store and set(store) == {a, big}
+    store.keys.discard(kb)
+    store.keys.discard(kb)
+    assert set(store) == {a}
+
+
+def test_threads_and_heap_objects_are_told_apart_by_their_parts() -> None:
+    # No count separates the threads from the heap in a key: a thread is () or a tuple of frames, a heap
+    # object starts with its class. Equal numbers of parts split differently must stay two states.
+    from movers.search.store import StateStore
+
+    store = StateStore()
+    frame, obj = (None, 0), (None, None)
+    one = ((), (obj, obj), ((frame,),))
+    two = ((), (obj,), ((frame,), ()))
+    assert store.key(one) != store.key(two)
+    assert store.state(store.key(one)) == one and store.state(store.key(two)) == two

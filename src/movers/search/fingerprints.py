@@ -26,8 +26,8 @@ interned parts (``store.py``'s numbering, which depends only on the order of dis
 heap object, each thread stack), never of ``id``-based or string hashes: ints and tuples of ints hash alike
 in every process, whatever PYTHONHASHSEED says, so a run gives the same states on every machine, collisions
 included. Those parts are kept (a model has few distinct globals tuples, heap objects and thread stacks,
-shared by many states); whole states and whole heaps are not (a heap is the tuple of its objects' numbers
-within a state's numbers). Counterexamples come from the depth-first stack, which holds real states, so they
+shared by many states); whole states are not (a state's numbers are the exact store's, its heap as its
+objects' numbers). Counterexamples come from the depth-first stack, which holds real states, so they
 are exact and are replayed as always.
 
 Cost. The plain search (``plain.py``) works a successor's numbers out from its parent's, in line, as for the
@@ -197,36 +197,6 @@ class CompactStore(StateStore):
         super().__init__()
         self.kind = kind
         self.keys = FingerprintSet() if kind == "hashcompact" else BitSet(bits)  # type: ignore[assignment]
-
-    @property
-    def heap_key(self) -> Any:
-        """A heap among the numbers: the tuple of its objects' numbers (raises KeyError for a new object)."""
-        number = self.parts.__getitem__
-        return lambda heap: tuple(map(number, heap))
-
-    def numbers(self, s: State) -> tuple[Any, ...]:
-        try:
-            return self._numbers(s, self.parts.__getitem__)
-        except KeyError:
-            return self._numbers(s, self.number)
-
-    def find_numbers(self, s: State) -> tuple[Any, ...] | None:
-        try:
-            return self._numbers(s, self.parts.__getitem__)
-        except KeyError:
-            return None  # a part never seen: neither is the state
-
-    def _numbers(self, s: State, number: Any) -> tuple[Any, ...]:
-        """The numbers a fingerprint is computed from: the globals, the heap as the tuple of its objects'
-        numbers, each thread stack, then (with ghost parts) the thread count and the ghosts. Heap objects are
-        interned one by one, not whole heaps: objects recur across states far more than heaps do, and a lossy
-        store should not keep a copy of every distinct heap."""
-        threads = s[2]
-        if len(s) == 3:
-            return (number(s[0]), tuple(map(number, s[1])), *map(number, threads))
-        self.ghosts = True
-        return (number(s[0]), tuple(map(number, s[1])), len(threads), *map(number, threads),
-                *map(number, s[3:]))
 
     def key(self, s: State) -> int:  # type: ignore[override]
         return hash(self.numbers(s))

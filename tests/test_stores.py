@@ -580,3 +580,42 @@ def test_threads_and_heap_objects_are_told_apart_by_their_parts() -> None:
     two = ((), (obj,), ((frame,), ()))
     assert store.key(one) != store.key(two)
     assert store.state(store.key(one)) == one and store.state(store.key(two)) == two
+
+
+def test_a_store_keeps_small_heaps_flat_and_larger_ones_interned_one_key_a_state() -> None:
+    from movers.search.store import FLAT_HEAP, StateStore
+
+    objs = [(None, None, i) for i in range(FLAT_HEAP + 1)]
+    frame = ((None, 0, 7),)
+    for size, flat in ((FLAT_HEAP, True), (FLAT_HEAP + 1, False)):
+        store = StateStore()
+        a = ((1,), tuple(objs[:size]), (frame, ()))
+        b = ((1,), tuple(objs[:size - 1]) + ((None, None, "other"),), (frame, ()))
+        c = ((1,), (), (frame,))  # a heap of another size, met later: the first state decided
+        keys = [store.key(x) for x in (a, b, c)]
+        assert store.flat is flat and len(set(keys)) == 3
+        assert (a[1] in store.parts) is not flat  # an interned heap is one part, a flat one its objects
+        assert [store.state(k) for k in keys] == [a, b, c] and [store.key(x) for x in (a, b, c)] == keys
+
+
+@pytest.mark.parametrize("store", ["hashcompact", "bitstate"])
+@pytest.mark.parametrize("reduction", ["dwyer-ld+wsldom", "static-por", "none"])
+def test_a_lossy_store_answers_the_general_search_in_one_call(store: str, reduction: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # dfs.py (every reduction, and none with a depth limit) asks a lossy store ``seen`` once per new state,
+    # never its Python ``add`` and ``len`` per transition (fingerprints.py, "Cost"); the states are the
+    # exact store's, and --max-states N still stores N.
+    from movers.search import fingerprints
+
+    model = EXAMPLES / "peterson.py"
+    depth = 10**6 if reduction == "none" else None  # a depth limit: the general search, not plain.py
+    exact = movers.check(model, reduction=reduction, max_depth=depth)
+
+    adds = []
+    for kind in (fingerprints.FingerprintSet, fingerprints.BitSet):
+        monkeypatch.setattr(kind, "add", lambda self, fp: adds.append(self.seen(fp)))
+    lossy = movers.check(model, reduction=reduction, store=store, max_depth=depth)
+    assert lossy.verdict == exact.verdict == "ok" and lossy.stats.states == exact.stats.states
+    assert len(adds) <= 3  # the initial state's, once a pass (a refined classification searches again)
+    capped = movers.check(model, reduction=reduction, store=store, max_depth=depth, max_states=20)
+    assert capped.verdict == "incomplete" and capped.stats.states == 20

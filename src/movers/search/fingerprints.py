@@ -181,7 +181,12 @@ class BitSet:
         self.n -= 1  # bits cannot be unset (other states share them); the search ends here
 
     def __contains__(self, fp: object) -> bool:
-        a = self.array
+        """Whether all of ``fp``'s bits are set (a reduction's search asks before it decides to store)."""
+        a, mask = self.array, self.mask
+        if self.hashes == 3:  # ``_seen3``'s positions, unrolled
+            h1, h2 = fp & mask, (fp >> 32) & mask | 1  # type: ignore[operator]
+            p1 = (h1 + h2) & mask
+            return bool(a[h1] and a[p1] and a[(p1 + h2) & mask])
         return all(a[p] for p in self._positions(fp))  # type: ignore[arg-type]
 
     def __len__(self) -> int:
@@ -196,7 +201,8 @@ class CompactStore(StateStore):
     def __init__(self, kind: str, bits: int = 26) -> None:
         super().__init__()
         self.kind = kind
-        self.keys = FingerprintSet() if kind == "hashcompact" else BitSet(bits)  # type: ignore[assignment]
+        self.keys = FingerprintSet() if kind == "hashcompact" else BitSet(bits)
+        self.flat = True  # heap objects interned one by one: no copy of every distinct heap
 
     def key(self, s: State) -> int:  # type: ignore[override]
         return hash(self.numbers(s))

@@ -82,7 +82,7 @@ class PlainDepthFirst(Strategy):
         # only the parts that are new objects are looked up: the successor shares every other part with its
         # parent, whose numbers are on the stack. Under thread symmetry the numbers are the representative's.
         inline = not search.symmetry
-        number, numbers = store_.parts.__getitem__, self._numbers()
+        number, numbers, flat = store_.parts.__getitem__, self._numbers(), store_.flat
         # The exact store packs the numbers (store.py's ``encode``) into a set; a lossy one takes their hash
         # (fingerprints.py) and answers and records it in one call, ``seen``.
         seen = getattr(visited, "seen", None)
@@ -109,7 +109,10 @@ class PlainDepthFirst(Strategy):
                             if s[0] is not pg:
                                 kl[0] = number(s[0])
                             if s[1] is not ph:  # the heap comes last, after the threads (store.py)
-                                kl[len(s[2]) + 1:] = map(number, s[1])
+                                if flat:
+                                    kl[len(s[2]) + 1:] = map(number, s[1])
+                                else:
+                                    kl[-1] = number(s[1])
                             kl[t + 1] = number(s[2][t])
                         except (KeyError, TypeError):  # TypeError: t is None, the step changed other parts
                             kl = numbers(s)
@@ -121,7 +124,8 @@ class PlainDepthFirst(Strategy):
                             continue
                         if inline:
                             try:
-                                kl = [number(s[0]), *map(number, s[2]), *map(number, s[1])]
+                                kl = ([number(s[0]), *map(number, s[2]), *map(number, s[1])] if flat
+                                      else [number(s[0]), *map(number, s[2]), number(s[1])])
                             except KeyError:
                                 kl = numbers(s)
                         else:

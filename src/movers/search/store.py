@@ -3,28 +3,30 @@
 A state ``(globals, heap, threads, *ghosts)`` has few distinct parts across a whole search: a model with a
 few hundred thousand states has a few hundred distinct globals tuples, heap objects and thread stacks,
 combined in many ways. So each part is interned once (``parts``: a part's number, ``_list``: the part by
-number) and a state is stored as its *key*: its *numbers* ``(globals#, thread#..., object#...)`` packed two
+number) and a state is stored as its *key*: its *numbers* ``(globals#, thread#..., heap)`` packed two
 bytes a number while every number is below 2^16, four otherwise (``encode``), a bytes object the garbage
 collector never tracks, where the tuple of the numbers took 40 + 8n plus a 16-byte collector header. The
 search works out a successor's numbers from its parent's, looking up only the parts that are new objects
 (``plain.py``), and hashes the packed key once.
 
-The heap is stored flat, as its objects' numbers, not interned whole: a model's distinct heaps are nearly as
-many as its states (a dict or a lock in the heap changes with most steps: 0.7 heaps a state on
-benchmarks/shapes.py's dict model), and an interned heap cost about 140 bytes (the tuple, its entry in
-``parts``, its number) where its objects' numbers take two bytes each in the key; its objects recur across
-states far more than heaps do.
+A heap is stored one of two ways, chosen by the first state (``FLAT_HEAP``): *flat*, as its objects'
+numbers after the threads', where heaps are small, since a model's distinct heaps can be nearly as many as its
+states (a dict or a lock changes with most steps: 0.7 heaps a state on benchmarks/shapes.py's dict model) and
+an interned heap costs about 140 bytes where its objects' numbers take two bytes each in the key; or
+*interned*, as one number after the threads', with its objects shared (equal objects that successors built
+anew are kept once, ``_shared_heap``), where heaps are larger and one lookup of a heap is cheaper than one
+per object.
 
 Two states have the same key exactly when they are equal as tuples, which is the language's identity of
 states (values are boxed so that ``True`` and ``1`` differ, ``ir.program.Bool``): interning changes how
 states are stored, never which states are one. The packing is one-to-one: a key of two-byte numbers has an
 even length, one of four-byte numbers an odd one (a marker byte ends it), and the numbers of a state are
 packed two bytes each exactly when they all fit (``Packers``), so a state has one key whenever it is met.
-Where the threads end and the heap begins needs no count: a thread stack is ``()`` or a tuple of frames
+Where the threads end and a flat heap begins needs no count: a thread stack is ``()`` or a tuple of frames
 (tuples), a heap object a tuple that starts with its class (never a tuple, ``semantics/state.py``), so the
 part a number stands for says which it is (``_is_stack``). Instrumentations that append ghost parts (phases,
-a shadow store) get numbers ``(globals#, thread count, thread#..., object count, object#..., ghost#...)``, so
-that a part's position says what it is.
+a shadow store) get numbers ``(globals#, thread count, thread#..., object count, object#..., ghost#...)`` (a
+flat heap), so that a part's position says what it is.
 """
 
 from __future__ import annotations
@@ -38,6 +40,13 @@ from movers.semantics.state import State
 
 NARROW = 1 << 16  # numbers below this pack two bytes each
 WIDE_MARK = b"\x00"  # ends a key of four-byte numbers: its length is odd, a two-byte key's even
+# A store keeps heaps flat (as their objects' numbers) when the first state has at most this many objects,
+# else each distinct heap as one part: flat, a step that changes the heap looks each object up, where an
+# interned heap is one lookup (5-19% more CPU on the philosophers and the counter of benchmarks/shapes.py,
+# heaps of six objects), but an interned heap costs about 140 bytes (its tuple, its entry in ``parts``, its
+# number), which is most of the memory where most states have a heap of their own (the dict model: 0.7
+# heaps a state, two objects).
+FLAT_HEAP = 2
 
 
 def _narrow(n: int) -> Any:
@@ -115,28 +124,47 @@ def _is_stack(part: Any) -> bool:
 
 
 class StateStore:
-    """A set of states, stored as keys of interned parts. ``key(s)`` interns; ``keys`` is the plain set the
-    search's hot loop adds to, ``packs`` the packers it keys a state's numbers with."""
+    """A set of states, stored as keys of interned parts. ``key(s)`` interns; ``keys`` is the set the search's
+    hot loop adds to, ``packs`` the packers it keys a state's numbers with, ``flat`` whether a heap is stored
+    as its objects' numbers (else as its own number, ``FLAT_HEAP``)."""
 
-    __slots__ = ("keys", "parts", "_list", "ghosts", "packs")
+    __slots__ = ("keys", "parts", "_list", "ghosts", "packs", "flat", "objects")
 
     def __init__(self) -> None:
         self.keys: Any = KeySet()
         self.parts: dict[Any, int] = {}
         self._list: list[Any] = []
         self.packs = Packers()
+        self.objects: dict[Any, Any] = {}  # the objects of the interned heaps, each kept once (``_shared_heap``)
         # Whether states carry ghost parts: one transition system's states all have one shape.
         self.ghosts = False
+        self.flat: bool | None = None  # decided by the first state looked up (``_decide``)
+
+    def _decide(self, s: State) -> bool:
+        """Whether this store keeps heaps flat: so when the first state it meets has at most ``FLAT_HEAP``
+        objects, or ghost parts. Fixed from then on, so that a state has one key."""
+        self.flat = len(s) != 3 or len(s[1]) <= FLAT_HEAP
+        return self.flat
 
     def numbers(self, s: State) -> tuple[int, ...]:
         """The numbers of ``s``, interning the parts not seen before."""
         number = self.parts.__getitem__
+        flat = self.flat
+        if flat is None:
+            flat = self._decide(s)
         try:  # ``find_numbers``, inlined: this runs once per transition where the numbers are not worked out
             if len(s) == 3:
-                return (number(s[0]), *map(number, s[2]), *map(number, s[1]))
+                if flat:
+                    return (number(s[0]), *map(number, s[2]), *map(number, s[1]))
+                return (number(s[0]), *map(number, s[2]), number(s[1]))
         except KeyError:
             pass
-        for p in (s[0], *s[2], *s[1], *s[3:]):
+        if flat:
+            for p in s[1]:
+                self.number(p)
+        elif s[1] not in self.parts:
+            self.number(self._shared_heap(s[1]))
+        for p in (s[0], *s[2], *s[3:]):
             self.number(p)
         if len(s) != 3:
             self.ghosts = True
@@ -147,22 +175,38 @@ class StateStore:
         looking a state up interns nothing, so that states a reduction explores without storing them cost
         no memory. (On the hot path: the lookups run in C, through ``map``.)"""
         number = self.parts.__getitem__
+        flat = self.flat
+        if flat is None:
+            flat = self._decide(s)
         try:
             if len(s) == 3:
-                return (number(s[0]), *map(number, s[2]), *map(number, s[1]))
+                if flat:
+                    return (number(s[0]), *map(number, s[2]), *map(number, s[1]))
+                return (number(s[0]), *map(number, s[2]), number(s[1]))
             threads, heap = s[2], s[1]
             return (number(s[0]), len(threads), *map(number, threads), len(heap), *map(number, heap),
                     *map(number, s[3:]))
         except KeyError:
             return None
 
+    def _shared_heap(self, heap: tuple) -> tuple:
+        """``heap`` with each object replaced by the equal one kept already, if any: a model's distinct heaps
+        are many where its distinct objects are few (a third of the memory of Dwyer et al.'s replicated
+        workers, benchmarks/README.md)."""
+        keep = self.objects.setdefault
+        return tuple([keep(o, o) for o in heap])
+
     def key(self, s: State) -> Any:
         """The key of ``s``, interning the parts not seen before."""
         number = self.parts.__getitem__
         try:  # ``numbers``, inlined: the general search (dfs.py) calls this per transition
             if len(s) == 3:
-                nums = (number(s[0]), *map(number, s[2]), *map(number, s[1]))
-                return self.packs[len(nums)](*nums)
+                if self.flat:
+                    nums = (number(s[0]), *map(number, s[2]), *map(number, s[1]))
+                    return self.packs[len(nums)](*nums)
+                if self.flat is not None:
+                    nums = (number(s[0]), *map(number, s[2]), number(s[1]))
+                    return self.packs[len(nums)](*nums)
         except KeyError:
             pass
         nums = self.numbers(s)
@@ -186,6 +230,8 @@ class StateStore:
     def state(self, key: bytes) -> State:
         """The state a key stands for."""
         part, nums = self._list, decode(key)
+        if not self.ghosts and not self.flat:
+            return (part[nums[0]], part[nums[-1]], tuple([part[j] for j in nums[1:-1]]))
         if not self.ghosts:
             i = 1
             while i < len(nums) and _is_stack(part[nums[i]]):

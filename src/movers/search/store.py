@@ -142,8 +142,9 @@ class StateStore:
 
     def _decide(self, s: State) -> bool:
         """Whether this store keeps heaps flat: so when the first state it meets has at most ``FLAT_HEAP``
-        objects, or ghost parts. Fixed from then on, so that a state has one key."""
-        self.flat = len(s) != 3 or len(s[1]) <= FLAT_HEAP
+        objects but not one (one object's heap costs what the object does, and one lookup either way), or
+        ghost parts. Fixed from then on, so that a state has one key."""
+        self.flat = len(s) != 3 or len(s[1]) != 1 and len(s[1]) <= FLAT_HEAP
         return self.flat
 
     def numbers(self, s: State) -> tuple[int, ...]:

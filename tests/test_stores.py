@@ -466,9 +466,8 @@ def test_lossy_numbers_tell_true_from_1_and_heaps_by_their_objects() -> None:
         b = ((box(True), None), ((None, None, 3),), (((None, 0, 7),), ()))
         assert store.find(a) is None
         assert store.key(a) != store.key(b) and store.key(a) == store.find(a)
-        assert store.numbers(a)[1] == (store.number((None, None, 3)),)  # the heap is its objects' numbers
-        # The plain search works the numbers out in line with heap_key for a changed heap (plain.py).
-        assert store.heap_key(a[1]) == store.numbers(a)[1]
+        # The heap is its objects' numbers, after the threads' (the layout plain.py works out in line).
+        assert store.numbers(a) == tuple(map(store.number, (a[0], *a[2], *a[1])))
 
 
 FINGERPRINTS_OF_A_RUN = """\
@@ -547,3 +546,76 @@ def test_bitset_seen_sets_the_positions_it_tests() -> None:
             assert fp in b and all(b.array[p] for p in b._positions(fp))
             assert b.seen(fp)
             assert len(b) <= i + 1 and (new or len(b) < i + 1)
+
+
+def test_keys_pack_two_bytes_a_number_and_one_key_a_state_past_two_to_the_sixteen_parts() -> None:
+    from movers.search.store import StateStore, decode
+
+    store = StateStore()
+    a = ((1,), ((None, None, 3), (None, None, 4)), (((None, 0, 7),), ()))
+    ka = store.key(a)
+    # The heap is stored flat, its objects' numbers after the threads': no heap tuple is interned.
+    assert len(ka) == 2 * 5 and a[1] not in store.parts and store.state(ka) == a
+    for i in range(2**16):  # past 2^16 parts: numbers that two bytes cannot hold
+        store.number((None, None, "filler", i))
+    big = ((2,), ((None, None, "filler", 2**16 - 1),), (((None, 1, 7),),))
+    kb = store.key(big)
+    assert len(kb) % 2 == 1 and max(decode(kb)) >= 2**16 and store.state(kb) == big
+    assert store.key(a) == ka and store.find(a) == ka  # a state met before and after keeps its key
+    store.keys.update((ka, kb))
+    assert a in store and big in store and set(store) == {a, big}
+    store.keys.discard(kb)
+    store.keys.discard(kb)
+    assert set(store) == {a}
+
+
+def test_threads_and_heap_objects_are_told_apart_by_their_parts() -> None:
+    # No count separates the threads from the heap in a key: a thread is () or a tuple of frames, a heap
+    # object starts with its class. Equal numbers of parts split differently must stay two states.
+    from movers.search.store import StateStore
+
+    store = StateStore()
+    frame, obj = (None, 0), (None, None)
+    one = ((), (obj, obj), ((frame,),))
+    two = ((), (obj,), ((frame,), ()))
+    assert store.key(one) != store.key(two)
+    assert store.state(store.key(one)) == one and store.state(store.key(two)) == two
+
+
+def test_a_store_keeps_small_heaps_flat_and_larger_ones_interned_one_key_a_state() -> None:
+    from movers.search.store import FLAT_HEAP, StateStore
+
+    objs = [(None, None, i) for i in range(FLAT_HEAP + 1)]
+    frame = ((None, 0, 7),)
+    for size, flat in ((FLAT_HEAP, True), (FLAT_HEAP + 1, False)):
+        store = StateStore()
+        a = ((1,), tuple(objs[:size]), (frame, ()))
+        b = ((1,), tuple(objs[:size - 1]) + ((None, None, "other"),), (frame, ()))
+        c = ((1,), (), (frame,))  # a heap of another size, met later: the first state decided
+        keys = [store.key(x) for x in (a, b, c)]
+        assert store.flat is flat and len(set(keys)) == 3
+        assert (a[1] in store.parts) is not flat  # an interned heap is one part, a flat one its objects
+        assert [store.state(k) for k in keys] == [a, b, c] and [store.key(x) for x in (a, b, c)] == keys
+
+
+@pytest.mark.parametrize("store", ["hashcompact", "bitstate"])
+@pytest.mark.parametrize("reduction", ["dwyer-ld+wsldom", "static-por", "none"])
+def test_a_lossy_store_answers_the_general_search_in_one_call(store: str, reduction: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # dfs.py (every reduction, and none with a depth limit) asks a lossy store ``seen`` once per new state,
+    # never its Python ``add`` and ``len`` per transition (fingerprints.py, "Cost"); the states are the
+    # exact store's, and --max-states N still stores N.
+    from movers.search import fingerprints
+
+    model = EXAMPLES / "peterson.py"
+    depth = 10**6 if reduction == "none" else None  # a depth limit: the general search, not plain.py
+    exact = movers.check(model, reduction=reduction, max_depth=depth)
+
+    adds = []
+    for kind in (fingerprints.FingerprintSet, fingerprints.BitSet):
+        monkeypatch.setattr(kind, "add", lambda self, fp: adds.append(self.seen(fp)))
+    lossy = movers.check(model, reduction=reduction, store=store, max_depth=depth)
+    assert lossy.verdict == exact.verdict == "ok" and lossy.stats.states == exact.stats.states
+    assert len(adds) <= 3  # the initial state's, once a pass (a refined classification searches again)
+    capped = movers.check(model, reduction=reduction, store=store, max_depth=depth, max_states=20)
+    assert capped.verdict == "incomplete" and capped.stats.states == 20

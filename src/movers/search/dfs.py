@@ -73,7 +73,11 @@ class DepthFirst(Strategy):
         check_state = ts.check_state
         if getattr(check_state, "checks_nothing", False):
             check_state = None
-        visit = visited.add
+        # A lossy store (fingerprints.py) answers and records in one call, ``seen``, as in plain.py: its
+        # ``add``, ``in`` and ``len`` are Python methods where a set's are C.
+        seen = getattr(visited, "seen", None)
+        cap = max_states if max_states is not None else float("inf")
+        visit = visited.add if seen is None else seen
         stores_all = red.stores_all
         # Counters live in locals on this hot loop and are written back at every tick and at the end.
         transitions = nmoves = max_d = 0
@@ -98,13 +102,18 @@ class DepthFirst(Strategy):
                 if s is None:
                     continue
                 if stores_all:
-                    # One hash instead of two: add, then compare sizes.
                     k = key(s)
-                    n0 = len(visited)
-                    visit(k)
-                    if len(visited) == n0:
+                    if seen is None:
+                        # One hash instead of two: add, then compare sizes.
+                        n0 = len(visited)
+                        visit(k)
+                        new = len(visited) > n0
+                    else:
+                        new = not seen(k)
+                        n0 = visited.n - 1
+                    if not new:
                         continue
-                    if max_states is not None and n0 >= max_states:
+                    if n0 >= cap:
                         visited.discard(k)  # --max-states N stores N states, never N + 1
                         raise Stop("max-states")
                 else:
@@ -120,7 +129,9 @@ class DepthFirst(Strategy):
                     if m.keep and store(s):
                         if full(s):
                             raise Stop("max-states")
-                        visit(key(s))
+                        # Its key is ``k`` when its parts were all interned (``find`` is ``key`` then; a
+                        # fingerprint 0 is only worked out again).
+                        visit(k or key(s))
                 depth = len(stack)
                 if depth > max_d:
                     max_d = depth

@@ -26,15 +26,18 @@ interned parts (``store.py``'s numbering, which depends only on the order of dis
 heap object, each thread stack), never of ``id``-based or string hashes: ints and tuples of ints hash alike
 in every process, whatever PYTHONHASHSEED says, so a run gives the same states on every machine, collisions
 included. Those parts are kept (a model has few distinct globals tuples, heap objects and thread stacks,
-shared by many states); whole states and whole heaps are not (a heap is the tuple of its objects' numbers
-within a state's numbers). Counterexamples come from the depth-first stack, which holds real states, so they
+shared by many states); whole states are not (a state's numbers are the exact store's, its heap as its
+objects' numbers). Counterexamples come from the depth-first stack, which holds real states, so they
 are exact and are replayed as always.
 
 Cost. The plain search (``plain.py``) works a successor's numbers out from its parent's, in line, as for the
 exact store, hashes them (in C) and asks the store once, ``seen(fingerprint)``, which answers and records:
 about 1.16x the exact store's CPU on the unrolled counter, where computing a tuple of numbers per state in
 Python and asking twice took 1.70x (SPIN's hash compaction costs 0.94x of its own exact store;
-benchmarks/README.md, "Visited stores").
+benchmarks/README.md, "Visited stores"). The general search (``dfs.py``: every reduction, and ``none`` with a
+depth limit) asks ``seen`` too, once per state it stores, and ``in`` (unrolled for bitstate's three
+positions) only where a reduction decides whether to store: 0.97-1.05x the exact store's CPU under
+``static-por`` and ``dwyer-ld+wsldom`` on Dwyer et al.'s monitors.
 """
 
 from __future__ import annotations
@@ -181,7 +184,12 @@ class BitSet:
         self.n -= 1  # bits cannot be unset (other states share them); the search ends here
 
     def __contains__(self, fp: object) -> bool:
-        a = self.array
+        """Whether all of ``fp``'s bits are set (a reduction's search asks before it decides to store)."""
+        a, mask = self.array, self.mask
+        if self.hashes == 3:  # ``_seen3``'s positions, unrolled
+            h1, h2 = fp & mask, (fp >> 32) & mask | 1  # type: ignore[operator]
+            p1 = (h1 + h2) & mask
+            return bool(a[h1] and a[p1] and a[(p1 + h2) & mask])
         return all(a[p] for p in self._positions(fp))  # type: ignore[arg-type]
 
     def __len__(self) -> int:
@@ -196,37 +204,8 @@ class CompactStore(StateStore):
     def __init__(self, kind: str, bits: int = 26) -> None:
         super().__init__()
         self.kind = kind
-        self.keys = FingerprintSet() if kind == "hashcompact" else BitSet(bits)  # type: ignore[assignment]
-
-    @property
-    def heap_key(self) -> Any:
-        """A heap among the numbers: the tuple of its objects' numbers (raises KeyError for a new object)."""
-        number = self.parts.__getitem__
-        return lambda heap: tuple(map(number, heap))
-
-    def numbers(self, s: State) -> tuple[Any, ...]:
-        try:
-            return self._numbers(s, self.parts.__getitem__)
-        except KeyError:
-            return self._numbers(s, self.number)
-
-    def find_numbers(self, s: State) -> tuple[Any, ...] | None:
-        try:
-            return self._numbers(s, self.parts.__getitem__)
-        except KeyError:
-            return None  # a part never seen: neither is the state
-
-    def _numbers(self, s: State, number: Any) -> tuple[Any, ...]:
-        """The numbers a fingerprint is computed from: the globals, the heap as the tuple of its objects'
-        numbers, each thread stack, then (with ghost parts) the thread count and the ghosts. Heap objects are
-        interned one by one, not whole heaps: objects recur across states far more than heaps do, and a lossy
-        store should not keep a copy of every distinct heap."""
-        threads = s[2]
-        if len(s) == 3:
-            return (number(s[0]), tuple(map(number, s[1])), *map(number, threads))
-        self.ghosts = True
-        return (number(s[0]), tuple(map(number, s[1])), len(threads), *map(number, threads),
-                *map(number, s[3:]))
+        self.keys = FingerprintSet() if kind == "hashcompact" else BitSet(bits)
+        self.flat = True  # heap objects interned one by one: no copy of every distinct heap
 
     def key(self, s: State) -> int:  # type: ignore[override]
         return hash(self.numbers(s))

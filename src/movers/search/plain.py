@@ -16,7 +16,6 @@ from typing import Any
 
 from movers.search.base import Found, SearchBase, Step, Stop, Strategy
 from movers.search.fingerprints import make_store
-from movers.search.store import PACKS
 from movers.semantics.state import State
 
 
@@ -83,11 +82,11 @@ class PlainDepthFirst(Strategy):
         # only the parts that are new objects are looked up: the successor shares every other part with its
         # parent, whose numbers are on the stack. Under thread symmetry the numbers are the representative's.
         inline = not search.symmetry
-        number, heap_key, numbers = store_.parts.__getitem__, store_.heap_key, self._numbers()
+        number, numbers, flat = store_.parts.__getitem__, self._numbers(), store_.flat
         # The exact store packs the numbers (store.py's ``encode``) into a set; a lossy one takes their hash
         # (fingerprints.py) and answers and records it in one call, ``seen``.
         seen = getattr(visited, "seen", None)
-        packs = PACKS
+        packs = store_.packs
         expanded = 0
         check_every = search.CHECK_EVERY
         transitions = max_d = 0
@@ -109,9 +108,12 @@ class PlainDepthFirst(Strategy):
                             kl: Any = [*pk]
                             if s[0] is not pg:
                                 kl[0] = number(s[0])
-                            if s[1] is not ph:
-                                kl[1] = heap_key(s[1])
-                            kl[t + 2] = number(s[2][t])
+                            if s[1] is not ph:  # the heap comes last, after the threads (store.py)
+                                if flat:
+                                    kl[len(s[2]) + 1:] = map(number, s[1])
+                                else:
+                                    kl[-1] = number(s[1])
+                            kl[t + 1] = number(s[2][t])
                         except (KeyError, TypeError):  # TypeError: t is None, the step changed other parts
                             kl = numbers(s)
                     else:
@@ -122,7 +124,8 @@ class PlainDepthFirst(Strategy):
                             continue
                         if inline:
                             try:
-                                kl = [number(s[0]), heap_key(s[1]), *map(number, s[2])]
+                                kl = ([number(s[0]), *map(number, s[2]), *map(number, s[1])] if flat
+                                      else [number(s[0]), *map(number, s[2]), number(s[1])])
                             except KeyError:
                                 kl = numbers(s)
                         else:

@@ -68,11 +68,8 @@ class DepthFirst(Strategy):
         record, path, tick = search.record, self._path, search.tick
         expanded = 0
         check_every = search.CHECK_EVERY
-        store = red.store
-        moves_of = red.moves
-        check_state = ts.check_state
-        if getattr(check_state, "checks_nothing", False):
-            check_state = None
+        store, moves_of = red.store, red.moves
+        check_state = None if getattr(ts.check_state, "checks_nothing", False) else ts.check_state
         # A lossy store (fingerprints.py) answers and records in one call, ``seen``, as in plain.py: its
         # ``add``, ``in`` and ``len`` are Python methods where a set's are C.
         seen = getattr(visited, "seen", None)

@@ -69,10 +69,8 @@ class PlainDepthFirst(Strategy):
         return None
 
     def _loop(self) -> None:
-        search, ts, stats, store_ = self.search, self.ts, self.stats, self.store
-        max_states = search.limits.max_states
-        stack = self.stack
-        visited: Any = store_.keys
+        search, ts, stats, store_, stack = self.search, self.ts, self.stats, self.store, self.stack
+        max_states, visited = search.limits.max_states, store_.keys
         successors, by_steps = ts.successors, self.by_steps
         record, steps_between, tick = search.record, self._steps_between, search.tick
         visit = visited.add
@@ -86,9 +84,7 @@ class PlainDepthFirst(Strategy):
         # The exact store packs the numbers (store.py's ``encode``) into a set; a lossy one takes their hash
         # (fingerprints.py) and answers and records it in one call, ``seen``.
         seen = getattr(visited, "seen", None)
-        packs = store_.packs
-        expanded = 0
-        check_every = search.CHECK_EVERY
+        packs, expanded, check_every = store_.packs, 0, search.CHECK_EVERY
         transitions = max_d = 0
         cap = max_states if max_states is not None else float("inf")
         try:

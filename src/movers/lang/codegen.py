@@ -1312,7 +1312,11 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         out.append("    _k, _a, pc = pc")
         if fix:
             out.append(f"    {fix}")
-        out.append("    if len(th) > 201 or not _k.nodes[_k.entry].costly or not _cover(g, heap): _fail()")
+        out.append("    if len(th) > 201: _fail()")
+        out.append("    if not _k.nodes[_k.entry].costly:")
+        out.append(f"        return _resume(g, heap, threads, t, (*th[:-1], {frame}), _k, _k.new_frame_locals(_a),"
+                   " _k.entry)")
+        out.append("    if not _cover(g, heap): _fail()")
         out.append(f"    _w = [*threads]; _w[t] = (*th[:-1], {frame}, _frame(_k, _a))")
         out.append("    return (g, heap, tuple(_w))")
     if returns:
@@ -1320,7 +1324,7 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         # closures), and only if it held no reference, or the globals reach every object (dropping a
         # reference may otherwise change the canonical heap).
         out.append("if pc < 0:")
-        out.append("    if len(th) > 1: _fail()")
+        out.append(f"    if len(th) > 1: return _resume(g, heap, threads, t, th[:-1], _code, [*{values}], pc)")
         out.append(f"    for _v in {values}:")
         out.append("        if type(_v) is Ref or type(_v) is tuple:")
         out.append("            if not _cover(g, heap): _fail()")

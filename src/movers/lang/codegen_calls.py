@@ -94,6 +94,16 @@ def _frame(k: Any, args: list[Any]) -> tuple[Any, ...]:
     return (k, k.entry, *args, *c[1])
 
 
+def _locals(k: Any, args: list[Any]) -> list[Any]:
+    """The callee's fresh locals as a list, ``_frame``'s without the code and the pc (no boxing, no padding:
+    ``Code.new_frame_locals`` for arguments a call's fragment has checked and boxed)."""
+    n = len(k.locals)
+    c = _TAILS.get(k)
+    if c is None or c[0] != n:
+        c = _TAILS[k] = (n, tuple(k.new_frame_locals(args)[len(args):]))
+    return [*args, *c[1]]
+
+
 # ``semantics/system.FAST_GLUE_LIMIT``: the generated nodes one step runs from where a whole step hands over.
 _RESUME_GLUE = 1_000
 
@@ -117,7 +127,7 @@ def _resume(g: tuple, heap: tuple, threads: tuple, t: int, frames: tuple, code: 
             if len(frames) > 200:
                 raise Fallback  # the closures' "recursion too deep"
             frames = (*frames, (code, ret, *loc))
-            code, loc, pc = callee, callee.new_frame_locals(args), callee.entry
+            code, loc, pc = callee, _locals(callee, args), callee.entry
         elif pc < 0:
             if not frames:
                 break
@@ -150,10 +160,11 @@ def _resume(g: tuple, heap: tuple, threads: tuple, t: int, frames: tuple, code: 
     return (g, heap, tuple(w))
 
 
-codegen.HELPERS.update({"_method": _method, "_box": box, "_unbox": unbox, "_frame": _frame, "_resume": _resume})
+codegen.HELPERS.update({"_method": _method, "_box": box, "_unbox": unbox, "_frame": _frame, "_resume": _resume,
+                        "_locals": _locals})
 
 # The other names the generated text uses (tests/test_codegen.py checks it).
-NAMES = frozenset({"_rv", "_b", "_k", "pop", "new_frame_locals"})
+NAMES = frozenset({"_rv", "_b", "_k", "pop"})
 
 
 def _bind(fc: CompiledFunction, obj: Any) -> str:

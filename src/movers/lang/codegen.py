@@ -14,8 +14,10 @@ source by one small emitter per statement shape (``assign``, ``branch``, ``check
   do (the lines marked ``TRACKED``), for the searches that ask for Effects (every reduction);
 - ``_s{k}(g, heap, threads, t, th, top) -> state``: the whole step of a costly node (or of the function's
   entry, a thread's first step) whose step ends, whatever path it takes through the glue (each path written
-  out where the glue branches: a busy wait's test), at a costly node, at the thread's end, or in a call whose
-  callee's first node is costly (the callee's frame pushed): the successor state, in one call; its frame's
+  out where the glue branches: a busy wait's test; through a ``with indivisible():`` block), at a costly node,
+  at the thread's end, or in a call whose callee's first node is costly (the callee's frame pushed): the
+  successor state, in one call; a call into local work or a return into a caller hands the frames over to
+  ``codegen_calls._resume``, which goes on as the general driver would; its frame's
   locals are plain variables ``_l0``... (taken from ``top``, put into the new frame) wherever the fragment
   uses them only as ``loc[i]``;
 - ``_g{k}(g, heap, threads, top, t) -> bool``: the node's guard;

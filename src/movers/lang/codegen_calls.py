@@ -19,6 +19,9 @@ and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx
   in frames, as ``Ctx.push``, ``Ctx.ret`` and ``store_local`` would mark it), an int, a boolean or None
   elsewhere (``codegen._store``), else the step falls back.
 
+A whole step (``codegen._step_body``) that ends in a call into a callee whose first node is local work, or
+in a return into a caller, goes on in ``_resume``, the driver's loop from that point, rather than giving up.
+
 A ``return`` inside ``with`` blocks (a ``@synchronized`` method's) keeps its value in a hidden slot while the
 blocks' exits run: that store and the final delivery are fragments too.
 """

@@ -1,5 +1,6 @@
 """Whole steps on the generated code (lang/codegen.py's ``_s{k}``/``_x{k}``): through branching glue (a
-busy-wait's test under access granularity), from a thread's entry, into a call, over wide frames; and
+busy-wait's test under access granularity), from a thread's entry, into a call, on through a call into local
+work and a return into the caller (``codegen_calls._resume``), over wide frames; and
 ``globals_cover`` remembered by value. Each is the closures' search, state for state, and runs without the
 general driver (``semantics/system._run_fast``) where it applies."""
 
@@ -55,11 +56,57 @@ Thread(target=worker).start()
 Thread(target=worker).start()
 """
 
+# ``with indivisible():`` blocks in whole steps: through a guarded node inside (the driver's) and a return
+# inside; and ``get(timeout=0)`` on an empty queue, the branch into ``raise Empty`` that has no generated form.
+BLOCKS = """
+import queue
+import threading
+
+from movers.lang import indivisible
+
+q = queue.SimpleQueue()
+m = threading.Lock()
+x = 0
+
+
+def inc():
+    global x
+    with indivisible():
+        x = x + 1
+        with m:
+            x = x + 1
+
+
+def peek():
+    with indivisible():
+        return x
+
+
+def producer():
+    inc()
+    q.put(peek())
+
+
+def consumer():
+    try:
+        y = q.get(timeout=0)
+    except queue.Empty:
+        y = -1
+    assert y == -1 or y % 2 == 0
+
+
+threading.Thread(target=producer).start()
+threading.Thread(target=consumer).start()
+threading.Thread(target=producer).start()
+"""
+
 MODELS = {
+    "blocks": BLOCKS,
     "filter": shapes.filter_model(3, 1),
     "monitor": shapes.monitor_model(1, 2),
     "phil_locals": shapes.phil_model(3, 1, True),
     "calls": CALLS,
+    "queue": shapes.queue_model(1, 2),
 }
 
 
@@ -133,6 +180,21 @@ def test_a_call_pushes_its_frame_in_the_whole_step(monkeypatch: pytest.MonkeyPat
     # end; only the returns into the callers go through the driver.
     driven = _driven(MODELS["monitor"], "statement", monkeypatch)
     assert "producer" not in driven and "consumer" not in driven
+
+
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+def test_returns_and_calls_into_local_work_stay_off_the_driver(granularity: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # ``return k`` into ``r = bump(a)``, ``bump``'s first statement local work (access granularity), and the
+    # monitor's returns from ``@synchronized`` methods: the whole step hands over to ``_resume`` where it ends
+    # in a return into a caller or a call whose callee starts with local work, and the general driver never
+    # runs the step again from its start.
+    for name in ("calls", "monitor"):
+        assert _driven(MODELS[name], granularity, monkeypatch) == []
+    # ``x = q.get()``: the call into ``get`` (``if not block:`` first) and the return of the item.
+    # ``x = q.get()`` and ``q.put(v)``: the call into ``get`` (``if not block:`` first, and a branch into
+    # ``raise Empty``, which has no generated form) and the return of the item; ``put``'s indivisible block.
+    assert _driven(MODELS["queue"], granularity, monkeypatch) == []
 
 
 def test_wide_frames_take_only_the_locals_they_name() -> None:

@@ -14,8 +14,10 @@ source by one small emitter per statement shape (``assign``, ``branch``, ``check
   do (the lines marked ``TRACKED``), for the searches that ask for Effects (every reduction);
 - ``_s{k}(g, heap, threads, t, th, top) -> state``: the whole step of a costly node (or of the function's
   entry, a thread's first step) whose step ends, whatever path it takes through the glue (each path written
-  out where the glue branches: a busy wait's test), at a costly node, at the thread's end, or in a call whose
-  callee's first node is costly (the callee's frame pushed): the successor state, in one call; its frame's
+  out where the glue branches: a busy wait's test; through a ``with indivisible():`` block), at a costly node,
+  at the thread's end, or in a call whose callee's first node is costly (the callee's frame pushed): the
+  successor state, in one call; a call into local work or a return into a caller hands the frames over to
+  ``codegen_calls._resume``, which goes on as the general driver would; its frame's
   locals are plain variables ``_l0``... (taken from ``top``, put into the new frame) wherever the fragment
   uses them only as ``loc[i]``;
 - ``_g{k}(g, heap, threads, top, t) -> bool``: the node's guard;
@@ -1192,21 +1194,30 @@ _STEP_DEPTH = 12
 
 def _whole_step(code: Code, fragments: list[Fragment | None], k: int) -> tuple[list[str], set[int]] | None:
     """The untracked lines of costly node k's whole step and every pc it may end at (costly nodes, -1), or
-    None when some path through the glue after it has no fragment, ends with a pc that is not a node (a call,
-    an indivisible block), loops, or is too long. Each path is written out: where a fragment may go to
-    several glue nodes, ``if pc == j:`` runs the glue from j (as ``_run_fast``'s loop would, node by node),
-    so that a busy-wait's test (``while level[a] >= i and ...``, several nodes under access granularity) is
-    one call, not a trip through the driver per node."""
+    None when the glue after it has no fragment (a path of a branch without one falls back, where it is
+    taken), ends with a pc that is not a node, loops, or is too long. Each path is written out: where a
+    fragment may go to several glue nodes, ``if pc == j:`` runs the glue from j (as ``_run_fast``'s loop
+    would, node by node), so that a busy-wait's test (``while level[a] >= i and ...``, several nodes under
+    access granularity) is one call, not a trip through the driver per node. A ``with indivisible():`` block
+    (``pc = (1, j)`` ... ``pc = (-1, j)``) is written out too, on through its costly nodes as ``_run_fast``
+    goes (the library's ``SimpleQueue.put``), where none of them has a guard and no call or return is inside."""
     budget = [_STEP_NODES]
     ends: set[int] = set()  # -2: a call
 
-    def run(j: int, path: frozenset[int], depth: int) -> list[str] | None:
+    def run(j: int, path: frozenset[int], depth: int, atomic: int) -> list[str] | None:
         frag = fragments[j]
         assert frag is not None
         out = [line for line in frag.lines if not line.endswith(TRACKED)]
         targets = frag.ends()
+        m = _ATOMIC.match(out[-1]) if not targets and not frag.call and out else None
+        if m is not None:
+            atomic += int(m[1])
+            if atomic < 0:
+                return None
+            targets = (int(m[2]),)
+            out[-1] = f"pc = {m[2]}"
         if not targets:
-            if not frag.call:
+            if not frag.call or atomic:
                 return None
             ends.add(-2)
             return out
@@ -1214,35 +1225,42 @@ def _whole_step(code: Code, fragments: list[Fragment | None], k: int) -> tuple[l
         for e in targets:
             if e >= len(fragments):
                 return None
-            if e < 0 or code.nodes[e].costly:
+            if e < 0 or (code.nodes[e].costly and not atomic):
+                if atomic:
+                    return None  # a return inside the block: the caller runs on inside it (the driver's)
                 ends.add(e)
+            elif code.nodes[e].costly and code.nodes[e].guard is not None:
+                return None  # inside the block only where the guard holds: the driver's
             else:
                 glue.append(e)
         if not glue:
             return out
         if len(targets) == 1:
-            more = enter(glue[0], path, depth)
+            more = enter(glue[0], path, depth, atomic)
             return None if more is None else out + more
         if depth >= _STEP_DEPTH:
             return None
         for n, e in enumerate(glue):
-            more = enter(e, path, depth + 1)
+            # A branch into glue with no generated form (``if not got: raise Empty``) gives up on that path
+            # only: the general driver and the closures take it.
+            more = ["_fail()"] if fragments[e] is None else enter(e, path, depth + 1, atomic)
             if more is None:
                 return None
             out.append(f"{'elif' if n else 'if'} pc == {e}:")
             out.extend(f"    {line}" for line in more)
         return out
 
-    def enter(j: int, path: frozenset[int], depth: int) -> list[str] | None:
+    def enter(j: int, path: frozenset[int], depth: int, atomic: int) -> list[str] | None:
         if j in path or fragments[j] is None or budget[0] <= 0:
             return None
         budget[0] -= 1
-        return run(j, path | {j}, depth)
+        return run(j, path | {j}, depth, atomic)
 
-    lines = run(k, frozenset((k,)), 0)
+    lines = run(k, frozenset((k,)), 0, 0)
     return None if lines is None else (_simplified(lines), ends)
 
 
+_ATOMIC = re.compile(r"pc = \((-?1), (\d+)\)$")  # ``codegen_sync.indivisible``'s entry and exit
 _LITERAL = re.compile(r"( *)(_\d+) = (None|-?\d+)$")
 _PC = re.compile(r"( *)pc = -?\d+$")
 
@@ -1312,7 +1330,10 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         out.append("    _k, _a, pc = pc")
         if fix:
             out.append(f"    {fix}")
-        out.append("    if len(th) > 201 or not _k.nodes[_k.entry].costly or not _cover(g, heap): _fail()")
+        out.append("    if len(th) > 201: _fail()")
+        out.append("    if not _k.nodes[_k.entry].costly:")
+        out.append(f"        return _resume(g, heap, threads, t, (*th[:-1], {frame}), _k, _locals(_k, _a), _k.entry)")
+        out.append("    if not _cover(g, heap): _fail()")
         out.append(f"    _w = [*threads]; _w[t] = (*th[:-1], {frame}, _frame(_k, _a))")
         out.append("    return (g, heap, tuple(_w))")
     if returns:
@@ -1320,7 +1341,7 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         # closures), and only if it held no reference, or the globals reach every object (dropping a
         # reference may otherwise change the canonical heap).
         out.append("if pc < 0:")
-        out.append("    if len(th) > 1: _fail()")
+        out.append(f"    if len(th) > 1: return _resume(g, heap, threads, t, th[:-1], _code, [*{values}], pc)")
         out.append(f"    for _v in {values}:")
         out.append("        if type(_v) is Ref or type(_v) is tuple:")
         out.append("            if not _cover(g, heap): _fail()")

@@ -19,6 +19,9 @@ and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx
   in frames, as ``Ctx.push``, ``Ctx.ret`` and ``store_local`` would mark it), an int, a boolean or None
   elsewhere (``codegen._store``), else the step falls back.
 
+A whole step (``codegen._step_body``) that ends in a call into a callee whose first node is local work, or
+in a return into a caller, goes on in ``_resume``, the driver's loop from that point, rather than giving up.
+
 A ``return`` inside ``with`` blocks (a ``@synchronized`` method's) keeps its value in a hidden slot while the
 blocks' exits run: that store and the final delivery are fragments too.
 """
@@ -94,7 +97,74 @@ def _frame(k: Any, args: list[Any]) -> tuple[Any, ...]:
     return (k, k.entry, *args, *c[1])
 
 
-codegen.HELPERS.update({"_method": _method, "_box": box, "_unbox": unbox, "_frame": _frame})
+def _locals(k: Any, args: list[Any]) -> list[Any]:
+    """The callee's fresh locals as a list, ``_frame``'s without the code and the pc (no boxing, no padding:
+    ``Code.new_frame_locals`` for arguments a call's fragment has checked and boxed)."""
+    n = len(k.locals)
+    c = _TAILS.get(k)
+    if c is None or c[0] != n:
+        c = _TAILS[k] = (n, tuple(k.new_frame_locals(args)[len(args):]))
+    return [*args, *c[1]]
+
+
+# ``semantics/system.FAST_GLUE_LIMIT``: the generated nodes one step runs from where a whole step hands over.
+_RESUME_GLUE = 1_000
+
+
+def _resume(g: tuple, heap: tuple, threads: tuple, t: int, frames: tuple, code: Any, loc: list[Any],
+            pc: Any) -> tuple:
+    """The rest of thread t's step after a whole step's fragment ended in a call (``pc`` the call's tuple)
+    or in a return into a caller (``pc`` -1): ``semantics/system._run_fast``'s loop from that point, untracked,
+    with ``frames`` the frames under ``code``'s, ``loc`` its locals. A whole step hands over here instead of
+    giving up, so its fragment does not run twice (once here, once in the general driver). As ``_run_fast``,
+    a step that pushed or popped a frame needs no canonical walk only where the globals reach every object
+    (``_cover``); anything else raises ``Fallback``, and the general driver takes the step from the start."""
+    atomic = 0
+    glue = 0
+    while True:
+        if type(pc) is tuple and len(pc) == 2:
+            atomic += pc[0]
+            pc = pc[1]
+        elif type(pc) is tuple:
+            callee, args, ret = pc
+            if len(frames) > 200:
+                raise Fallback  # the closures' "recursion too deep"
+            frames = (*frames, (code, ret, *loc))
+            code, loc, pc = callee, _locals(callee, args), callee.entry
+        elif pc < 0:
+            if not frames:
+                break
+            rv = loc.pop() if len(loc) > len(code.locals) else None
+            caller = frames[-1]
+            frames = frames[:-1]
+            code, pc, loc = caller[0], caller[1], [*caller[2:], rv]
+            if code.nodes[pc].costly:
+                raise Fallback  # the value would be left in the frame: only a continuation takes it
+        nxt = code.nodes[pc]
+        if nxt.costly:
+            if not atomic:
+                break
+            if nxt.guard is not None:
+                fg = nxt.fast_guard
+                if fg is None or not fg(g, heap, threads, (code, pc, *loc), t):
+                    raise Fallback
+        if glue > _RESUME_GLUE:
+            raise Fallback
+        f = nxt.fast
+        if f is None:
+            raise Fallback
+        g, heap, pc = f(g, heap, loc, t)
+        glue += 1
+    if not codegen._cover(g, heap):
+        raise Fallback
+    mine = (*frames, (code, pc, *loc)) if pc >= 0 else ()
+    w = [*threads]
+    w[t] = mine
+    return (g, heap, tuple(w))
+
+
+codegen.HELPERS.update({"_method": _method, "_box": box, "_unbox": unbox, "_frame": _frame, "_resume": _resume,
+                        "_locals": _locals})
 
 # The other names the generated text uses (tests/test_codegen.py checks it).
 NAMES = frozenset({"_rv", "_b", "_k", "pop"})

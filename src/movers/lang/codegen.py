@@ -625,24 +625,38 @@ def _read_slot(where: tuple[str, str, str] | None, src: _Source) -> str | None:
 def _list_slot(fc: CompiledFunction, e: ast.Subscript, src: _Source) -> tuple[str, str, str] | None:
     """For ``a[i]`` on a list: the texts of the list's reference, its object and the element's index in the
     object tuple (``runtime_ops._index``, for ints)."""
+    operands = _subscript(fc, e, src)
+    if operands is None:
+        return None
+    r, k = operands
+    o, i = src.temp(), src.temp()
+    src.add(f"{o} = heap[{r}.i]")
+    _list_index(r, o, k, i, src)
+    return r, o, i
+
+
+def _subscript(fc: CompiledFunction, e: ast.Subscript, src: _Source) -> tuple[str, str] | None:
+    """For ``t[k]`` (not a slice): the texts of ``t``'s reference and of ``k``'s value, where both have a
+    generated form."""
     if isinstance(e.slice, ast.Slice):
         return None
     r = reference(fc, e.value, src)
     k = value(fc, e.slice, src) if r is not None else None
-    if k is None:
-        return None
-    o, i = src.temp(), src.temp()
-    src.add(f"{o} = heap[{r}.i]")
-    src.add(f"if not {o}[0].is_list: _fail()")
+    return None if r is None or k is None else (r, k)
+
+
+def _list_index(r: str, o: str, k: str, i: str, src: _Source, indent: str = "") -> None:
+    """Set ``i`` to the position in list object ``o`` (referenced by ``r``) of the element that index ``k``
+    names, as ``runtime_ops.element_index`` does; ``_fail()`` where it is not a list or not an int in range."""
+    src.add(f"{indent}if not {o}[0].is_list: _fail()")
     # Where lists may grow, which element i names depends on the length: read as the closures read it
     # (``runtime_ops.element_index``, ``_read_length``).
-    src.record(f"_grown(eff, {r}, {o})")
-    src.add(f"{i} = {k}")
-    src.add(f"if type({i}) is not int: _fail()")
-    src.add(f"if {i} < 0: {i} += len({o}) - 2")
-    src.add(f"if not 0 <= {i} < len({o}) - 2: _fail()")
-    src.add(f"{i} += 2")
-    return r, o, i
+    src.record(f"{indent}_grown(eff, {r}, {o})")
+    src.add(f"{indent}{i} = {k}")
+    src.add(f"{indent}if type({i}) is not int: _fail()")
+    src.add(f"{indent}if {i} < 0: {i} += len({o}) - 2")
+    src.add(f"{indent}if not 0 <= {i} < len({o}) - 2: _fail()")
+    src.add(f"{indent}{i} += 2")
 
 
 def _element(fc: CompiledFunction, e: ast.Subscript, src: _Source) -> str | None:
@@ -737,12 +751,10 @@ def _store_item(fc: CompiledFunction, target: ast.Subscript, x: str, src: _Sourc
     """``t[k] = x`` where ``t`` may be a dict or a list, decided on the object as ``store_item`` decides: a
     dict's int key through ``_dict_set`` (its lookup's reads, then the slots it writes), a list's element as
     ``_store_element`` stores it."""
-    if isinstance(target.slice, ast.Slice):
+    operands = _subscript(fc, target, src)
+    if operands is None:
         return False
-    r = reference(fc, target.value, src)
-    k = value(fc, target.slice, src) if r is not None else None
-    if k is None:
-        return False
+    r, k = operands
     o, w = src.temp(), src.temp()
     src.add(f"{o} = heap[{r}.i]")
     src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
@@ -754,13 +766,7 @@ def _store_item(fc: CompiledFunction, target: ast.Subscript, x: str, src: _Sourc
     src.record(f"    if len({w}) > 1: eff.writes.append(({r}, {w}[1]))")
     src.add("else:")
     i = src.temp()
-    src.add(f"    if not {o}[0].is_list: _fail()")
-    src.record(f"    _grown(eff, {r}, {o})")
-    src.add(f"    {i} = {k}")
-    src.add(f"    if type({i}) is not int: _fail()")
-    src.add(f"    if {i} < 0: {i} += len({o}) - 2")
-    src.add(f"    if not 0 <= {i} < len({o}) - 2: _fail()")
-    src.add(f"    {i} += 2")
+    _list_index(r, o, k, i, src, "    ")
     src.add(f"    if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
     src.add(f"    _w = [*{o}]; _w[{i}] = {x}; _v = [*heap]; _v[{r}.i] = tuple(_w); heap = tuple(_v)")
     src.record(f"    eff.writes.append(({r}, {i}))")

@@ -35,6 +35,7 @@ from movers.ir.program import box, unbox
 from movers.lang import codegen
 from movers.lang.codegen import CompiledFunction, Fallback, Fragment, FragmentMaker, Target
 from movers.lang.functions_model import FieldDefault, bind_static, signature_of
+from movers.semantics.system import drive_frames
 
 
 def _method(cls: Any, name: str, args: list[Any]) -> tuple[Any, list[Any]]:
@@ -107,54 +108,15 @@ def _locals(k: Any, args: list[Any]) -> list[Any]:
     return [*args, *c[1]]
 
 
-# ``semantics/system.FAST_GLUE_LIMIT``: the generated nodes one step runs from where a whole step hands over.
-_RESUME_GLUE = 1_000
-
-
 def _resume(g: tuple, heap: tuple, threads: tuple, t: int, frames: tuple, code: Any, loc: list[Any],
             pc: Any) -> tuple:
     """The rest of thread t's step after a whole step's fragment ended in a call (``pc`` the call's tuple)
-    or in a return into a caller (``pc`` -1): ``semantics/system._run_fast``'s loop from that point, untracked,
+    or in a return into a caller (``pc`` -1): ``semantics/system.drive_frames`` from that point, untracked,
     with ``frames`` the frames under ``code``'s, ``loc`` its locals. A whole step hands over here instead of
     giving up, so its fragment does not run twice (once here, once in the general driver). As ``_run_fast``,
     a step that pushed or popped a frame needs no canonical walk only where the globals reach every object
-    (``_cover``); anything else raises ``Fallback``, and the general driver takes the step from the start."""
-    atomic = 0
-    glue = 0
-    while True:
-        if type(pc) is tuple and len(pc) == 2:
-            atomic += pc[0]
-            pc = pc[1]
-        elif type(pc) is tuple:
-            callee, args, ret = pc
-            if len(frames) > 200:
-                raise Fallback  # the closures' "recursion too deep"
-            frames = (*frames, (code, ret, *loc))
-            code, loc, pc = callee, _locals(callee, args), callee.entry
-        elif pc < 0:
-            if not frames:
-                break
-            rv = loc.pop() if len(loc) > len(code.locals) else None
-            caller = frames[-1]
-            frames = frames[:-1]
-            code, pc, loc = caller[0], caller[1], [*caller[2:], rv]
-            if code.nodes[pc].costly:
-                raise Fallback  # the value would be left in the frame: only a continuation takes it
-        nxt = code.nodes[pc]
-        if nxt.costly:
-            if not atomic:
-                break
-            if nxt.guard is not None:
-                fg = nxt.fast_guard
-                if fg is None or not fg(g, heap, threads, (code, pc, *loc), t):
-                    raise Fallback
-        if glue > _RESUME_GLUE:
-            raise Fallback
-        f = nxt.fast
-        if f is None:
-            raise Fallback
-        g, heap, pc = f(g, heap, loc, t)
-        glue += 1
+    (``_cover``); anything else raises, and the general driver takes the step from the start."""
+    g, heap, frames, code, loc, pc, _ = drive_frames(g, heap, threads, t, frames, code, loc, pc)
     if not codegen._cover(g, heap):
         raise Fallback
     mine = (*frames, (code, pc, *loc)) if pc >= 0 else ()

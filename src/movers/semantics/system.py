@@ -694,60 +694,12 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
     g0, heap0 = g, heap
     code = top[0]
     loc = list(top[2:])
-    frames = th[:-1]
-    dirty = False
-    atomic = 0
     try:
         if eff is None:
             g, heap, pc = node.fast(g, heap, loc, t)  # type: ignore[misc]
         else:
             g, heap, pc = node.fast_tracked(g, heap, loc, t, eff)  # type: ignore[misc]
-        glue = 0
-        while True:
-            if type(pc) is tuple and len(pc) == 2:
-                atomic += pc[0]
-                pc = pc[1]
-            elif type(pc) is tuple:
-                callee, args, ret = pc
-                if len(frames) > 200:
-                    return None  # the closures' "recursion too deep"
-                frames = (*frames, (code, ret, *loc))
-                code, loc, pc = callee, callee.new_frame_locals(args), callee.entry
-                dirty = True
-            elif pc < 0:
-                if not frames:
-                    break
-                rv = loc.pop() if len(loc) > len(code.locals) else None
-                dirty = True
-                caller = frames[-1]
-                frames = frames[:-1]
-                code, pc, loc = caller[0], caller[1], [*caller[2:], rv]
-                if code.nodes[pc].costly:
-                    return None  # the value would be left in the frame: only a continuation takes it
-            nxt = code.nodes[pc]
-            if nxt.costly:
-                if not atomic:
-                    break
-                # Inside ``with indivisible():`` a step runs on through costly nodes whose guards hold (where
-                # one does not, the closures report that it would block). A tracked step's Effect holds the
-                # reads of those guards: the closures'.
-                if nxt.guard is not None:
-                    fg = nxt.fast_guard
-                    if eff is not None or fg is None or not fg(g, heap, threads, (code, pc, *loc), t):
-                        return None
-            if glue > FAST_GLUE_LIMIT:
-                return None
-            if eff is None:
-                f = nxt.fast
-                if f is None:
-                    return None
-                g, heap, pc = f(g, heap, loc, t)
-            else:
-                f = nxt.fast_tracked
-                if f is None:
-                    return None
-                g, heap, pc = f(g, heap, loc, t, eff)
-            glue += 1
+        g, heap, frames, code, loc, pc, dirty = drive_frames(g, heap, threads, t, th[:-1], code, loc, pc, eff)
     except Exception:  # noqa: BLE001  (whatever went wrong, the closures redo the step and report it)
         return None
     if pc >= 0:
@@ -765,6 +717,71 @@ def _run_fast(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, th: tup
     if dirty and (cover is None or not cover(g0, heap0)):
         return None
     return (g, heap, threads[:t] + (mine,) + threads[t + 1:])
+
+
+class LeftGeneratedCode(Exception):
+    """``drive_frames``: the step leaves the generated functions' shapes; its caller hands it to the closures."""
+
+
+def drive_frames(g: tuple, heap: tuple, threads: tuple, t: int, frames: tuple, code: Code, loc: list[Any],
+                 pc: Any, eff: Effect | None = None) -> tuple[tuple, tuple, tuple, Code, list[Any], Any, bool]:
+    """The rest of thread t's step once a generated fragment has run and left ``pc`` (``_run_fast``'s
+    docstring says what a pc may be): calls push frames (``Ctx.push``), returns pop them into the caller's
+    continuation, indivisible blocks run on through costly nodes whose generated guards hold, each node on its
+    generated function (the tracked one where ``eff`` asks for the Effect). ``frames`` are the frames under
+    ``code``'s. Returns the globals, heap, frames, code, locals and pc where the step ends (pc < 0: the thread's
+    last frame returned), and whether a frame was pushed or popped (references may have moved between frames:
+    the caller decides whether the heap needs a canonical walk). Raises ``LeftGeneratedCode`` where the step
+    leaves the generated shapes. ``_run_fast`` and the whole steps' hand-over (``codegen_calls._resume``)
+    both go on here."""
+    atomic = glue = 0
+    dirty = False
+    while True:
+        if type(pc) is tuple and len(pc) == 2:
+            atomic += pc[0]
+            pc = pc[1]
+        elif type(pc) is tuple:
+            callee, args, ret = pc
+            if len(frames) > 200:
+                raise LeftGeneratedCode  # the closures' "recursion too deep"
+            frames = (*frames, (code, ret, *loc))
+            code, loc, pc = callee, callee.new_frame_locals(args), callee.entry
+            dirty = True
+        elif pc < 0:
+            if not frames:
+                break
+            rv = loc.pop() if len(loc) > len(code.locals) else None
+            dirty = True
+            caller = frames[-1]
+            frames = frames[:-1]
+            code, pc, loc = caller[0], caller[1], [*caller[2:], rv]
+            if code.nodes[pc].costly:
+                raise LeftGeneratedCode  # the value would be left in the frame: only a continuation takes it
+        nxt = code.nodes[pc]
+        if nxt.costly:
+            if not atomic:
+                break
+            # Inside ``with indivisible():`` a step runs on through costly nodes whose guards hold (where one
+            # does not, the closures report that it would block). A tracked step's Effect holds the reads of
+            # those guards: the closures'.
+            if nxt.guard is not None:
+                fg = nxt.fast_guard
+                if eff is not None or fg is None or not fg(g, heap, threads, (code, pc, *loc), t):
+                    raise LeftGeneratedCode
+        if glue > FAST_GLUE_LIMIT:
+            raise LeftGeneratedCode
+        if eff is None:
+            f = nxt.fast
+            if f is None:
+                raise LeftGeneratedCode
+            g, heap, pc = f(g, heap, loc, t)
+        else:
+            f = nxt.fast_tracked
+            if f is None:
+                raise LeftGeneratedCode
+            g, heap, pc = f(g, heap, loc, t, eff)
+        glue += 1
+    return g, heap, frames, code, loc, pc, dirty
 
 
 def _unfinished(node: Node, indivisible: bool, limit: int = GLUE_LIMIT) -> str:

@@ -90,6 +90,21 @@ class Unbound:
 UNBOUND = Unbound()
 
 
+class Same:
+    """What a node's whole step (``Node.fast_step``, ``fast_succ``) returns where it is a self-loop: it came
+    back to its own node having written nothing (a busy wait whose test holds), so the successor is the state
+    it ran from (``lang/codegen._whole_step``). ``semantics/system.py`` hands on that state itself: no frame,
+    threads or state is built, and the plain search knows the state stored without looking it up."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<same state>"
+
+
+SAME = Same()
+
+
 def box(v: Any) -> Any:
     """A runtime value as a state holds it: booleans boxed, also inside tuples. Idempotent."""
     t = type(v)
@@ -257,8 +272,9 @@ class Node:
     # The step as a generated Python function (``lang/codegen.py``), for the searches that need no Effects.
     fast: Callable[[tuple, tuple, list, int], tuple[tuple, tuple, int]] | None = None
     fast_tracked: Callable[..., tuple[tuple, tuple, int]] | None = None  # the same, recording its Effect
-    fast_step: Callable[..., Any] | None = None  # the whole step: (g, heap, threads, t, th, top) -> state
-    fast_succ: Callable[..., Any] | None = None  # guard and whole step: the state, or None when disabled
+    # The whole step: (g, heap, threads, t, th, top) -> state, or ``SAME`` (a self-loop: the state it ran from).
+    fast_step: Callable[..., Any] | None = None
+    fast_succ: Callable[..., Any] | None = None  # guard and whole step: as fast_step, or None when disabled
     fast_guard: Callable[..., bool] | None = None  # the guard: (g, heap, threads, top, t) -> bool
 
     @property

@@ -19,7 +19,8 @@ source by one small emitter per statement shape (``assign``, ``branch``, ``check
   successor state, in one call; a call into local work or a return into a caller hands the frames over to
   ``codegen_calls._resume``, which goes on as the general driver would; its frame's
   locals are plain variables ``_l0``... (taken from ``top``, put into the new frame) wherever the fragment
-  uses them only as ``loc[i]``;
+  uses them only as ``loc[i]``; where a path comes back to node k having written nothing (a busy wait whose
+  test holds), ``SAME`` (``ir.program.SAME``: the successor is the state itself);
 - ``_g{k}(g, heap, threads, top, t) -> bool``: the node's guard;
 - ``_x{k}(g, heap, threads, t, th, top) -> state | None``: a guarded node's guard and whole step together
   (None when the guard is false): the plain full search's one call per thread and state;
@@ -70,7 +71,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from movers.ir.program import FALSE, LOCK, SEMAPHORE, THREAD, TRUE, UNBOUND, Bool, Ref
+from movers.ir.program import FALSE, LOCK, SAME, SEMAPHORE, THREAD, TRUE, UNBOUND, Bool, Ref
 from movers.lang.runtime_ops import MAX_SEQUENCE
 from movers.lang.strings import MAX_STR
 from movers.semantics.state import globals_cover_memo
@@ -274,6 +275,7 @@ HELPERS: dict[str, Any] = {
     "TRUE": TRUE,
     "FALSE": FALSE,
     "UNBOUND": UNBOUND,
+    "SAME": SAME,
 }
 
 # Operators whose Python meaning on ints and booleans is the language's, with no bound to check (``*``,
@@ -298,6 +300,9 @@ class Fragment:
     targets: tuple[int, ...] = ()
     # Whether it ends with a call's ``pc = (_k, arguments, return pc)`` (``codegen_calls.call``).
     call: bool = False
+    # Whether it writes nothing but its temporaries and pc (a condition, a jump): a whole step whose path
+    # through such fragments comes back to its own node is a self-loop (``_whole_step``), a busy wait's turn.
+    pure: bool = False
 
     def ends(self) -> tuple[int, ...]:
         return (self.next_pc,) if self.next_pc is not None else self.targets
@@ -641,8 +646,12 @@ def _subscript(fc: CompiledFunction, e: ast.Subscript, src: _Source) -> tuple[st
     if isinstance(e.slice, ast.Slice):
         return None
     r = reference(fc, e.value, src)
-    k = value(fc, e.slice, src) if r is not None else None
-    return None if r is None or k is None else (r, k)
+    if r is None:
+        return None
+    # A variable's value as stored: the index is checked to be an int (``_list_index``; a dict's key, an int
+    # or a string), which is what unboxing it first would leave of it.
+    k = _stored(fc, e.slice, src) if isinstance(e.slice, ast.Name) else value(fc, e.slice, src)
+    return None if k is None else (r, k)
 
 
 def _list_index(r: str, o: str, k: str, i: str, src: _Source, indent: str = "") -> None:
@@ -652,11 +661,15 @@ def _list_index(r: str, o: str, k: str, i: str, src: _Source, indent: str = "") 
     # Where lists may grow, which element i names depends on the length: read as the closures read it
     # (``runtime_ops.element_index``, ``_read_length``).
     src.record(f"{indent}_grown(eff, {r}, {o})")
+    if re.fullmatch(r"\d+", k) and int(k) < _INT_BOUND:
+        src.add(f"{indent}{i} = {int(k) + 2}")  # a constant index (``victim[1]``)
+        src.add(f"{indent}if len({o}) <= {i}: _fail()")
+        return
     src.add(f"{indent}{i} = {k}")
     src.add(f"{indent}if type({i}) is not int: _fail()")
-    src.add(f"{indent}if {i} < 0: {i} += len({o}) - 2")
-    src.add(f"{indent}if not 0 <= {i} < len({o}) - 2: _fail()")
-    src.add(f"{indent}{i} += 2")
+    # Past the list's class and length: i + 2 from the front, i + len from the back; in range either way.
+    src.add(f"{indent}{i} += 2 if {i} >= 0 else len({o})")
+    src.add(f"{indent}if not 2 <= {i} < len({o}): _fail()")
 
 
 def _element(fc: CompiledFunction, e: ast.Subscript, src: _Source) -> str | None:
@@ -729,18 +742,37 @@ def _copy_locals(fc: CompiledFunction, targets: list[ast.expr], values: list[ast
     return True
 
 
+# The text of an int literal or None (``_literal``): a value that needs no evaluating and no boxing.
+_CONSTANT = re.compile(r"-?\d+|None")
+
+
+def _value_first(v: str, src: _Source) -> str:
+    """The value text ``v`` evaluated into a temporary before the target's operands, as the closures evaluate
+    a store; a constant is its own text."""
+    if _CONSTANT.fullmatch(v):
+        return v
+    x = src.temp()
+    src.add(f"{x} = {v}")
+    return x
+
+
+def _box(x: str, src: _Source) -> None:
+    """Box a boolean value as variables store it (``ir.program.Bool``); a constant needs none."""
+    if not _CONSTANT.fullmatch(x):
+        src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+
+
 def _store_element(fc: CompiledFunction, target: ast.Subscript, v: str, src: _Source) -> bool:
     """``a[i] = v`` on a list, as ``store_item`` and ``Ctx.set_field`` do for values that are not references;
     where the model makes dicts, ``d[k] = v`` on a dict too (``_store_item``)."""
-    x = src.temp()
-    src.add(f"{x} = {v}")  # the value first, as the closures evaluate it
+    x = _value_first(v, src)
     if getattr(fc.mc, "has_dicts", False):
         return _store_item(fc, target, x, src)
     where = _list_slot(fc, target, src)
     if where is None:
         return False
     r, o, i = where
-    src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+    _box(x, src)
     src.add(f"if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
     src.add(f"_w = [*{o}]; _w[{i}] = {x}; _v = [*heap]; _v[{r}.i] = tuple(_w); heap = tuple(_v)")
     src.record(f"eff.writes.append(({r}, {i}))")
@@ -757,7 +789,7 @@ def _store_item(fc: CompiledFunction, target: ast.Subscript, x: str, src: _Sourc
     r, k = operands
     o, w = src.temp(), src.temp()
     src.add(f"{o} = heap[{r}.i]")
-    src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+    _box(x, src)
     src.add(f"if {o}[0].builtin == _DICT:")
     src.add(f"    if type({k}) is not int and type({k}) is not _STR: _fail()")
     src.record(f"    _dict_reads(eff, {r}, {o})")
@@ -778,8 +810,7 @@ def _store_field(fc: CompiledFunction, target: ast.Attribute, v: str, src: _Sour
     fields of builtin objects and of threads are the closures' business: they refuse some)."""
     if any(spec.frozen for spec in getattr(fc.mc, "dataclasses", {}).values()):
         return False  # a frozen dataclass's fields: the closures raise FrozenInstanceError
-    x = src.temp()
-    src.add(f"{x} = {v}")  # the value first, as the closures evaluate it
+    x = _value_first(v, src)
     r = reference(fc, target.value, src)
     if r is None:
         return False
@@ -788,7 +819,7 @@ def _store_field(fc: CompiledFunction, target: ast.Attribute, v: str, src: _Sour
     src.add(f"if {o}[0].builtin or {o}[0].is_thread: _fail()")
     src.add(f"{i} = {o}[0].field_index.get({_name_constant(fc, target.attr)})")
     src.add(f"if {i} is None: _fail()")
-    src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
+    _box(x, src)
     src.add(f"if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
     src.add(f"_w = [*{o}]; _w[{i}] = {x}; _v = [*heap]; _v[{r}.i] = tuple(_w); heap = tuple(_v)")
     src.record(f"eff.writes.append(({r}, {i}))")
@@ -843,7 +874,7 @@ def branch(fc: CompiledFunction, test: ast.expr, nxt: Target, on_false: Target) 
     if c is None:
         return None
     return lambda: Fragment([*src.lines, f"pc = {nxt.pc} if {c} else {on_false.pc}"], None, not src.eager,
-                            (nxt.pc, on_false.pc))
+                            (nxt.pc, on_false.pc), pure=True)
 
 
 def check(fc: CompiledFunction, test: ast.expr, nxt: Target) -> FragmentMaker | None:
@@ -852,11 +883,12 @@ def check(fc: CompiledFunction, test: ast.expr, nxt: Target) -> FragmentMaker | 
     c = value(fc, test, src)
     if c is None:
         return None
-    return lambda: Fragment([*src.lines, f"if not {c}: _fail()", f"pc = {nxt.pc}"], nxt.pc, not src.eager)
+    return lambda: Fragment([*src.lines, f"if not {c}: _fail()", f"pc = {nxt.pc}"], nxt.pc, not src.eager,
+                            pure=True)
 
 
 def jump(target: Target) -> FragmentMaker:
-    return lambda: Fragment([f"pc = {target.pc}"], target.pc)
+    return lambda: Fragment([f"pc = {target.pc}"], target.pc, pure=True)
 
 
 def end_of_function() -> FragmentMaker:
@@ -1186,9 +1218,24 @@ def step_source(code: Code, fragments: list[Fragment | None],
             out.append(f"def _x{k}(g, heap, threads, t, th, top):")
             out.extend(f"    {line}" for line in guard[:-1])
             out.append(f"    if not ({guard[-1].removeprefix('return ')}): return None")
-            out.extend(step)
+            n = _shared_prefix(guard[:-1], body)
+            out.extend(step if not n else _step_body(code, body[n:], -1 in ends, -2 in ends))
             out.append("")
     return "\n".join(out)
+
+
+def _shared_prefix(guard: list[str], body: list[str]) -> int:
+    """How many of the step's first lines the guard ran already, the same text over the same state (a guard
+    writes nothing, and reads locals from ``top`` where the step reads them from ``loc``): ``with forks[a]:``
+    finds ``forks[a]`` once. Cut only between top-level statements, never inside a block."""
+    n = cut = 0
+    for a, b in zip(guard, body, strict=False):
+        if a != _guard_text([b])[0]:
+            break
+        n += 1
+        if n < len(body) and not body[n].startswith(" ") and not b.endswith(":"):
+            cut = n
+    return cut
 
 
 # A whole step runs at most this many glue nodes in line, counting each copy (the paths of a branch are
@@ -1206,13 +1253,17 @@ def _whole_step(code: Code, fragments: list[Fragment | None], k: int) -> tuple[l
     would, node by node), so that a busy-wait's test (``while level[a] >= i and ...``, several nodes under
     access granularity) is one call, not a trip through the driver per node. A ``with indivisible():`` block
     (``pc = (1, j)`` ... ``pc = (-1, j)``) is written out too, on through its costly nodes as ``_run_fast``
-    goes (the library's ``SimpleQueue.put``), where none of them has a guard and no call or return is inside."""
+    goes (the library's ``SimpleQueue.put``), where none of them has a guard and no call or return is inside.
+    A path of pure fragments (``Fragment.pure``: a busy wait's test that holds, the jump back) that comes back
+    to node k is a self-loop: it returns ``SAME`` at once, with no frame or threads built (the successor is
+    the state itself: ``TransitionSystem.successors`` gives the state, and the plain search skips it)."""
     budget = [_STEP_NODES]
     ends: set[int] = set()  # -2: a call
 
-    def run(j: int, path: frozenset[int], depth: int, atomic: int) -> list[str] | None:
+    def run(j: int, path: frozenset[int], depth: int, atomic: int, pure: bool) -> list[str] | None:
         frag = fragments[j]
         assert frag is not None
+        pure = pure and frag.pure
         out = [line for line in frag.lines if not line.endswith(TRACKED)]
         targets = frag.ends()
         m = _ATOMIC.match(out[-1]) if not targets and not frag.call and out else None
@@ -1239,33 +1290,43 @@ def _whole_step(code: Code, fragments: list[Fragment | None], k: int) -> tuple[l
                 return None  # inside the block only where the guard holds: the driver's
             else:
                 glue.append(e)
+        # Back at node k having written nothing: the state is unchanged (its pc is k's again).
+        same = pure and k in targets and k not in glue
         if not glue:
+            if same and len(targets) == 1:
+                return [*out[:-1], _SAME] if _PC.match(out[-1]) else [*out, _SAME]  # ``pc = k``: no use now
+            if same:
+                out.append(f"if pc == {k}: {_SAME}")
             return out
         if len(targets) == 1:
-            more = enter(glue[0], path, depth, atomic)
+            more = enter(glue[0], path, depth, atomic, pure)
             return None if more is None else out + more
         if depth >= _STEP_DEPTH:
             return None
+        if same:
+            out.append(f"if pc == {k}: {_SAME}")
         for n, e in enumerate(glue):
             # A branch into glue with no generated form (``if not got: raise Empty``) gives up on that path
             # only: the general driver and the closures take it.
-            more = ["_fail()"] if fragments[e] is None else enter(e, path, depth + 1, atomic)
+            more = ["_fail()"] if fragments[e] is None else enter(e, path, depth + 1, atomic, pure)
             if more is None:
                 return None
             out.append(f"{'elif' if n else 'if'} pc == {e}:")
             out.extend(f"    {line}" for line in more)
         return out
 
-    def enter(j: int, path: frozenset[int], depth: int, atomic: int) -> list[str] | None:
+    def enter(j: int, path: frozenset[int], depth: int, atomic: int, pure: bool) -> list[str] | None:
         if j in path or fragments[j] is None or budget[0] <= 0:
             return None
         budget[0] -= 1
-        return run(j, path | {j}, depth, atomic)
+        return run(j, path | {j}, depth, atomic, pure)
 
-    lines = run(k, frozenset((k,)), 0, 0)
+    lines = run(k, frozenset((k,)), 0, 0, True)
     return None if lines is None else (_simplified(lines), ends)
 
 
+# A whole step's self-loop (``_whole_step``): the successor is the state it ran from (``ir.program.SAME``).
+_SAME = "return SAME"
 _ATOMIC = re.compile(r"pc = \((-?1), (\d+)\)$")  # ``codegen_sync.indivisible``'s entry and exit
 _LITERAL = re.compile(r"( *)(_\d+) = (None|-?\d+)$")
 _PC = re.compile(r"( *)pc = -?\d+$")

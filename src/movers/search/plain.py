@@ -35,6 +35,8 @@ class PlainDepthFirst(Strategy):
     successor moved (None: not known; an entry None: that step changed more than its thread's
     stack, and its numbers are worked out whole), next index]."""
 
+    self_loops = 0  # successors that were their parent (``TransitionSystem.successors``), skipped unlooked-up
+
     def explore(self) -> Found | None:
         bad = self._start()
         if bad is not None:
@@ -85,7 +87,7 @@ class PlainDepthFirst(Strategy):
         # (fingerprints.py) and answers and records it in one call, ``seen``.
         seen = getattr(visited, "seen", None)
         packs, expanded, check_every = store_.packs, 0, search.CHECK_EVERY
-        transitions = max_d = 0
+        transitions = max_d = loops = 0
         cap = max_states if max_states is not None else float("inf")
         try:
             while stack:
@@ -97,6 +99,11 @@ class PlainDepthFirst(Strategy):
                     s = succ[i]
                     i += 1
                     transitions += 1
+                    if s is parent:
+                        # A self-loop (a busy wait whose test holds): the parent was stored before it was
+                        # expanded, so its key needs no work and the store no lookup.
+                        loops += 1
+                        continue
                     if moved is not None and inline:
                         # Successors from the generated code: bare states, each from one thread's step.
                         try:
@@ -166,6 +173,7 @@ class PlainDepthFirst(Strategy):
                     stack.pop()
         finally:
             stats.transitions, stats.moves, stats.max_depth = transitions, transitions, max_d
+            self.self_loops = loops
 
     def _numbers(self) -> Callable[[State], Any]:
         """A state's numbers in the store (under thread symmetry, its representative's)."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from movers.ir.exceptions import Raised, assertion_message, catchable, describe, thread_label, unwind
 from movers.ir.machine import AssertionFailed, Ctx, ModelError, Pruned, show
-from movers.ir.program import LOCK_CLASSES, MON, THREAD, Code, Node, Program, Ref, call_line, unbox
+from movers.ir.program import LOCK_CLASSES, MON, SAME, THREAD, Code, Node, Program, Ref, call_line, unbox
 from movers.semantics.state import State, canonical, canonical_order, globals_cover_memo, reachable
 
 # The operations one step may run (glue, or a `with indivisible():` block) before the check stops it as a
@@ -351,12 +351,14 @@ class TransitionSystem:
         transition, one call per thread (``Code.fast_dispatch``: the guard and the whole step in one generated
         function). A thread whose step has no generated form, or leaves its shape, runs on the closures, once;
         None (``steps`` then says what happens) only where such a step fails or an assume prunes it, so that
-        violations and transitions are ``steps``' own."""
+        violations and transitions are ``steps``' own. A self-loop (a busy wait whose test holds: ``SAME``) is
+        ``state`` itself, the very object: the plain search knows it stored without looking it up."""
         if not self.fast_path or self.track:
             return None
         out: list[State] = []
         moved: list[int | None] = []
         g, heap, threads = state[0], state[1], state[2]
+        give_up, same = _GIVE_UP, SAME
         t = -1
         for th in threads:
             t += 1
@@ -366,9 +368,11 @@ class TransitionSystem:
             try:
                 done = top[0].fast_dispatch[top[1]](g, heap, threads, t, th, top)
             except Exception:  # noqa: BLE001  (not its whole shape: the node's parts try)
-                done = _GIVE_UP
+                done = give_up
             if done is not None:
-                if done is _GIVE_UP:
+                if done is same:
+                    done = state
+                elif done is give_up:
                     done = self._thread_successor(g, heap, threads, t, th, top)
                     if done is None:
                         continue
@@ -669,9 +673,12 @@ def _fast_successor(node: Node, g: tuple, heap: tuple, threads: tuple, t: int, t
     step = node.fast_step
     if step is not None:
         try:
-            return step(g, heap, threads, t, th, top)  # type: ignore[no-any-return]
+            done = step(g, heap, threads, t, th, top)
         except Exception:  # noqa: BLE001, S110  (not its whole shape: the general driver tries)
             pass
+        else:
+            # A self-loop: the state it ran from (rebuilt: an instrumentation's state has more parts).
+            return (g, heap, threads) if done is SAME else done  # type: ignore[no-any-return]
     return _run_fast(node, g, heap, threads, t, th, top, None, cover)
 
 

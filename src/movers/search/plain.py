@@ -6,7 +6,9 @@ state's successors as bare states (``TransitionSystem.successors``, the generate
 (invariants) are checked on each state it stores, where ``dfs.py`` checks them. It visits the same states in
 the same order as ``dfs.py``, and finds the same counterexample; its stack keeps states rather than moves,
 and the steps of a counterexample are found again from the states on the stack (``_steps_between``). Its
-loop stays inlined: it is where the time of a full search goes.
+loop stays inlined: it is where the time of a full search goes. A successor that is its parent, the very
+object (a self-loop: a busy wait whose test holds, ``TransitionSystem.successors``), counts as a transition
+and is skipped before any key work: the parent was stored before it was expanded, in every store.
 """
 
 from __future__ import annotations

@@ -274,3 +274,48 @@ def test_random_busy_waits_are_the_closures(src: str, granularity: str, reductio
     with pytest.MonkeyPatch.context() as mp:
         fast, slow = _both(src, mp, granularity=granularity, reduction=reduction, max_states=20_000)
     assert fast == slow
+
+
+# -- the tighter list indexing and the guard's shared lines --------------------------------------------------
+
+INDICES = """
+from movers.lang import *
+
+xs = [0, 1, 2]
+flags = [True, False]
+m = Lock()
+
+
+def worker(i, j):
+    xs[i] = xs[-1] + 1
+    xs[j] = xs[2]
+    if flags[0]:
+        xs[0] = flags[1]
+    assert xs[i - 3] < 9
+    with m:
+        xs[j] = xs[j]
+    xs[i + j] = 1
+
+
+Thread(target=worker, args=(0, -3)).start()
+Thread(target=worker, args=(2, 1)).start()
+"""
+
+
+@pytest.mark.parametrize("granularity", ["statement", "access"])
+def test_indices_negative_constant_and_out_of_range_are_the_closures(granularity: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # ``xs[i + j]`` is out of range for the second thread (IndexError on the closures); ``xs[-1]``,
+    # ``xs[i - 3]`` and ``xs[j]`` with j = -3 count from the back; ``xs[0] = flags[1]`` stores a boolean.
+    fast, slow = _both(INDICES, monkeypatch, granularity=granularity)
+    assert fast == slow and fast[0] != "ok"
+
+
+def test_a_guards_lines_are_shared_only_between_whole_statements() -> None:
+    from movers.lang import codegen
+
+    guard = ["_1 = g[0]", "if _1:", "    _2 = top[2]", "_o = heap[_1.i]"]
+    assert codegen._shared_prefix(guard, ["_1 = g[0]", "if _1:", "    _2 = loc[0]", "_o = heap[_1.i]", "pc = 3"]) == 4
+    # Never inside a block: the step's own lines of the block stay with the ``if``.
+    assert codegen._shared_prefix(guard, ["_1 = g[0]", "if _1:", "    _2 = loc[0]", "    _3 = 1", "pc = 3"]) == 1
+    assert codegen._shared_prefix(guard, ["_1 = g[1]", "pc = 3"]) == 0

@@ -319,3 +319,12 @@ def test_a_guards_lines_are_shared_only_between_whole_statements() -> None:
     # Never inside a block: the step's own lines of the block stay with the ``if``.
     assert codegen._shared_prefix(guard, ["_1 = g[0]", "if _1:", "    _2 = loc[0]", "    _3 = 1", "pc = 3"]) == 1
     assert codegen._shared_prefix(guard, ["_1 = g[1]", "pc = 3"]) == 0
+
+
+@pytest.mark.parametrize("name", ["busy", "filter", "peterson"])
+def test_the_parallel_search_counts_self_loops_as_the_sequential_one(name: str) -> None:
+    # Its workers take ``successors`` too: a self-loop is the state itself there, looked up and found stored.
+    one = movers.check(MODELS[name], granularity="statement", time_limit=600)
+    many = movers.check(MODELS[name], granularity="statement", workers=2, time_limit=600)
+    assert (many.verdict, many.stats.states) == (one.verdict, one.stats.states)
+    assert many.stats.transitions == one.stats.transitions

@@ -1191,6 +1191,31 @@ def step_source(code: Code, fragments: list[Fragment | None],
     return "\n".join(out)
 
 
+def return_source(code: Code, fragments: list[Fragment | None]) -> str:
+    """``_r{k}(g, heap, threads, t, th, top, _rv) -> state``: the rest of a step whose callee returned ``_rv``
+    into the continuation ``k`` of a call (``codegen_calls.continuation``, ``branch``, ``pass_on``: a fragment
+    that takes the value, ``_rv = loc.pop()``), the caller's frame ``top`` on top of ``th``: a whole step from
+    there, as ``semantics/system.drive_frames`` goes on after a return, for the callee's whole steps to hand
+    over to (``Code.fast_return``). Popping the callee's frame may drop references, and the value may be one:
+    the globals must reach every object (``_cover``), as ``drive_frames``' callers ask."""
+    out: list[str] = []
+    for k, frag in enumerate(fragments):
+        if frag is None or code.nodes[k].costly or frag.lines[:1] != [_TAKE_VALUE]:
+            continue  # a costly continuation would keep the value in the frame: the closures' (``drive_frames``)
+        whole = _whole_step(code, fragments, k)
+        if whole is None or whole[0][:1] != [_TAKE_VALUE]:
+            continue
+        body, ends = whole
+        out.append(f"def _r{k}(g, heap, threads, t, th, top, _rv):")
+        out.append("    if not _cover(g, heap): _fail()")
+        out.extend(_step_body(code, body[1:], -1 in ends, -2 in ends))
+        out.append("")
+    return "\n".join(out)
+
+
+_TAKE_VALUE = "_rv = loc.pop()"  # the first line of a call's continuation (lang/codegen_calls.py)
+
+
 # A whole step runs at most this many glue nodes in line, counting each copy (the paths of a branch are
 # written out one after the other, so a part two paths share is written twice), and nests at most this many
 # branches (CPython bounds a source's indentation).
@@ -1311,6 +1336,7 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
     as ``semantics/system._run_fast`` does, where the callee's first node is costly (the step ends there)."""
     names = _local_variables(body, code.nlocals)
     fix = ""  # a line that puts pc into a frame copied as a list, before it becomes the frame
+    back = ""  # the line that puts a wide frame's locals back, into that copy
     if names is None:
         out = ["loc = list(top[2:])", *body]
         values, frame = "loc", "(_code, pc, *loc)"
@@ -1325,11 +1351,14 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         out = [f"_l{i} = top[{i + 2}]" for i in used]
         out.extend(re.sub(r"\bloc\[(\d+)\]", lambda m: f"_l{m[1]}", line) for line in body)
         if used:
-            out.append("_f = [*top]; " + "; ".join(f"_f[{i + 2}] = _l{i}" for i in used))
+            back = "_f = [*top]; " + "; ".join(f"_f[{i + 2}] = _l{i}" for i in used)
+            out.append(back)
             values, frame, fix = "_f[2:]", "tuple(_f)", "_f[1] = pc"
         else:
             values, frame = "top[2:]", "(_code, pc, *top[2:])"
     if calls:
+        out = _static_pushes(out, frame, "; ".join(x for x in (back, fix) if x))
+    if calls and any(_GENERIC_CALL.match(line) for line in out):
         # As ``_run_fast``: a frame pushed (the closures' depth bound checked) may carry references into the
         # frames: no walk only where the globals reach every object.
         out.append("if type(pc) is tuple:")
@@ -1347,7 +1376,14 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         # closures), and only if it held no reference, or the globals reach every object (dropping a
         # reference may otherwise change the canonical heap).
         out.append("if pc < 0:")
-        out.append(f"    if len(th) > 1: return _resume(g, heap, threads, t, th[:-1], _code, [*{values}], pc)")
+        # Into the caller's continuation, written as a step of its own (``return_source``), where it has one.
+        rv = f"loc[{code.nlocals}] if len(loc) > {code.nlocals} else None" if values == "loc" else "None"
+        out.append("    if len(th) > 1:")
+        out.append("        _cf = th[-2]; _rf = _cf[0].fast_return")
+        out.append("        if _rf:")
+        out.append("            _rf = _rf[_cf[1]]")
+        out.append(f"            if _rf is not None: return _rf(g, heap, threads, t, th[:-1], _cf, {rv})")
+        out.append(f"        return _resume(g, heap, threads, t, th[:-1], _code, [*{values}], pc)")
         out.append(f"    for _v in {values}:")
         out.append("        if type(_v) is Ref or type(_v) is tuple:")
         out.append("            if not _cover(g, heap): _fail()")
@@ -1363,6 +1399,35 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
 
 # Frames up to this many locals are unpacked whole in a whole step (``_step_body``).
 _WHOLE_FRAME = 8
+
+
+# A call's pc (``codegen_calls.call``): of a callee known when the text is written (``_a`` names a Code), or
+# looked up when the step runs.
+_STATIC_CALL = re.compile(r"( *)pc = \((_a\d+), \[(.*)\], (\d+)\)$")
+_GENERIC_CALL = re.compile(r" *pc = \(_k, ")
+
+
+def _static_pushes(lines: list[str], frame: str, pre: str) -> list[str]:
+    """The lines with each call of a known callee pushing its frame in line: the callee's blank locals are
+    ``Code.fast_blank`` (set once it is compiled, which may be after this text is written), with no look-up,
+    no call and no tuple of arguments; a callee whose first node is local work (``fast_blank`` None) goes on
+    in ``codegen_calls._resume``. ``pre`` completes the caller's frame where it is a copy (a wide frame)."""
+    out: list[str] = []
+    for line in lines:
+        m = _STATIC_CALL.match(line)
+        if m is None:
+            out.append(line)
+            continue
+        ind, k, args, ret = m[1], m[2], m[3], m[4]
+        pushed = ", ".join(x for x in (k, "0", args, "*_z") if x)
+        out.extend(f"{ind}{x}" for x in (
+            f"pc = {ret}", *([pre] if pre else []),
+            "if len(th) > 201: _fail()",
+            f"_z = {k}.fast_blank",
+            f"if _z is None: return _resume(g, heap, threads, t, (*th[:-1], {frame}), {k}, _locals({k}, [{args}]), "
+            f"{k}.entry)",
+            f"_w = [*threads]; _w[t] = (*th[:-1], {frame}, ({pushed})); return (g, heap, tuple(_w))"))
+    return out
 
 
 def _local_variables(body: list[str], n: int) -> list[str] | None:
@@ -1422,9 +1487,11 @@ def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSourc
            names: dict[str, str] | None = None) -> None:
     """Generate, compile and attach (``Node.fast``, ``fast_tracked``, ``fast_step``, ``fast_guard``) the fast
     functions of ``code``."""
+    if code.entry == 0 and code.nodes and code.nodes[0].costly:
+        code.fast_blank = tuple(code.new_frame_locals([None] * len(code.params))[len(code.params):])
     source = "\n".join(part for part in (
         function_source(code, fragments), function_source(code, fragments, tracked=True),
-        step_source(code, fragments, guards), guard_source(guards)) if part)
+        step_source(code, fragments, guards), return_source(code, fragments), guard_source(guards)) if part)
     if not source:
         return
     namespace = dict(HELPERS, _code=code)  # the Code object itself, not its name
@@ -1442,6 +1509,8 @@ def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSourc
     for k, g in enumerate(guards):
         if g is not None:
             code.nodes[k].fast_guard = namespace[f"_g{k}"]
+    returns = tuple(namespace.get(f"_r{k}") for k in range(len(code.nodes)))
+    code.fast_return = returns if any(returns) else ()
     code.fast_source = source + code.fast_source
 
 

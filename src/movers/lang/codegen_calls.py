@@ -129,7 +129,7 @@ codegen.HELPERS.update({"_method": _method, "_box": box, "_unbox": unbox, "_fram
                         "_locals": _locals})
 
 # The other names the generated text uses (tests/test_codegen.py checks it).
-NAMES = frozenset({"_rv", "_b", "_k", "pop"})
+NAMES = frozenset({"_rv", "_b", "_k", "pop", "_z", "_cf", "_rf", "fast_blank", "fast_return"})
 
 
 def _bind(fc: CompiledFunction, obj: Any) -> str:
@@ -158,13 +158,53 @@ def _argument(fc: CompiledFunction, a: ast.expr, src: codegen._Source) -> str | 
     return x
 
 
+def _in_place(fc: CompiledFunction, a: ast.expr) -> bool:
+    """Whether the value of argument (or receiver) ``a`` is, after the call's step, already where the canonical
+    walk meets it before the callee's frame (semantics/state.py): a constant; a global's value (the globals
+    come first, and no generated step stores a reference into one); a local of the caller's (its frame comes
+    just before the callee's, and the call's step writes none). Then pushing the frame renumbers nothing and
+    makes nothing garbage: it needs no walk, whatever the heap. Any other value may be a reference met first
+    in the new frame: the globals must reach every object (``_cover``)."""
+    if isinstance(a, ast.Constant):
+        return True
+    return isinstance(a, ast.Name) and codegen._variable(fc, a.id) is not None
+
+
+# At most this many classes share the predicted method (each is one ``is`` in the call's test).
+_PREDICTED = 4
+
+
+def _predicted(fc: CompiledFunction, method: str, n: int) -> tuple[list[Any], Any] | None:
+    """The classes of the model whose objects' method ``method`` is one and the same Code, and that Code, when
+    no class has another and the call binds its ``n`` arguments (``self`` included) by position, in order
+    (``method_call_setup``'s plain case): a receiver of one of those classes calls it, known when the text is
+    written (the classes and their methods are declared before any body is compiled, and never change)."""
+    found = []
+    for cls in getattr(fc.mc, "classes", {}).values():
+        code = cls.lookup(method)
+        if code is not None:
+            found.append((cls, code))
+    if not found or len(found) > _PREDICTED or any(k is not found[0][1] for _, k in found):
+        return None
+    code = found[0][1]
+    sig = signature_of(code)
+    if sig.npos != n or len(code.params) != n:
+        return None
+    return [cls for cls, _ in found], code
+
+
 def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> FragmentMaker | None:
     """The node of a hoisted call ``e`` (its site's setup): of the model function ``callee`` (a Code), or,
-    when ``callee`` is None, of the method ``e.func.attr`` of the object ``e.func.value`` holds."""
+    when ``callee`` is None, of the method ``e.func.attr`` of the object ``e.func.value`` holds. A callee known
+    here (a function; a method whose receiver's class is tested against the classes that define it) ends with
+    ``pc = (_aN, [arguments], return pc)``, ``_aN`` the callee's Code, which a whole step turns into the pushed
+    frame in line (``codegen._static_pushes``); a method looked up when the step runs ends with
+    ``pc = (_k, _b, return pc)`` (``_method``)."""
     if e.keywords or any(isinstance(a, ast.Starred) for a in e.args):
         return None
     src = codegen._Source()
     head: list[str] = []
+    sources = list(e.args)
     if callee is None:
         if not isinstance(e.func, ast.Attribute):
             return None
@@ -172,6 +212,7 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
         if r is None:
             return None
         head = [r]
+        sources.insert(0, e.func.value)
     else:
         sig = signature_of(callee)
         if sig.npos != len(e.args) or len(callee.params) != len(e.args):
@@ -179,13 +220,31 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
     args = [_argument(fc, a, src) for a in e.args]
     if any(a is None for a in args):
         return None
-    values = ", ".join([*head, *args])  # type: ignore[list-item]
+    every = [*head, *args]
+    values = ", ".join(every)  # type: ignore[arg-type]
+    # The values that may be references met first in the callee's frame: the globals must then reach every
+    # object (``_in_place``), as ``Ctx.push`` leaves it to the engine's walk.
+    moved = [x for x, a in zip(every, sources, strict=True) if not _in_place(fc, a)]
+    cover = ([f"if ({' or '.join(f'type({x}) is Ref or type({x}) is tuple' for x in moved)}) "
+              "and not _cover(g, heap): _fail()"] if moved else [])
+    lines = src.lines
     if callee is None:
         assert isinstance(e.func, ast.Attribute)
-        src.add(f"_k, _b = _method(heap[{head[0]}.i][0], {codegen._name_constant(fc, e.func.attr)}, [{values}])")
-        return lambda: Fragment([*src.lines, f"pc = (_k, _b, {ret.pc})"], None, not src.eager, call=True)
-    src.add(f"_k = {_bind(fc, callee)}")
-    return lambda: Fragment([*src.lines, f"pc = (_k, [{values}], {ret.pc})"], None, not src.eager, call=True)
+        name = codegen._name_constant(fc, e.func.attr)
+        pred = _predicted(fc, e.func.attr, len(every))
+        c = src.temp()
+        generic = [f"_k, _b = _method({c}, {name}, [{values}])"]
+        if pred is None:
+            lines = [*lines, f"{c} = heap[{head[0]}.i][0]", *generic]
+            return lambda: Fragment([*lines, f"pc = (_k, _b, {ret.pc})"], None, not src.eager, call=True)
+        classes, callee = pred
+        test = " or ".join(f"{c} is {_bind(fc, cls)}" for cls in classes)
+        k = _bind(fc, callee)
+        lines = [*lines, f"{c} = heap[{head[0]}.i][0]", f"if not ({test}):", *(f"    {x}" for x in generic)]
+        return lambda: Fragment([*lines, f"    pc = (_k, _b, {ret.pc})", "else:", *(f"    {x}" for x in cover),
+                                 f"    pc = ({k}, [{values}], {ret.pc})"], None, not src.eager, call=True)
+    k = _bind(fc, callee)
+    return lambda: Fragment([*lines, *cover, f"pc = ({k}, [{values}], {ret.pc})"], None, not src.eager, call=True)
 
 
 def continuation(fc: CompiledFunction, s: ast.stmt, temp: int, nxt: Target) -> FragmentMaker | None:

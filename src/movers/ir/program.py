@@ -299,10 +299,6 @@ class Code:
     # Per node, the function that gives a thread's successor there in one call (its ``fast_succ``, or its
     # ``fast_step`` when it has no guard), else None: the plain full search's dispatch (semantics/system.py).
     fast_dispatch: tuple[Callable[..., Any] | None, ...] = ()
-    # A fresh frame's locals after its parameters, once it is compiled, when its first node ends a step (a
-    # whole step that calls it pushes ``(code, 0, *arguments, *fast_blank)`` in line: lang/codegen.py); None
-    # while it is not compiled, or when its first node is local work (the caller's step goes on into it).
-    fast_blank: tuple[Any, ...] | None = None
     # Per node, the step that goes on from it once a callee returns into it (a call's continuation), with the
     # returned value: ``_r{k}(g, heap, threads, t, frames, top, value) -> state`` (lang/codegen.py), else None;
     # empty when none has one. A callee's whole step that returns calls it (the caller's code is known only

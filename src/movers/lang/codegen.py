@@ -66,7 +66,9 @@ from __future__ import annotations
 import ast
 import copy
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -1161,7 +1163,7 @@ def function_source(code: Code, fragments: list[Fragment | None], tracked: bool 
 
 
 def step_source(code: Code, fragments: list[Fragment | None],
-                guards: list[GuardSource | None] | None = None) -> str:
+                guards: list[GuardSource | None] | None = None, callees: dict[str, Any] | None = None) -> str:
     """Whole steps, ``_s{k}(g, heap, threads, t, th, top) -> state``, for the costly nodes whose step ends,
     whatever path it takes, at a costly node or at the frame's return: the successor state is built here,
     with no loop over glue and no second call (``semantics/system.py`` runs them when it can). With the
@@ -1177,7 +1179,7 @@ def step_source(code: Code, fragments: list[Fragment | None],
         if whole is None:
             continue
         body, ends = whole
-        step = _step_body(code, body, -1 in ends, -2 in ends)
+        step = _step_body(code, body, -1 in ends, -2 in ends, callees)
         out.append(f"def _s{k}(g, heap, threads, t, th, top):")
         out.extend(step)
         out.append("")
@@ -1191,7 +1193,7 @@ def step_source(code: Code, fragments: list[Fragment | None],
     return "\n".join(out)
 
 
-def return_source(code: Code, fragments: list[Fragment | None]) -> str:
+def return_source(code: Code, fragments: list[Fragment | None], callees: dict[str, Any] | None = None) -> str:
     """``_r{k}(g, heap, threads, t, th, top, _rv) -> state``: the rest of a step whose callee returned ``_rv``
     into the continuation ``k`` of a call (``codegen_calls.continuation``, ``branch``, ``pass_on``: a fragment
     that takes the value, ``_rv = loc.pop()``), the caller's frame ``top`` on top of ``th``: a whole step from
@@ -1208,7 +1210,7 @@ def return_source(code: Code, fragments: list[Fragment | None]) -> str:
         body, ends = whole
         out.append(f"def _r{k}(g, heap, threads, t, th, top, _rv):")
         out.append("    if not _cover(g, heap): _fail()")
-        out.extend(_step_body(code, body[1:], -1 in ends, -2 in ends))
+        out.extend(_step_body(code, body[1:], -1 in ends, -2 in ends, callees))
         out.append("")
     return "\n".join(out)
 
@@ -1327,13 +1329,19 @@ def _overwritten(lines: list[str], i: int) -> bool:
     return False
 
 
-def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) -> list[str]:
+def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False,
+               callees: dict[str, Any] | None = None) -> list[str]:
     """The indented body of a whole step: the fragment's lines, then the successor state. Where the lines use
     the locals only as ``loc[i]``, the locals are plain variables (``_l{i}``) instead of a list: no list to
     build and copy per step. A small frame is unpacked and packed whole; a wide one (access granularity's
     temporaries: a busy-wait's frame holds dozens) has only the locals the lines name taken from it and put
     back into a copy. A step that ends with a call pushes the callee's frame,
     as ``semantics/system._run_fast`` does, where the callee's first node is costly (the step ends there)."""
+    kept = returns and any(_RETURNED.match(line) for line in body)
+    if kept:
+        # The value a ``return`` appends to the frame's locals for the driver (``codegen_calls``) is kept in a
+        # variable instead: the locals stay a fixed set of variables, and the caller's continuation takes it.
+        body = ["_ret = None", *(_RETURNED.sub(r"\1_ret = \2", line) for line in body)]
     names = _local_variables(body, code.nlocals)
     fix = ""  # a line that puts pc into a frame copied as a list, before it becomes the frame
     back = ""  # the line that puts a wide frame's locals back, into that copy
@@ -1357,8 +1365,8 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         else:
             values, frame = "top[2:]", "(_code, pc, *top[2:])"
     if calls:
-        out = _static_pushes(out, frame, "; ".join(x for x in (back, fix) if x))
-    if calls and any(_GENERIC_CALL.match(line) for line in out):
+        out = _static_pushes(out, frame, "; ".join(x for x in (back, fix) if x), callees or {})
+    if calls and any(_CALL.match(line) for line in out):
         # As ``_run_fast``: a frame pushed (the closures' depth bound checked) may carry references into the
         # frames: no walk only where the globals reach every object.
         out.append("if type(pc) is tuple:")
@@ -1377,13 +1385,14 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         # reference may otherwise change the canonical heap).
         out.append("if pc < 0:")
         # Into the caller's continuation, written as a step of its own (``return_source``), where it has one.
-        rv = f"loc[{code.nlocals}] if len(loc) > {code.nlocals} else None" if values == "loc" else "None"
+        rv = "_ret" if kept else "None"
         out.append("    if len(th) > 1:")
         out.append("        _cf = th[-2]; _rf = _cf[0].fast_return")
         out.append("        if _rf:")
         out.append("            _rf = _rf[_cf[1]]")
         out.append(f"            if _rf is not None: return _rf(g, heap, threads, t, th[:-1], _cf, {rv})")
-        out.append(f"        return _resume(g, heap, threads, t, th[:-1], _code, [*{values}], pc)")
+        frame_values = f"[*{values}, _ret]" if kept else f"[*{values}]"
+        out.append(f"        return _resume(g, heap, threads, t, th[:-1], _code, {frame_values}, pc)")
         out.append(f"    for _v in {values}:")
         out.append("        if type(_v) is Ref or type(_v) is tuple:")
         out.append("            if not _cover(g, heap): _fail()")
@@ -1401,32 +1410,37 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
 _WHOLE_FRAME = 8
 
 
-# A call's pc (``codegen_calls.call``): of a callee known when the text is written (``_a`` names a Code), or
-# looked up when the step runs.
+_RETURNED = re.compile(r"( *)loc\.append\((.*)\)$")  # ``return e``'s value to the caller (codegen_calls)
+# A call's pc (``codegen_calls.call``): of a callee known when the text is written (``_a`` names its Code),
+# or looked up when the step runs (``_k``).
 _STATIC_CALL = re.compile(r"( *)pc = \((_a\d+), \[(.*)\], (\d+)\)$")
-_GENERIC_CALL = re.compile(r" *pc = \(_k, ")
+_CALL = re.compile(r" *pc = \(_")
 
 
-def _static_pushes(lines: list[str], frame: str, pre: str) -> list[str]:
-    """The lines with each call of a known callee pushing its frame in line: the callee's blank locals are
-    ``Code.fast_blank`` (set once it is compiled, which may be after this text is written), with no look-up,
-    no call and no tuple of arguments; a callee whose first node is local work (``fast_blank`` None) goes on
-    in ``codegen_calls._resume``. ``pre`` completes the caller's frame where it is a copy (a wide frame)."""
+def _static_pushes(lines: list[str], frame: str, pre: str, callees: dict[str, Any]) -> list[str]:
+    """The lines with each call of a known, compiled callee done in line, as ``drive_frames`` does it: its
+    frame pushed, the arguments then its blank locals as literals (``Code.new_frame_locals``), where its first
+    node ends the step; else handed over to ``codegen_calls._resume``, which runs the callee's local work.
+    ``pre`` completes the caller's frame where it is a copy (a wide frame). Another call keeps its pc, for
+    the general ending (``_step_body``)."""
     out: list[str] = []
     for line in lines:
         m = _STATIC_CALL.match(line)
-        if m is None:
+        callee = callees.get(m[2]) if m is not None else None
+        if m is None or callee is None or not callee.nodes or callee.entry != 0:
             out.append(line)
             continue
         ind, k, args, ret = m[1], m[2], m[3], m[4]
-        pushed = ", ".join(x for x in (k, "0", args, "*_z") if x)
-        out.extend(f"{ind}{x}" for x in (
-            f"pc = {ret}", *([pre] if pre else []),
-            "if len(th) > 201: _fail()",
-            f"_z = {k}.fast_blank",
-            f"if _z is None: return _resume(g, heap, threads, t, (*th[:-1], {frame}), {k}, _locals({k}, [{args}]), "
-            f"{k}.entry)",
-            f"_w = [*threads]; _w[t] = (*th[:-1], {frame}, ({pushed})); return (g, heap, tuple(_w))"))
+        blank = ["UNBOUND" if v is UNBOUND else "None"
+                 for v in callee.new_frame_locals([None] * len(callee.params))[len(callee.params):]]
+        pushed = ", ".join(x for x in (k, "0", args, *blank) if x)
+        out.extend(f"{ind}{x}" for x in (f"pc = {ret}", *([pre] if pre else []), "if len(th) > 201: _fail()"))
+        if callee.nodes[0].costly:
+            out.append(f"{ind}_w = [*threads]; _w[t] = ({frame}, ({pushed})) if len(th) == 1 else "
+                       f"(*th[:-1], {frame}, ({pushed})); return (g, heap, tuple(_w))")
+        else:
+            out.append(f"{ind}return _resume(g, heap, threads, t, (*th[:-1], {frame}), {k}, "
+                       f"[{', '.join(x for x in (args, *blank) if x)}], 0)")
     return out
 
 
@@ -1483,15 +1497,39 @@ _COMPILED: dict[str, Any] = {}
 _COMPILED_MAX = 4096
 
 
+_deferred = threading.local()  # ``jobs``: the ``attach`` calls waiting for the module to be compiled
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Hold every ``attach`` until the block ends, then run them: a call's whole step is written once its
+    callee is compiled (its frame's blank locals are literals in the text), whatever order the functions are
+    compiled in. A block that raises attaches nothing (the compilation failed)."""
+    outer = getattr(_deferred, "jobs", None)
+    jobs: list[Any] = []
+    _deferred.jobs = jobs
+    try:
+        yield
+    finally:
+        _deferred.jobs = outer
+    for job in jobs:
+        attach(*job)
+
+
 def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSource | None],
            names: dict[str, str] | None = None) -> None:
     """Generate, compile and attach (``Node.fast``, ``fast_tracked``, ``fast_step``, ``fast_guard``) the fast
     functions of ``code``."""
-    if code.entry == 0 and code.nodes and code.nodes[0].costly:
-        code.fast_blank = tuple(code.new_frame_locals([None] * len(code.params))[len(code.params):])
+    pending = getattr(_deferred, "jobs", None)
+    if pending is not None:
+        pending.append((code, fragments, guards, names))
+        return
+    # The Codes the text names (a call's callee), by identifier: what a step knows of its callee's frame.
+    callees = {ident: obj for obj, ident in (names or {}).items() if type(obj) is type(code)}
     source = "\n".join(part for part in (
         function_source(code, fragments), function_source(code, fragments, tracked=True),
-        step_source(code, fragments, guards), return_source(code, fragments), guard_source(guards)) if part)
+        step_source(code, fragments, guards, callees), return_source(code, fragments, callees),
+        guard_source(guards)) if part)
     if not source:
         return
     namespace = dict(HELPERS, _code=code)  # the Code object itself, not its name

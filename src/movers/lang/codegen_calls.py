@@ -129,7 +129,7 @@ codegen.HELPERS.update({"_method": _method, "_box": box, "_unbox": unbox, "_fram
                         "_locals": _locals})
 
 # The other names the generated text uses (tests/test_codegen.py checks it).
-NAMES = frozenset({"_rv", "_b", "_k", "pop", "_z", "_cf", "_rf", "fast_blank", "fast_return"})
+NAMES = frozenset({"_rv", "_b", "_k", "pop", "_cf", "_rf", "_ret", "fast_return"})
 
 
 def _bind(fc: CompiledFunction, obj: Any) -> str:
@@ -237,12 +237,12 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
         if pred is None:
             lines = [*lines, f"{c} = heap[{head[0]}.i][0]", *generic]
             return lambda: Fragment([*lines, f"pc = (_k, _b, {ret.pc})"], None, not src.eager, call=True)
+        # Every class whose objects have the method is tested: an object of another class has none (the
+        # closures raise AttributeError) or is a builtin object (a list's ``pop`` where a class of the model
+        # defines one): the closures' business.
         classes, callee = pred
-        test = " or ".join(f"{c} is {_bind(fc, cls)}" for cls in classes)
-        k = _bind(fc, callee)
-        lines = [*lines, f"{c} = heap[{head[0]}.i][0]", f"if not ({test}):", *(f"    {x}" for x in generic)]
-        return lambda: Fragment([*lines, f"    pc = (_k, _b, {ret.pc})", "else:", *(f"    {x}" for x in cover),
-                                 f"    pc = ({k}, [{values}], {ret.pc})"], None, not src.eager, call=True)
+        test = " and ".join(f"{c} is not {_bind(fc, cls)}" for cls in classes)
+        lines = [*lines, f"{c} = heap[{head[0]}.i][0]", f"if {test}: _fail()"]
     k = _bind(fc, callee)
     return lambda: Fragment([*lines, *cover, f"pc = ({k}, [{values}], {ret.pc})"], None, not src.eager, call=True)
 
@@ -262,7 +262,7 @@ def continuation(fc: CompiledFunction, s: ast.stmt, temp: int, nxt: Target) -> F
         if where is not None and where[0] == "loc":
             # Into a local, any value, as ``store_local`` stores it: the driver takes a step that returns from a
             # call as one that may move references in frames (its canonical walk, semantics/system._run_fast).
-            src.add(f"loc[{where[1]}] = _box(_rv)")
+            src.add(f"loc[{where[1]}] = {_boxed('_rv')}")
         else:
             src.add("if _rv is not None and type(_rv) is not int and type(_rv) is not bool: _fail()")
             if not codegen._store(fc, target, "_rv", src):
@@ -288,7 +288,17 @@ def pass_on(temp: int, slot: int, chain: Target | None) -> FragmentMaker:
     lines = ["_rv = loc.pop()", *([f"loc[{temp}] = None"] if temp >= 0 else [])]
     if chain is None:
         return lambda: Fragment([*lines, "loc.append(_rv)", "pc = -1"], None, True, (-1,))
-    return lambda: Fragment([*lines, f"loc[{slot}] = _box(_rv)", f"pc = {chain.pc}"], chain.pc)
+    return lambda: Fragment([*lines, f"loc[{slot}] = {_boxed('_rv')}", f"pc = {chain.pc}"], chain.pc)
+
+
+def _unboxed(x: str) -> str:
+    """The text of ``unbox(x)``, with no call where it is ``x`` itself (not a ``Bool``, not a tuple)."""
+    return f"(_unbox({x}) if type({x}) is Bool or type({x}) is tuple else {x})"
+
+
+def _boxed(x: str) -> str:
+    """The text of ``box(x)``, with no call where it is ``x`` itself (not a bool, not a tuple)."""
+    return f"(_box({x}) if type({x}) is bool or type({x}) is tuple else {x})"
 
 
 def _returned(fc: CompiledFunction, e: ast.expr | None, src: codegen._Source) -> str | None:
@@ -298,7 +308,7 @@ def _returned(fc: CompiledFunction, e: ast.expr | None, src: codegen._Source) ->
     if isinstance(e, (ast.Name, ast.Attribute, ast.Subscript)):
         # References and tuples too: unboxed, as the closures' expression gives them.
         raw = codegen._raw(fc, e, src)
-        return f"_unbox({raw})" if raw is not None else None
+        return _unboxed(raw) if raw is not None else None
     popped = codegen.list_pop_value(fc, e, src)  # ``return xs.pop(0)``: the queue library's get
     return popped if popped is not None else codegen.value(fc, e, src)
 
@@ -315,16 +325,20 @@ def return_value(fc: CompiledFunction, e: ast.expr | None) -> FragmentMaker | No
 def keep_return_value(fc: CompiledFunction, e: ast.expr | None, slot: int, chain: Target) -> FragmentMaker | None:
     """``return e`` inside ``with`` blocks: the value kept (boxed) in ``slot`` while the exits run."""
     src = codegen._Source()
-    v = _returned(fc, e, src)
+    if isinstance(e, (ast.Name, ast.Attribute, ast.Subscript)):
+        v = codegen._raw(fc, e, src)  # kept as stored: box(unbox(v)) is v
+    else:
+        v = _returned(fc, e, src)
+        v = None if v is None else f"_box({v})"
     if v is None:
         return None
-    lines = [*src.lines, f"loc[{slot}] = _box({v})"]
+    lines = [*src.lines, f"loc[{slot}] = {v}"]
     return lambda: Fragment([*lines, f"pc = {chain.pc}"], chain.pc, not src.eager)
 
 
 def deliver_return_value(slot: int) -> FragmentMaker:
     """After the exits: the kept value to the caller."""
-    lines = [f"_b = loc[{slot}]", f"loc[{slot}] = None", "loc.append(_unbox(_b))", "pc = -1"]
+    lines = [f"_b = loc[{slot}]", f"loc[{slot}] = None", f"loc.append({_unboxed('_b')})", "pc = -1"]
     return lambda: Fragment(lines, None, True, (-1,))
 
 

@@ -16,10 +16,13 @@ source by one small emitter per statement shape (``assign``, ``branch``, ``check
   entry, a thread's first step) whose step ends, whatever path it takes through the glue (each path written
   out where the glue branches: a busy wait's test; through a ``with indivisible():`` block), at a costly node,
   at the thread's end, or in a call whose callee's first node is costly (the callee's frame pushed): the
-  successor state, in one call; a call into local work or a return into a caller hands the frames over to
-  ``codegen_calls._resume``, which goes on as the general driver would; its frame's
+  successor state, in one call; a return into a caller goes on in the caller's ``_r{k}``; a call into local
+  work hands the frames over to ``codegen_calls._resume``, which goes on as the general driver would; its frame's
   locals are plain variables ``_l0``... (taken from ``top``, put into the new frame) wherever the fragment
   uses them only as ``loc[i]``;
+- ``_r{k}(g, heap, threads, t, th, top, value) -> state``: the whole step from a call's continuation ``k``
+  once the callee returned ``value`` (``return_source``), which a callee's whole step that returns calls
+  through the caller's ``Code.fast_return``;
 - ``_g{k}(g, heap, threads, top, t) -> bool``: the node's guard;
 - ``_x{k}(g, heap, threads, t, th, top) -> state | None``: a guarded node's guard and whole step together
   (None when the guard is false): the plain full search's one call per thread and state;
@@ -588,9 +591,9 @@ def _raw(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
     return x
 
 
-def _name_constant(fc: CompiledFunction, name: str) -> str:
-    """The identifier under which a field's name is bound in the generated code's namespace: the name is
-    data there, never source text."""
+def _name_constant(fc: CompiledFunction, name: Any) -> str:
+    """The identifier under which a field's name (or a class of the model) is bound in the generated code's
+    namespace: the name is data there, never source text."""
     names = fc.fast_names
     if name not in names:
         names[name] = f"_a{len(names)}"
@@ -604,9 +607,33 @@ def _field_slot(fc: CompiledFunction, e: ast.Attribute, src: _Source) -> tuple[s
         return None
     o, i = src.temp(), src.temp()
     src.add(f"{o} = heap[{r}.i]")
-    src.add(f"{i} = {o}[0].field_index.get({_name_constant(fc, e.attr)})")
-    src.add(f"if {i} is None: _fail()")  # no such field (``m.owner`` of a monitor): the closures' business
+    _index(fc, e.attr, o, i, src, False)
     return r, o, i
+
+
+# At most this many classes share a field's predicted index (each is one ``is`` in the test).
+_FIELD_CLASSES = 4
+
+
+def _index(fc: CompiledFunction, name: str, o: str, i: str, src: _Source, store: bool) -> None:
+    """Lines that set ``i`` to field ``name``'s index in object ``o``, failing where it has none (``m.owner``
+    of a monitor: the closures' business) or, for a ``store``, where it is a builtin object or a thread (the
+    closures refuse some of their fields). Where every class of the model that has the field has it at one
+    index (a class's fields are declared before any body is compiled, and never change), objects of those
+    classes take the index as a literal: no look-up by name."""
+    lookup = [*([f"if {o}[0].builtin or {o}[0].is_thread: _fail()"] if store else []),
+              f"{i} = {o}[0].field_index.get({_name_constant(fc, name)})", f"if {i} is None: _fail()"]
+    found = [c for c in getattr(fc.mc, "classes", {}).values() if name in c.field_index]
+    if (not found or len(found) > _FIELD_CLASSES or len({c.field_index[name] for c in found}) != 1
+            or any(c.builtin or c.is_thread for c in found)):
+        for line in lookup:
+            src.add(line)
+        return
+    test = " or ".join(f"{o}[0] is {_name_constant(fc, c)}" for c in found)
+    src.add(f"if {test}: {i} = {found[0].field_index[name]}")
+    src.add("else:")
+    for line in lookup:
+        src.add(f"    {line}")
 
 
 def _field(fc: CompiledFunction, e: ast.Attribute, src: _Source) -> str | None:
@@ -787,9 +814,7 @@ def _store_field(fc: CompiledFunction, target: ast.Attribute, v: str, src: _Sour
         return False
     o, i = src.temp(), src.temp()
     src.add(f"{o} = heap[{r}.i]")
-    src.add(f"if {o}[0].builtin or {o}[0].is_thread: _fail()")
-    src.add(f"{i} = {o}[0].field_index.get({_name_constant(fc, target.attr)})")
-    src.add(f"if {i} is None: _fail()")
+    _index(fc, target.attr, o, i, src, True)
     src.add(f"if type({x}) is bool: {x} = TRUE if {x} else FALSE")
     src.add(f"if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
     src.add(f"_w = [*{o}]; _w[{i}] = {x}; _v = [*heap]; _v[{r}.i] = tuple(_w); heap = tuple(_v)")

@@ -7,7 +7,12 @@ and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx
 - a call's fragment (the node that evaluates the receiver and the arguments, ``ExpressionCompiler.e_Call``'s
   hoisted call site) ends with ``pc = (callee, arguments, return pc)``: the arguments as the frame stores
   them (booleans boxed), for a call that binds them by position only (the callee's signature checked as
-  ``method_call_setup`` checks it; anything else, keywords and defaults included, is the closures');
+  ``method_call_setup`` checks it; anything else, keywords and defaults included, is the closures'). The
+  callee is known when the text is written for a function, and for a method that one Code serves for every
+  class of the model that has it (the classes and their methods are declared before any body is compiled,
+  and never change): the receiver's class is tested against those classes (any other has no such method,
+  or is a builtin object: the closures'), like a compiler's inline cache with its classes known in advance.
+  Otherwise ``_method`` looks the method up by the receiver's class when the step runs;
 - ``return e`` appends ``e``'s value to the frame's locals, then ``pc = -1`` (falling off the end returns
   None: nothing appended); the driver pops the frame and appends the value to the caller's locals, where
   the caller's continuation node takes it (the closures' ``Ctx.retval``, which is not part of a state
@@ -19,8 +24,14 @@ and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx
   in frames, as ``Ctx.push``, ``Ctx.ret`` and ``store_local`` would mark it), an int, a boolean or None
   elsewhere (``codegen._store``), else the step falls back.
 
-A whole step (``codegen._step_body``) that ends in a call into a callee whose first node is local work, or
-in a return into a caller, goes on in ``_resume``, the driver's loop from that point, rather than giving up.
+A whole step (``codegen._step_body``) that ends in a call of a known callee pushes the frame in line
+(``codegen._static_pushes``: the callee's blank locals are literals, the text being written once every
+function is compiled, ``codegen.deferred``), with no heap-walk question where every value the frame gets is
+already where the canonical walk meets it first (``_in_place``). A return into a caller goes on in the
+caller's continuation, a whole step of its own (``codegen.return_source``, ``Code.fast_return``: the caller
+is known only when the step runs). A call into a callee whose first node is local work, a callee looked up
+when the step runs, or a continuation with no such step goes on in ``_resume``, the driver's loop from that
+point, rather than giving up.
 
 A ``return`` inside ``with`` blocks (a ``@synchronized`` method's) keeps its value in a hidden slot while the
 blocks' exits run: that store and the final delivery are fragments too.

@@ -186,6 +186,12 @@ def monitor_exit(slot: int, clear: bool, after: Target) -> FragmentMaker:
 # -- wait: release and join the wait set; then re-acquire ----------------------------------------------------
 
 
+def _joined(waiters: str) -> str:
+    """The text of the wait set ``waiters`` (a sorted tuple of thread ids) with ``t`` joining it, sorted: at its
+    end where it is greater than every waiter (no sort)."""
+    return f"(*{waiters}, t) if not {waiters} or {waiters}[-1] < t else tuple(sorted((*{waiters}, t)))"
+
+
 def wait(fc: CompiledFunction, e: ast.expr, monitor: bool, slot: int, count: int, reacq: Target, nxt: Target,
          events: bool) -> FragmentMaker | None:
     """The first step of ``wait(obj)`` (``monitor``) or ``c.wait()`` (``sync.wait``): the object and the count
@@ -206,7 +212,8 @@ def wait(fc: CompiledFunction, e: ast.expr, monitor: bool, slot: int, count: int
     if monitor:
         body += ["_m = _o[1]",
                  "if _m is None or _m[0] != t: _fail()",
-                 _put(r, "(_o[0], (None, 0, tuple(sorted((*_m[2], t)))), *_o[2:])"),
+                 f"_ws = {_joined('_m[2]')}",
+                 _put(r, "(_o[0], (None, 0, _ws), *_o[2:])"),
                  _track(f"eff.released.append({r})"),
                  f"loc[{count}] = _m[1]"]
     else:
@@ -222,7 +229,8 @@ def wait(fc: CompiledFunction, e: ast.expr, monitor: bool, slot: int, count: int
                  "    " + _put("_q", "(RLOCK, _p[1], None, 0)"),
                  "else: _fail()",
                  _track("eff.released.append(_q)"),
-                 _put(r, "(_o[0], _o[1], _q, tuple(sorted((*_o[3], t))))"),
+                 f"_ws = {_joined('_o[3]')}",
+                 _put(r, "(_o[0], _o[1], _q, _ws)"),
                  f"loc[{count}] = _n"]
     body += [f"loc[{slot}] = {r}", "pc = {reacq}"]
     lines += ["    " + line for line in body] if events else body

@@ -1461,6 +1461,14 @@ def _static_pushes(lines: list[str], frame: str, pre: str, callees: dict[str, An
         pushed = ", ".join(x for x in (k, "0", args, *blank) if x)
         out.extend(f"{ind}{x}" for x in (f"pc = {ret}", *([pre] if pre else []), "if len(th) > 201: _fail()"))
         if callee.nodes[0].costly:
+            # As ``Ctx.push`` marks it (an argument that is a reference or a tuple): the closures then walk the
+            # heap unless the globals reach every object, and a walk renumbers more than the new frame's
+            # references where an earlier step did not walk (a reference kept in a hidden local by ``with
+            # self.m:``).
+            moved = [x for x in args.split(", ") if re.fullmatch(r"_\d+", x)]
+            if moved:
+                test = " or ".join(f"type({x}) is Ref or type({x}) is tuple" for x in moved)
+                out.append(f"{ind}if ({test}) and not _cover(g, heap): _fail()")
             out.append(f"{ind}_w = [*threads]; _w[t] = ({frame}, ({pushed})) if len(th) == 1 else "
                        f"(*th[:-1], {frame}, ({pushed})); return (g, heap, tuple(_w))")
         else:

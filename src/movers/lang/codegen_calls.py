@@ -26,8 +26,7 @@ and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx
 
 A whole step (``codegen._step_body``) that ends in a call of a known callee pushes the frame in line
 (``codegen._static_pushes``: the callee's blank locals are literals, the text being written once every
-function is compiled, ``codegen.deferred``), with no heap-walk question where every value the frame gets is
-already where the canonical walk meets it first (``_in_place``). A return into a caller goes on in the
+function is compiled, ``codegen.deferred``). A return into a caller goes on in the
 caller's continuation, a whole step of its own (``codegen.return_source``, ``Code.fast_return``: the caller
 is known only when the step runs). A call into a callee whose first node is local work, a callee looked up
 when the step runs, or a continuation with no such step goes on in ``_resume``, the driver's loop from that
@@ -169,18 +168,6 @@ def _argument(fc: CompiledFunction, a: ast.expr, src: codegen._Source) -> str | 
     return x
 
 
-def _in_place(fc: CompiledFunction, a: ast.expr) -> bool:
-    """Whether the value of argument (or receiver) ``a`` is, after the call's step, already where the canonical
-    walk meets it before the callee's frame (semantics/state.py): a constant; a global's value (the globals
-    come first, and no generated step stores a reference into one); a local of the caller's (its frame comes
-    just before the callee's, and the call's step writes none). Then pushing the frame renumbers nothing and
-    makes nothing garbage: it needs no walk, whatever the heap. Any other value may be a reference met first
-    in the new frame: the globals must reach every object (``_cover``)."""
-    if isinstance(a, ast.Constant):
-        return True
-    return isinstance(a, ast.Name) and codegen._variable(fc, a.id) is not None
-
-
 # At most this many classes share the predicted method (each is one ``is`` in the call's test).
 _PREDICTED = 4
 
@@ -215,7 +202,6 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
         return None
     src = codegen._Source()
     head: list[str] = []
-    sources = list(e.args)
     if callee is None:
         if not isinstance(e.func, ast.Attribute):
             return None
@@ -223,7 +209,6 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
         if r is None:
             return None
         head = [r]
-        sources.insert(0, e.func.value)
     else:
         sig = signature_of(callee)
         if sig.npos != len(e.args) or len(callee.params) != len(e.args):
@@ -233,11 +218,6 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
         return None
     every = [*head, *args]
     values = ", ".join(every)  # type: ignore[arg-type]
-    # The values that may be references met first in the callee's frame: the globals must then reach every
-    # object (``_in_place``), as ``Ctx.push`` leaves it to the engine's walk.
-    moved = [x for x, a in zip(every, sources, strict=True) if not _in_place(fc, a)]
-    cover = ([f"if ({' or '.join(f'type({x}) is Ref or type({x}) is tuple' for x in moved)}) "
-              "and not _cover(g, heap): _fail()"] if moved else [])
     lines = src.lines
     if callee is None:
         assert isinstance(e.func, ast.Attribute)
@@ -255,7 +235,7 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
         test = " and ".join(f"{c} is not {_bind(fc, cls)}" for cls in classes)
         lines = [*lines, f"{c} = heap[{head[0]}.i][0]", f"if {test}: _fail()"]
     k = _bind(fc, callee)
-    return lambda: Fragment([*lines, *cover, f"pc = ({k}, [{values}], {ret.pc})"], None, not src.eager, call=True)
+    return lambda: Fragment([*lines, f"pc = ({k}, [{values}], {ret.pc})"], None, not src.eager, call=True)
 
 
 def continuation(fc: CompiledFunction, s: ast.stmt, temp: int, nxt: Target) -> FragmentMaker | None:

@@ -155,10 +155,17 @@ def monitor_enter(fc: CompiledFunction, e: ast.expr | int, keep: int, nxt: Targe
     return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
 
 
+# The guards of a monitor's entry and of a wait's re-acquire, asked of a blocked thread at every state, take
+# ``.i`` of a reference in a local slot unchecked: a value that is not a reference has no ``i`` (ints, ``Bool``,
+# None, strings, tuples, ``UNBOUND``), the guard raises, and every caller of a generated guard then asks the
+# closures (``semantics/system.py``), as after ``_fail()``.
+
+
 def monitor_enter_guard(fc: CompiledFunction, e: ast.expr | int) -> GuardSource | None:
     """May the thread enter the monitor now (``sync.can_enter``): free, or its own?"""
     src = codegen._Source()
-    r = _receiver(fc, e, src)
+    # A slot's value unchecked (above); an expression's, as ``reference`` checks it.
+    r = f"loc[{e}]" if isinstance(e, int) else _receiver(fc, e, src)
     if r is None:
         return None
     return codegen._guard_text([*src.lines, f"_m = heap[{r}.i][1]",
@@ -271,8 +278,9 @@ def reacquire(slot: int, count: int, monitor: bool, nxt: Target) -> FragmentMake
 
 
 def reacquire_guard(slot: int, monitor: bool) -> GuardSource:
-    """May the waiting thread re-acquire (``sync.can_reacquire``): notified, and the monitor (lock) free?"""
-    lines = [f"_r = loc[{slot}]", "if type(_r) is not Ref: _fail()", "_o = heap[_r.i]"]
+    """May the waiting thread re-acquire (``sync.can_reacquire``): notified, and the monitor (lock) free? The
+    slot's value unchecked (above ``monitor_enter_guard``)."""
+    lines = [f"_o = heap[loc[{slot}].i]"]
     if monitor:
         lines += ["_m = _o[1]", "return _m is None or (t not in _m[2] and _m[0] is None)"]
     else:

@@ -203,7 +203,7 @@ _OWN = {"def", "return", "if", "else", "is", "not", "and", "or", "type", "int", 
         "threads", "_v", "_w", "_c", "_code", "list", "field_index", "get", "builtin", "break", *codegen.HELPERS,
         "elif", "value", "_f", "_a", "nodes", "entry", "costly",
         *codegen_sync.NAMES, *codegen_calls.NAMES}
-_TEMP = re.compile(r"_\d+|_[ntsgaxl]\d+")
+_TEMP = re.compile(r"_\d+|_[ntsgaxlr]\d+")
 
 
 def _generated(source: str) -> list[str]:

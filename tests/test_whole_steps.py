@@ -1,6 +1,6 @@
 """Whole steps on the generated code (lang/codegen.py's ``_s{k}``/``_x{k}``): through branching glue (a
 busy-wait's test under access granularity), from a thread's entry, into a call, on through a call into local
-work and a return into the caller (``codegen_calls._resume``), over wide frames; and
+work (``codegen_calls._resume``) and a return into the caller (its continuation's ``_r{k}``), over wide frames; and
 ``globals_cover`` remembered by value. Each is the closures' search, state for state, and runs without the
 general driver (``semantics/system._run_fast``) where it applies."""
 
@@ -186,9 +186,9 @@ def test_a_call_pushes_its_frame_in_the_whole_step(monkeypatch: pytest.MonkeyPat
 def test_returns_and_calls_into_local_work_stay_off_the_driver(granularity: str,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     # ``return k`` into ``r = bump(a)``, ``bump``'s first statement local work (access granularity), and the
-    # monitor's returns from ``@synchronized`` methods: the whole step hands over to ``_resume`` where it ends
-    # in a return into a caller or a call whose callee starts with local work, and the general driver never
-    # runs the step again from its start.
+    # monitor's returns from ``@synchronized`` methods: the whole step goes on in the caller's continuation
+    # (``_r{k}``) where it ends in a return into a caller, and hands over to ``_resume`` where it ends in a call
+    # whose callee starts with local work; the general driver never runs the step again from its start.
     for name in ("calls", "monitor"):
         assert _driven(MODELS[name], granularity, monkeypatch) == []
     # ``x = q.get()``: the call into ``get`` (``if not block:`` first) and the return of the item.

@@ -315,6 +315,11 @@ class Code:
     # Per node, the function that gives a thread's successor there in one call (its ``fast_succ``, or its
     # ``fast_step`` when it has no guard), else None: the plain full search's dispatch (semantics/system.py).
     fast_dispatch: tuple[Callable[..., Any] | None, ...] = ()
+    # Per node, the step that goes on from it once a callee returns into it (a call's continuation), with the
+    # returned value: ``_r{k}(g, heap, threads, t, frames, top, value) -> state`` (lang/codegen.py), else None;
+    # empty when none has one. A callee's whole step that returns calls it (the caller's code is known only
+    # when the step runs).
+    fast_return: tuple[Callable[..., Any] | None, ...] = ()
     # The exception handlers of its ``try`` statements and cleanups (ir/exceptions.py), innermost last:
     # (pc intervals ((start, end), ...), handler pc, the hidden local the exception in flight goes to, what
     # it may stop: None (a cleanup that re-raises), True (anything), or the classes of its except clauses).

@@ -16,11 +16,14 @@ source by one small emitter per statement shape (``assign``, ``branch``, ``check
   entry, a thread's first step) whose step ends, whatever path it takes through the glue (each path written
   out where the glue branches: a busy wait's test; through a ``with indivisible():`` block), at a costly node,
   at the thread's end, or in a call whose callee's first node is costly (the callee's frame pushed): the
-  successor state, in one call; a call into local work or a return into a caller hands the frames over to
-  ``codegen_calls._resume``, which goes on as the general driver would; its frame's
+  successor state, in one call; a return into a caller goes on in the caller's ``_r{k}``; a call into local
+  work hands the frames over to ``codegen_calls._resume``, which goes on as the general driver would; its frame's
   locals are plain variables ``_l0``... (taken from ``top``, put into the new frame) wherever the fragment
   uses them only as ``loc[i]``; where a path comes back to node k having written nothing (a busy wait whose
   test holds), ``SAME`` (``ir.program.SAME``: the successor is the state itself);
+- ``_r{k}(g, heap, threads, t, th, top, value) -> state``: the whole step from a call's continuation ``k``
+  once the callee returned ``value`` (``return_source``), which a callee's whole step that returns calls
+  through the caller's ``Code.fast_return``;
 - ``_g{k}(g, heap, threads, top, t) -> bool``: the node's guard;
 - ``_x{k}(g, heap, threads, t, th, top) -> state | None``: a guarded node's guard and whole step together
   (None when the guard is false): the plain full search's one call per thread and state;
@@ -67,7 +70,9 @@ from __future__ import annotations
 import ast
 import copy
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -591,9 +596,9 @@ def _raw(fc: CompiledFunction, e: ast.expr, src: _Source) -> str | None:
     return x
 
 
-def _name_constant(fc: CompiledFunction, name: str) -> str:
-    """The identifier under which a field's name is bound in the generated code's namespace: the name is
-    data there, never source text."""
+def _name_constant(fc: CompiledFunction, name: Any) -> str:
+    """The identifier under which a field's name (or a class of the model) is bound in the generated code's
+    namespace: the name is data there, never source text."""
     names = fc.fast_names
     if name not in names:
         names[name] = f"_a{len(names)}"
@@ -607,9 +612,33 @@ def _field_slot(fc: CompiledFunction, e: ast.Attribute, src: _Source) -> tuple[s
         return None
     o, i = src.temp(), src.temp()
     src.add(f"{o} = heap[{r}.i]")
-    src.add(f"{i} = {o}[0].field_index.get({_name_constant(fc, e.attr)})")
-    src.add(f"if {i} is None: _fail()")  # no such field (``m.owner`` of a monitor): the closures' business
+    _index(fc, e.attr, o, i, src, False)
     return r, o, i
+
+
+# At most this many classes share a field's predicted index (each is one ``is`` in the test).
+_FIELD_CLASSES = 4
+
+
+def _index(fc: CompiledFunction, name: str, o: str, i: str, src: _Source, store: bool) -> None:
+    """Lines that set ``i`` to field ``name``'s index in object ``o``, failing where it has none (``m.owner``
+    of a monitor: the closures' business) or, for a ``store``, where it is a builtin object or a thread (the
+    closures refuse some of their fields). Where every class of the model that has the field has it at one
+    index (a class's fields are declared before any body is compiled, and never change), objects of those
+    classes take the index as a literal: no look-up by name."""
+    lookup = [*([f"if {o}[0].builtin or {o}[0].is_thread: _fail()"] if store else []),
+              f"{i} = {o}[0].field_index.get({_name_constant(fc, name)})", f"if {i} is None: _fail()"]
+    found = [c for c in getattr(fc.mc, "classes", {}).values() if name in c.field_index]
+    if (not found or len(found) > _FIELD_CLASSES or len({c.field_index[name] for c in found}) != 1
+            or any(c.builtin or c.is_thread for c in found)):
+        for line in lookup:
+            src.add(line)
+        return
+    test = " or ".join(f"{o}[0] is {_name_constant(fc, c)}" for c in found)
+    src.add(f"if {test}: {i} = {found[0].field_index[name]}")
+    src.add("else:")
+    for line in lookup:
+        src.add(f"    {line}")
 
 
 def _field(fc: CompiledFunction, e: ast.Attribute, src: _Source) -> str | None:
@@ -816,9 +845,7 @@ def _store_field(fc: CompiledFunction, target: ast.Attribute, v: str, src: _Sour
         return False
     o, i = src.temp(), src.temp()
     src.add(f"{o} = heap[{r}.i]")
-    src.add(f"if {o}[0].builtin or {o}[0].is_thread: _fail()")
-    src.add(f"{i} = {o}[0].field_index.get({_name_constant(fc, target.attr)})")
-    src.add(f"if {i} is None: _fail()")
+    _index(fc, target.attr, o, i, src, True)
     _box(x, src)
     src.add(f"if type({o}[{i}]) is Ref or type({o}[{i}]) is tuple: _fail()")
     src.add(f"_w = [*{o}]; _w[{i}] = {x}; _v = [*heap]; _v[{r}.i] = tuple(_w); heap = tuple(_v)")
@@ -1193,7 +1220,7 @@ def function_source(code: Code, fragments: list[Fragment | None], tracked: bool 
 
 
 def step_source(code: Code, fragments: list[Fragment | None],
-                guards: list[GuardSource | None] | None = None) -> str:
+                guards: list[GuardSource | None] | None = None, callees: dict[str, Any] | None = None) -> str:
     """Whole steps, ``_s{k}(g, heap, threads, t, th, top) -> state``, for the costly nodes whose step ends,
     whatever path it takes, at a costly node or at the frame's return: the successor state is built here,
     with no loop over glue and no second call (``semantics/system.py`` runs them when it can). With the
@@ -1209,7 +1236,7 @@ def step_source(code: Code, fragments: list[Fragment | None],
         if whole is None:
             continue
         body, ends = whole
-        step = _step_body(code, body, -1 in ends, -2 in ends)
+        step = _step_body(code, body, -1 in ends, -2 in ends, callees)
         out.append(f"def _s{k}(g, heap, threads, t, th, top):")
         out.extend(step)
         out.append("")
@@ -1236,6 +1263,31 @@ def _shared_prefix(guard: list[str], body: list[str]) -> int:
         if n < len(body) and not body[n].startswith(" ") and not b.endswith(":"):
             cut = n
     return cut
+
+
+def return_source(code: Code, fragments: list[Fragment | None], callees: dict[str, Any] | None = None) -> str:
+    """``_r{k}(g, heap, threads, t, th, top, _rv) -> state``: the rest of a step whose callee returned ``_rv``
+    into the continuation ``k`` of a call (``codegen_calls.continuation``, ``branch``, ``pass_on``: a fragment
+    that takes the value, ``_rv = loc.pop()``), the caller's frame ``top`` on top of ``th``: a whole step from
+    there, as ``semantics/system.drive_frames`` goes on after a return, for the callee's whole steps to hand
+    over to (``Code.fast_return``). Popping the callee's frame may drop references, and the value may be one:
+    the globals must reach every object (``_cover``), as ``drive_frames``' callers ask."""
+    out: list[str] = []
+    for k, frag in enumerate(fragments):
+        if frag is None or code.nodes[k].costly or frag.lines[:1] != [_TAKE_VALUE]:
+            continue  # a costly continuation would keep the value in the frame: the closures' (``drive_frames``)
+        whole = _whole_step(code, fragments, k)
+        if whole is None or whole[0][:1] != [_TAKE_VALUE] or any(_SAME in line for line in whole[0]):
+            continue  # (a path back to k would be no self-loop here: the callee's frame is gone)
+        body, ends = whole
+        out.append(f"def _r{k}(g, heap, threads, t, th, top, _rv):")
+        out.append("    if not _cover(g, heap): _fail()")
+        out.extend(_step_body(code, body[1:], -1 in ends, -2 in ends, callees))
+        out.append("")
+    return "\n".join(out)
+
+
+_TAKE_VALUE = "_rv = loc.pop()"  # the first line of a call's continuation (lang/codegen_calls.py)
 
 
 # A whole step runs at most this many glue nodes in line, counting each copy (the paths of a branch are
@@ -1363,15 +1415,22 @@ def _overwritten(lines: list[str], i: int) -> bool:
     return False
 
 
-def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) -> list[str]:
+def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False,
+               callees: dict[str, Any] | None = None) -> list[str]:
     """The indented body of a whole step: the fragment's lines, then the successor state. Where the lines use
     the locals only as ``loc[i]``, the locals are plain variables (``_l{i}``) instead of a list: no list to
     build and copy per step. A small frame is unpacked and packed whole; a wide one (access granularity's
     temporaries: a busy-wait's frame holds dozens) has only the locals the lines name taken from it and put
     back into a copy. A step that ends with a call pushes the callee's frame,
     as ``semantics/system._run_fast`` does, where the callee's first node is costly (the step ends there)."""
+    kept = returns and any(_RETURNED.match(line) for line in body)
+    if kept:
+        # The value a ``return`` appends to the frame's locals for the driver (``codegen_calls``) is kept in a
+        # variable instead: the locals stay a fixed set of variables, and the caller's continuation takes it.
+        body = ["_ret = None", *(_RETURNED.sub(r"\1_ret = \2", line) for line in body)]
     names = _local_variables(body, code.nlocals)
     fix = ""  # a line that puts pc into a frame copied as a list, before it becomes the frame
+    back = ""  # the line that puts a wide frame's locals back, into that copy
     if names is None:
         out = ["loc = list(top[2:])", *body]
         values, frame = "loc", "(_code, pc, *loc)"
@@ -1386,11 +1445,14 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         out = [f"_l{i} = top[{i + 2}]" for i in used]
         out.extend(re.sub(r"\bloc\[(\d+)\]", lambda m: f"_l{m[1]}", line) for line in body)
         if used:
-            out.append("_f = [*top]; " + "; ".join(f"_f[{i + 2}] = _l{i}" for i in used))
+            back = "_f = [*top]; " + "; ".join(f"_f[{i + 2}] = _l{i}" for i in used)
+            out.append(back)
             values, frame, fix = "_f[2:]", "tuple(_f)", "_f[1] = pc"
         else:
             values, frame = "top[2:]", "(_code, pc, *top[2:])"
     if calls:
+        out = _static_pushes(out, frame, "; ".join(x for x in (back, fix) if x), callees or {})
+    if calls and any(_CALL.match(line) for line in out):
         # As ``_run_fast``: a frame pushed (the closures' depth bound checked) may carry references into the
         # frames: no walk only where the globals reach every object.
         out.append("if type(pc) is tuple:")
@@ -1408,7 +1470,15 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
         # closures), and only if it held no reference, or the globals reach every object (dropping a
         # reference may otherwise change the canonical heap).
         out.append("if pc < 0:")
-        out.append(f"    if len(th) > 1: return _resume(g, heap, threads, t, th[:-1], _code, [*{values}], pc)")
+        # Into the caller's continuation, written as a step of its own (``return_source``), where it has one.
+        rv = "_ret" if kept else "None"
+        out.append("    if len(th) > 1:")
+        out.append("        _cf = th[-2]; _rf = _cf[0].fast_return")
+        out.append("        if _rf:")
+        out.append("            _rf = _rf[_cf[1]]")
+        out.append(f"            if _rf is not None: return _rf(g, heap, threads, t, th[:-1], _cf, {rv})")
+        frame_values = f"[*{values}, _ret]" if kept else f"[*{values}]"
+        out.append(f"        return _resume(g, heap, threads, t, th[:-1], _code, {frame_values}, pc)")
         out.append(f"    for _v in {values}:")
         out.append("        if type(_v) is Ref or type(_v) is tuple:")
         out.append("            if not _cover(g, heap): _fail()")
@@ -1424,6 +1494,48 @@ def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False) 
 
 # Frames up to this many locals are unpacked whole in a whole step (``_step_body``).
 _WHOLE_FRAME = 8
+
+
+_RETURNED = re.compile(r"( *)loc\.append\((.*)\)$")  # ``return e``'s value to the caller (codegen_calls)
+# A call's pc (``codegen_calls.call``): of a callee known when the text is written (``_a`` names its Code),
+# or looked up when the step runs (``_k``).
+_STATIC_CALL = re.compile(r"( *)pc = \((_a\d+), \[(.*)\], (\d+)\)$")
+_CALL = re.compile(r" *pc = \(_")
+
+
+def _static_pushes(lines: list[str], frame: str, pre: str, callees: dict[str, Any]) -> list[str]:
+    """The lines with each call of a known, compiled callee done in line, as ``drive_frames`` does it: its
+    frame pushed, the arguments then its blank locals as literals (``Code.new_frame_locals``), where its first
+    node ends the step; else handed over to ``codegen_calls._resume``, which runs the callee's local work.
+    ``pre`` completes the caller's frame where it is a copy (a wide frame). Another call keeps its pc, for
+    the general ending (``_step_body``)."""
+    out: list[str] = []
+    for line in lines:
+        m = _STATIC_CALL.match(line)
+        callee = callees.get(m[2]) if m is not None else None
+        if m is None or callee is None or not callee.nodes or callee.entry != 0:
+            out.append(line)
+            continue
+        ind, k, args, ret = m[1], m[2], m[3], m[4]
+        blank = ["UNBOUND" if v is UNBOUND else "None"
+                 for v in callee.new_frame_locals([None] * len(callee.params))[len(callee.params):]]
+        pushed = ", ".join(x for x in (k, "0", args, *blank) if x)
+        out.extend(f"{ind}{x}" for x in (f"pc = {ret}", *([pre] if pre else []), "if len(th) > 201: _fail()"))
+        if callee.nodes[0].costly:
+            # As ``Ctx.push`` marks it (an argument that is a reference or a tuple): the closures then walk the
+            # heap unless the globals reach every object, and a walk renumbers more than the new frame's
+            # references where an earlier step did not walk (a reference kept in a hidden local by ``with
+            # self.m:``).
+            moved = [x for x in args.split(", ") if re.fullmatch(r"_\d+", x)]
+            if moved:
+                test = " or ".join(f"type({x}) is Ref or type({x}) is tuple" for x in moved)
+                out.append(f"{ind}if ({test}) and not _cover(g, heap): _fail()")
+            out.append(f"{ind}_w = [*threads]; _w[t] = ({frame}, ({pushed})) if len(th) == 1 else "
+                       f"(*th[:-1], {frame}, ({pushed})); return (g, heap, tuple(_w))")
+        else:
+            out.append(f"{ind}return _resume(g, heap, threads, t, (*th[:-1], {frame}), {k}, "
+                       f"[{', '.join(x for x in (args, *blank) if x)}], 0)")
+    return out
 
 
 def _local_variables(body: list[str], n: int) -> list[str] | None:
@@ -1479,13 +1591,39 @@ _COMPILED: dict[str, Any] = {}
 _COMPILED_MAX = 4096
 
 
+_deferred = threading.local()  # ``jobs``: the ``attach`` calls waiting for the module to be compiled
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Hold every ``attach`` until the block ends, then run them: a call's whole step is written once its
+    callee is compiled (its frame's blank locals are literals in the text), whatever order the functions are
+    compiled in. A block that raises attaches nothing (the compilation failed)."""
+    outer = getattr(_deferred, "jobs", None)
+    jobs: list[Any] = []
+    _deferred.jobs = jobs
+    try:
+        yield
+    finally:
+        _deferred.jobs = outer
+    for job in jobs:
+        attach(*job)
+
+
 def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSource | None],
            names: dict[str, str] | None = None) -> None:
     """Generate, compile and attach (``Node.fast``, ``fast_tracked``, ``fast_step``, ``fast_guard``) the fast
     functions of ``code``."""
+    pending = getattr(_deferred, "jobs", None)
+    if pending is not None:
+        pending.append((code, fragments, guards, names))
+        return
+    # The Codes the text names (a call's callee), by identifier: what a step knows of its callee's frame.
+    callees = {ident: obj for obj, ident in (names or {}).items() if type(obj) is type(code)}
     source = "\n".join(part for part in (
         function_source(code, fragments), function_source(code, fragments, tracked=True),
-        step_source(code, fragments, guards), guard_source(guards)) if part)
+        step_source(code, fragments, guards, callees), return_source(code, fragments, callees),
+        guard_source(guards)) if part)
     if not source:
         return
     namespace = dict(HELPERS, _code=code)  # the Code object itself, not its name
@@ -1503,6 +1641,8 @@ def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSourc
     for k, g in enumerate(guards):
         if g is not None:
             code.nodes[k].fast_guard = namespace[f"_g{k}"]
+    returns = tuple(namespace.get(f"_r{k}") for k in range(len(code.nodes)))
+    code.fast_return = returns if any(returns) else ()
     code.fast_source = source + code.fast_source
 
 

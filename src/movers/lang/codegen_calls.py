@@ -7,7 +7,12 @@ and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx
 - a call's fragment (the node that evaluates the receiver and the arguments, ``ExpressionCompiler.e_Call``'s
   hoisted call site) ends with ``pc = (callee, arguments, return pc)``: the arguments as the frame stores
   them (booleans boxed), for a call that binds them by position only (the callee's signature checked as
-  ``method_call_setup`` checks it; anything else, keywords and defaults included, is the closures');
+  ``method_call_setup`` checks it; anything else, keywords and defaults included, is the closures'). The
+  callee is known when the text is written for a function, and for a method that one Code serves for every
+  class of the model that has it (the classes and their methods are declared before any body is compiled,
+  and never change): the receiver's class is tested against those classes (any other has no such method,
+  or is a builtin object: the closures'), like a compiler's inline cache with its classes known in advance.
+  Otherwise ``_method`` looks the method up by the receiver's class when the step runs;
 - ``return e`` appends ``e``'s value to the frame's locals, then ``pc = -1`` (falling off the end returns
   None: nothing appended); the driver pops the frame and appends the value to the caller's locals, where
   the caller's continuation node takes it (the closures' ``Ctx.retval``, which is not part of a state
@@ -19,8 +24,13 @@ and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx
   in frames, as ``Ctx.push``, ``Ctx.ret`` and ``store_local`` would mark it), an int, a boolean or None
   elsewhere (``codegen._store``), else the step falls back.
 
-A whole step (``codegen._step_body``) that ends in a call into a callee whose first node is local work, or
-in a return into a caller, goes on in ``_resume``, the driver's loop from that point, rather than giving up.
+A whole step (``codegen._step_body``) that ends in a call of a known callee pushes the frame in line
+(``codegen._static_pushes``: the callee's blank locals are literals, the text being written once every
+function is compiled, ``codegen.deferred``). A return into a caller goes on in the
+caller's continuation, a whole step of its own (``codegen.return_source``, ``Code.fast_return``: the caller
+is known only when the step runs). A call into a callee whose first node is local work, a callee looked up
+when the step runs, or a continuation with no such step goes on in ``_resume``, the driver's loop from that
+point, rather than giving up.
 
 A ``return`` inside ``with`` blocks (a ``@synchronized`` method's) keeps its value in a hidden slot while the
 blocks' exits run: that store and the final delivery are fragments too.
@@ -129,7 +139,7 @@ codegen.HELPERS.update({"_method": _method, "_box": box, "_unbox": unbox, "_fram
                         "_locals": _locals})
 
 # The other names the generated text uses (tests/test_codegen.py checks it).
-NAMES = frozenset({"_rv", "_b", "_k", "pop"})
+NAMES = frozenset({"_rv", "_b", "_k", "pop", "_cf", "_rf", "_ret", "fast_return"})
 
 
 def _bind(fc: CompiledFunction, obj: Any) -> str:
@@ -158,9 +168,36 @@ def _argument(fc: CompiledFunction, a: ast.expr, src: codegen._Source) -> str | 
     return x
 
 
+# At most this many classes share the predicted method (each is one ``is`` in the call's test).
+_PREDICTED = 4
+
+
+def _predicted(fc: CompiledFunction, method: str, n: int) -> tuple[list[Any], Any] | None:
+    """The classes of the model whose objects' method ``method`` is one and the same Code, and that Code, when
+    no class has another and the call binds its ``n`` arguments (``self`` included) by position, in order
+    (``method_call_setup``'s plain case): a receiver of one of those classes calls it, known when the text is
+    written (the classes and their methods are declared before any body is compiled, and never change)."""
+    found = []
+    for cls in getattr(fc.mc, "classes", {}).values():
+        code = cls.lookup(method)
+        if code is not None:
+            found.append((cls, code))
+    if not found or len(found) > _PREDICTED or any(k is not found[0][1] for _, k in found):
+        return None
+    code = found[0][1]
+    sig = signature_of(code)
+    if sig.npos != n or len(code.params) != n:
+        return None
+    return [cls for cls, _ in found], code
+
+
 def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> FragmentMaker | None:
     """The node of a hoisted call ``e`` (its site's setup): of the model function ``callee`` (a Code), or,
-    when ``callee`` is None, of the method ``e.func.attr`` of the object ``e.func.value`` holds."""
+    when ``callee`` is None, of the method ``e.func.attr`` of the object ``e.func.value`` holds. A callee known
+    here (a function; a method whose receiver's class is tested against the classes that define it) ends with
+    ``pc = (_aN, [arguments], return pc)``, ``_aN`` the callee's Code, which a whole step turns into the pushed
+    frame in line (``codegen._static_pushes``); a method looked up when the step runs ends with
+    ``pc = (_k, _b, return pc)`` (``_method``)."""
     if e.keywords or any(isinstance(a, ast.Starred) for a in e.args):
         return None
     src = codegen._Source()
@@ -179,13 +216,26 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
     args = [_argument(fc, a, src) for a in e.args]
     if any(a is None for a in args):
         return None
-    values = ", ".join([*head, *args])  # type: ignore[list-item]
+    every = [*head, *args]
+    values = ", ".join(every)  # type: ignore[arg-type]
+    lines = src.lines
     if callee is None:
         assert isinstance(e.func, ast.Attribute)
-        src.add(f"_k, _b = _method(heap[{head[0]}.i][0], {codegen._name_constant(fc, e.func.attr)}, [{values}])")
-        return lambda: Fragment([*src.lines, f"pc = (_k, _b, {ret.pc})"], None, not src.eager, call=True)
-    src.add(f"_k = {_bind(fc, callee)}")
-    return lambda: Fragment([*src.lines, f"pc = (_k, [{values}], {ret.pc})"], None, not src.eager, call=True)
+        name = codegen._name_constant(fc, e.func.attr)
+        pred = _predicted(fc, e.func.attr, len(every))
+        c = src.temp()
+        generic = [f"_k, _b = _method({c}, {name}, [{values}])"]
+        if pred is None:
+            lines = [*lines, f"{c} = heap[{head[0]}.i][0]", *generic]
+            return lambda: Fragment([*lines, f"pc = (_k, _b, {ret.pc})"], None, not src.eager, call=True)
+        # Every class whose objects have the method is tested: an object of another class has none (the
+        # closures raise AttributeError) or is a builtin object (a list's ``pop`` where a class of the model
+        # defines one): the closures' business.
+        classes, callee = pred
+        test = " and ".join(f"{c} is not {_bind(fc, cls)}" for cls in classes)
+        lines = [*lines, f"{c} = heap[{head[0]}.i][0]", f"if {test}: _fail()"]
+    k = _bind(fc, callee)
+    return lambda: Fragment([*lines, f"pc = ({k}, [{values}], {ret.pc})"], None, not src.eager, call=True)
 
 
 def continuation(fc: CompiledFunction, s: ast.stmt, temp: int, nxt: Target) -> FragmentMaker | None:
@@ -203,7 +253,7 @@ def continuation(fc: CompiledFunction, s: ast.stmt, temp: int, nxt: Target) -> F
         if where is not None and where[0] == "loc":
             # Into a local, any value, as ``store_local`` stores it: the driver takes a step that returns from a
             # call as one that may move references in frames (its canonical walk, semantics/system._run_fast).
-            src.add(f"loc[{where[1]}] = _box(_rv)")
+            src.add(f"loc[{where[1]}] = {_boxed('_rv')}")
         else:
             src.add("if _rv is not None and type(_rv) is not int and type(_rv) is not bool: _fail()")
             if not codegen._store(fc, target, "_rv", src):
@@ -229,7 +279,17 @@ def pass_on(temp: int, slot: int, chain: Target | None) -> FragmentMaker:
     lines = ["_rv = loc.pop()", *([f"loc[{temp}] = None"] if temp >= 0 else [])]
     if chain is None:
         return lambda: Fragment([*lines, "loc.append(_rv)", "pc = -1"], None, True, (-1,))
-    return lambda: Fragment([*lines, f"loc[{slot}] = _box(_rv)", f"pc = {chain.pc}"], chain.pc)
+    return lambda: Fragment([*lines, f"loc[{slot}] = {_boxed('_rv')}", f"pc = {chain.pc}"], chain.pc)
+
+
+def _unboxed(x: str) -> str:
+    """The text of ``unbox(x)``, with no call where it is ``x`` itself (not a ``Bool``, not a tuple)."""
+    return f"(_unbox({x}) if type({x}) is Bool or type({x}) is tuple else {x})"
+
+
+def _boxed(x: str) -> str:
+    """The text of ``box(x)``, with no call where it is ``x`` itself (not a bool, not a tuple)."""
+    return f"(_box({x}) if type({x}) is bool or type({x}) is tuple else {x})"
 
 
 def _returned(fc: CompiledFunction, e: ast.expr | None, src: codegen._Source) -> str | None:
@@ -239,7 +299,7 @@ def _returned(fc: CompiledFunction, e: ast.expr | None, src: codegen._Source) ->
     if isinstance(e, (ast.Name, ast.Attribute, ast.Subscript)):
         # References and tuples too: unboxed, as the closures' expression gives them.
         raw = codegen._raw(fc, e, src)
-        return f"_unbox({raw})" if raw is not None else None
+        return _unboxed(raw) if raw is not None else None
     popped = codegen.list_pop_value(fc, e, src)  # ``return xs.pop(0)``: the queue library's get
     return popped if popped is not None else codegen.value(fc, e, src)
 
@@ -256,16 +316,20 @@ def return_value(fc: CompiledFunction, e: ast.expr | None) -> FragmentMaker | No
 def keep_return_value(fc: CompiledFunction, e: ast.expr | None, slot: int, chain: Target) -> FragmentMaker | None:
     """``return e`` inside ``with`` blocks: the value kept (boxed) in ``slot`` while the exits run."""
     src = codegen._Source()
-    v = _returned(fc, e, src)
+    if isinstance(e, (ast.Name, ast.Attribute, ast.Subscript)):
+        v = codegen._raw(fc, e, src)  # kept as stored: box(unbox(v)) is v
+    else:
+        v = _returned(fc, e, src)
+        v = None if v is None else f"_box({v})"
     if v is None:
         return None
-    lines = [*src.lines, f"loc[{slot}] = _box({v})"]
+    lines = [*src.lines, f"loc[{slot}] = {v}"]
     return lambda: Fragment([*lines, f"pc = {chain.pc}"], chain.pc, not src.eager)
 
 
 def deliver_return_value(slot: int) -> FragmentMaker:
     """After the exits: the kept value to the caller."""
-    lines = [f"_b = loc[{slot}]", f"loc[{slot}] = None", "loc.append(_unbox(_b))", "pc = -1"]
+    lines = [f"_b = loc[{slot}]", f"loc[{slot}] = None", f"loc.append({_unboxed('_b')})", "pc = -1"]
     return lambda: Fragment(lines, None, True, (-1,))
 
 

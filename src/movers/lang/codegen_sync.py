@@ -155,10 +155,17 @@ def monitor_enter(fc: CompiledFunction, e: ast.expr | int, keep: int, nxt: Targe
     return lambda: Fragment([*lines, f"pc = {nxt.pc}"], nxt.pc)
 
 
+# The guards of a monitor's entry and of a wait's re-acquire, asked of a blocked thread at every state, take
+# ``.i`` of a reference in a local slot unchecked: a value that is not a reference has no ``i`` (ints, ``Bool``,
+# None, strings, tuples, ``UNBOUND``), the guard raises, and every caller of a generated guard then asks the
+# closures (``semantics/system.py``), as after ``_fail()``.
+
+
 def monitor_enter_guard(fc: CompiledFunction, e: ast.expr | int) -> GuardSource | None:
     """May the thread enter the monitor now (``sync.can_enter``): free, or its own?"""
     src = codegen._Source()
-    r = _receiver(fc, e, src)
+    # A slot's value unchecked (above); an expression's, as ``reference`` checks it.
+    r = f"loc[{e}]" if isinstance(e, int) else _receiver(fc, e, src)
     if r is None:
         return None
     return codegen._guard_text([*src.lines, f"_m = heap[{r}.i][1]",
@@ -186,6 +193,12 @@ def monitor_exit(slot: int, clear: bool, after: Target) -> FragmentMaker:
 # -- wait: release and join the wait set; then re-acquire ----------------------------------------------------
 
 
+def _joined(waiters: str) -> str:
+    """The text of the wait set ``waiters`` (a sorted tuple of thread ids) with ``t`` joining it, sorted: at its
+    end where it is greater than every waiter (no sort)."""
+    return f"(*{waiters}, t) if not {waiters} or {waiters}[-1] < t else tuple(sorted((*{waiters}, t)))"
+
+
 def wait(fc: CompiledFunction, e: ast.expr, monitor: bool, slot: int, count: int, reacq: Target, nxt: Target,
          events: bool) -> FragmentMaker | None:
     """The first step of ``wait(obj)`` (``monitor``) or ``c.wait()`` (``sync.wait``): the object and the count
@@ -206,7 +219,8 @@ def wait(fc: CompiledFunction, e: ast.expr, monitor: bool, slot: int, count: int
     if monitor:
         body += ["_m = _o[1]",
                  "if _m is None or _m[0] != t: _fail()",
-                 _put(r, "(_o[0], (None, 0, tuple(sorted((*_m[2], t)))), *_o[2:])"),
+                 f"_ws = {_joined('_m[2]')}",
+                 _put(r, "(_o[0], (None, 0, _ws), *_o[2:])"),
                  _track(f"eff.released.append({r})"),
                  f"loc[{count}] = _m[1]"]
     else:
@@ -222,7 +236,8 @@ def wait(fc: CompiledFunction, e: ast.expr, monitor: bool, slot: int, count: int
                  "    " + _put("_q", "(RLOCK, _p[1], None, 0)"),
                  "else: _fail()",
                  _track("eff.released.append(_q)"),
-                 _put(r, "(_o[0], _o[1], _q, tuple(sorted((*_o[3], t))))"),
+                 f"_ws = {_joined('_o[3]')}",
+                 _put(r, "(_o[0], _o[1], _q, _ws)"),
                  f"loc[{count}] = _n"]
     body += [f"loc[{slot}] = {r}", "pc = {reacq}"]
     lines += ["    " + line for line in body] if events else body
@@ -263,8 +278,9 @@ def reacquire(slot: int, count: int, monitor: bool, nxt: Target) -> FragmentMake
 
 
 def reacquire_guard(slot: int, monitor: bool) -> GuardSource:
-    """May the waiting thread re-acquire (``sync.can_reacquire``): notified, and the monitor (lock) free?"""
-    lines = [f"_r = loc[{slot}]", "if type(_r) is not Ref: _fail()", "_o = heap[_r.i]"]
+    """May the waiting thread re-acquire (``sync.can_reacquire``): notified, and the monitor (lock) free? The
+    slot's value unchecked (above ``monitor_enter_guard``)."""
+    lines = [f"_o = heap[loc[{slot}].i]"]
     if monitor:
         lines += ["_m = _o[1]", "return _m is None or (t not in _m[2] and _m[0] is None)"]
     else:

@@ -263,15 +263,18 @@ class ModuleCompiler:
                                           compared_at=self.compared_at, truths_plain_at=self.truths_plain_at)
         if self.has_defaultdict:  # `d[k]` on a defaultdict may insert: elements are never final
             self.finals = dataclasses.replace(self.finals, elements=False)
-        self._compile_functions()
-        init = Code("<module>", [], [], line=1)
-        fc = FunctionCompiler(self, init, None, None)
-        init_body = desugar(fc, init_body, self.main_code)
-        init_body = fc.hoist(init_body)
-        if self.main_code:
-            init_body = fc.lowering().block(init_body)
-        fc.compile_block(init_body)
-        fc.finish()
+        # Every function's generated code is written once all are compiled: a call's step then knows its
+        # callee's frame (lang/codegen.py, ``deferred``).
+        with codegen.deferred():
+            self._compile_functions()
+            init = Code("<module>", [], [], line=1)
+            fc = FunctionCompiler(self, init, None, None)
+            init_body = desugar(fc, init_body, self.main_code)
+            init_body = fc.hoist(init_body)
+            if self.main_code:
+                init_body = fc.lowering().block(init_body)
+            fc.compile_block(init_body)
+            fc.finish()
         for d in declarations:
             self._declaration(d)
         program = Program(

@@ -36,6 +36,11 @@ def cli(tmp_path, src: str, *args: str) -> tuple[int, str, str]:
         ("def f():\n    try:\n        pass\n    except E:\n        pass\n", "4:12",
          "an except clause names an exception class"),
         ("x = 1.5\n", "1:5", "unsupported value"),
+        # A field named as a method: CPython would call the field's value (the instance's attribute first).
+        ("class C:\n    def __init__(self):\n        self.f = self.g\n    def f(self):\n        pass\n"
+         "    def g(self):\n        pass\n", "3:9", "the field 'f' of class 'C' has the name of one of its methods"),
+        ("class B:\n    def __init__(self):\n        self.f = 1\nclass C(B):\n    def f(self):\n        pass\n"
+         "c = C()\n", "3:9", "the field 'f' of class 'C' has the name of one of its methods"),
         ("x = 3 / 2\n", "1:5", "use //"),
         ("def f():\n    y = zz\n", "2:9", "name 'zz' is not defined"),
         ("def f():\n    nonlocal x\n    x = 1\n", "2:5", "nonlocal is only allowed in a nested function"),

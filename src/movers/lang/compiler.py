@@ -758,6 +758,26 @@ class ModuleCompiler:
 
         for name in self.class_nodes:
             resolve(name)
+        for name in self.class_nodes:
+            self._refuse_shadowed_methods(name)
+
+    def _refuse_shadowed_methods(self, name: str) -> None:
+        """A field named as one of the class's methods (its own or a base's): CPython finds the instance's
+        attribute before the class's method (``self.put = self.other`` makes ``obj.put()`` call ``other``),
+        while movers resolves a method call by the class. Refused rather than checked as something else."""
+        chain: list[ast.ClassDef] = []
+        info: Any = self.classes[name]
+        while info is not None and info.name in self.class_nodes:
+            chain.append(self.class_nodes[info.name])
+            info = info.base
+        methods = {item.name for c in chain for item in c.body if isinstance(item, ast.FunctionDef)}
+        for c in chain:
+            for n in ast.walk(c):
+                if (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
+                        and n.value.id == "self" and n.attr in methods):
+                    raise self.error(n, f"the field '{n.attr}' of class '{name}' has the name of one of its "
+                                     f"methods: Python would call the field's value where movers calls the "
+                                     f"method; give the field another name")
 
     def _declare_methods(self, c: ast.ClassDef) -> None:
         info = self.classes[c.name]

@@ -90,18 +90,18 @@ def caught_by(obj: tuple, classes: tuple[ClassInfo, ...]) -> bool:
     return any(cls.is_subclass_of(c) for c in classes)
 
 
-def _handler_at(code: Code, pc: int) -> tuple[int, int] | None:
-    for intervals, hpc, slot, _ in reversed(code.handlers):
+def _handler_at(code: Code, pc: int) -> tuple[int, int, tuple[int, ...]] | None:
+    for intervals, hpc, slot, _, dropped in reversed(code.handlers):
         for a, b in intervals:
             if a <= pc < b:
-                return hpc, slot
+                return hpc, slot, dropped
     return None
 
 
 def _stopped_at(code: Code, pc: int, cls: ClassInfo) -> bool:
     """Whether a handler around node ``pc`` may stop an exception of class ``cls``: an ``except`` clause that
     matches it, or a ``finally`` that may ``return``, ``break`` or ``continue`` (which drops the exception)."""
-    for intervals, _, _, stops in code.handlers:
+    for intervals, _, _, stops, _ in code.handlers:
         if stops is None or not any(a <= pc < b for a, b in intervals):
             continue
         if stops is True or any(cls.is_subclass_of(c) for c in stops):
@@ -162,8 +162,11 @@ def unwind(ctx: Ctx, e: BaseException, code: Code, pc: int) -> bool:
         ctx.loc = list(top[2:])
     else:
         ctx.code = code
-    hpc, slot = found
-    ctx.loc[slot] = r
+    hpc, slot, dropped = found
+    loc = ctx.loc
+    for i in dropped:  # the temporaries of the statements the exception left (lang/function.dropped_temps)
+        loc[i] = None
+    loc[slot] = r
     ctx.pc = hpc
     # Frames dropped and a reference stored: the heap's canonical order may change.
     ctx.dirty = ctx.reshaped = True

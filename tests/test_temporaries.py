@@ -155,7 +155,7 @@ def test_while_else_flag_stays_reserved_below_its_body(monkeypatch: pytest.Monke
 @pytest.mark.parametrize("path", EXAMPLES + CORPUS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_the_same_search_as_one_slot_per_temporary(path: Path, granularity: str,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    kw = {"granularity": granularity, "max_states": 30_000}
+    kw = {"granularity": granularity, "max_states": 10_000}
     assert _summary(_check(path, True, monkeypatch, **kw)) == _summary(_check(path, False, monkeypatch, **kw))
 
 

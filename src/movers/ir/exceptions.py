@@ -9,11 +9,14 @@ protects, the pc of its handler and the hidden local that receives the exception
 exception CPython raises there; a failed ``assert``: ``AssertionError``), the executor calls ``unwind``: it looks
 for the innermost handler covering the raising node's pc in the current frame, then in each caller frame at its
 return pc (the call's continuation, inside the caller's ``try`` when the call is), pops the frames in between,
-stores the exception object into the handler's hidden local and resumes at the handler's pc, within the same
-step (entering a handler is local work; its first shared access starts a step as usual). The handler code
-(compiled glue) tests the object's class against the ``except`` clauses in order and re-raises it when none
-matches, so ``finally`` is a handler that runs its body and re-raises. The exception in flight lives in a hidden
-local of the frame, hence in the state, while a ``finally`` block or a ``with`` release runs across steps.
+sets to None the hidden temporaries of the statements the exception interrupted in the handler's frame (the
+values a statement had read or a call had returned before it raised: CPython unwinds its value stack to the
+handler's depth; ``lang/function.FunctionCore.dropped_temps``), stores the exception object into the
+handler's hidden local and resumes at the handler's pc, within the same step (entering a handler is local
+work; its first shared access starts a step as usual). The handler code (compiled glue) tests the object's
+class against the ``except`` clauses in order and re-raises it when none matches, so ``finally`` is a handler
+that runs its body and re-raises. The exception in flight lives in a hidden local of the frame, hence in the
+state, while a ``finally`` block or a ``with`` release runs across steps.
 
 Exception objects are heap objects, ``(cls, monitor, args, *fields)``: ``args`` is the tuple of the
 constructor's arguments, as CPython's ``BaseException.args``; a model class that derives from ``Exception``

@@ -95,7 +95,8 @@ class Label:
 
 
 # An abstract value, for the static escape analysis: the objects an expression may evaluate to, as a set of
-# terms. ("local", slot) and ("global", name): what a variable holds; ("new", site): an object allocated at
+# terms. ("local", slot) and ("global", name): what a variable holds (a lowering's temporary is ("local", name):
+# temporaries share slots, ``FunctionCore.var``); ("new", site): an object allocated at
 # ``site`` = (code name, line, column, class name); ("field", av, name) and ("element", av): what a field or an
 # element of an object of ``av`` holds; ("return", code): what ``code`` returns; ("method_return", av, name):
 # what method ``name`` returns, called on an object of ``av``; ("reach", av): the objects of ``av`` and,

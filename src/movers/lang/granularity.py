@@ -616,11 +616,14 @@ class _Cut:
             return ast.fix_missing_locations(a)
 
         def sub(v: ast.expr) -> list[ast.stmt]:
-            outer = self.pre
+            outer, depth = self.pre, self.low.depth
             self.pre = []
             v2 = self._walk(v, None)
             body = self.pre + [assign(v2)]
             self.pre = outer
+            # The operand's own temporaries are read by the branch's last statement and cleared in the branch
+            # (``_clear_dead``): what the statement evaluates next reuses their slots.
+            self.low.depth = depth
             return body
 
         boolean = is_boolean(e)  # then so is the temporary: its truth reads no list's length

@@ -147,7 +147,7 @@ class Lowering:
     all None again when it ends (``_clears``), so the next statement reuses their slots. A frame then holds
     as many as one statement needs at once, not one per temporary of the function: a state is a tuple of the
     frame's slots, rebuilt and hashed at every step. ``depth`` is also written on each ``try`` and ``with``
-    (``movers_temps``): the temporaries at or above it are those of the statements inside, dropped when an
+    (``movers_temps``): the temporaries above it are those of the statements inside, dropped when an
     exception is caught there (``FunctionCore.finish``, ``ir/exceptions.unwind``)."""
 
     def __init__(self, finals: Finals, is_global: Callable[[str], bool], temp_name: Callable[[int], str],

@@ -414,7 +414,7 @@ def test_handlers_are_successors_of_the_nodes_they_protect() -> None:
         Thread(target=w).start()
         """))
     code = next(c for c in p.codes() if c.name == "w")
-    (intervals, handler, _, stops), = code.handlers
+    (intervals, handler, _, stops, _), = code.handlers
     assert [c.name for c in stops] == ["IndexError"]
     protected = [k for a, b in intervals for k in range(a, b)]
     assert protected and all(handler in code.nodes[k].succ for k in protected)

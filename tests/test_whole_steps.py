@@ -198,7 +198,10 @@ def test_returns_and_calls_into_local_work_stay_off_the_driver(granularity: str,
 
 
 def test_wide_frames_take_only_the_locals_they_name() -> None:
-    code = compile_source(shapes.filter_model(3, 2), "model.py", "access").functions["proc"]
+    # The filter lock's proc with 6 more parameters: wider than a whole frame (its temporaries share 3 slots).
+    wide = shapes.filter_model(3, 2).replace("def proc(i, a, b):", "def proc(i, a, b, c0=0, c1=0, c2=0, c3=0, c4=0, "
+                                                                   "c5=0):")
+    code = compile_source(wide, "model.py", "access").functions["proc"]
     assert code.nlocals > codegen._WHOLE_FRAME
     step = code.fast_source[code.fast_source.index("def _s2("):].split("\ndef ")[0]
     assert "_f = [*top]" in step and "= top[" in step and "= top\n" not in step

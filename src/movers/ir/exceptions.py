@@ -9,11 +9,14 @@ protects, the pc of its handler and the hidden local that receives the exception
 exception CPython raises there; a failed ``assert``: ``AssertionError``), the executor calls ``unwind``: it looks
 for the innermost handler covering the raising node's pc in the current frame, then in each caller frame at its
 return pc (the call's continuation, inside the caller's ``try`` when the call is), pops the frames in between,
-stores the exception object into the handler's hidden local and resumes at the handler's pc, within the same
-step (entering a handler is local work; its first shared access starts a step as usual). The handler code
-(compiled glue) tests the object's class against the ``except`` clauses in order and re-raises it when none
-matches, so ``finally`` is a handler that runs its body and re-raises. The exception in flight lives in a hidden
-local of the frame, hence in the state, while a ``finally`` block or a ``with`` release runs across steps.
+sets to None the hidden temporaries of the statements the exception interrupted in the handler's frame (the
+values a statement had read or a call had returned before it raised: CPython unwinds its value stack to the
+handler's depth; ``lang/function.FunctionCore.dropped_temps``), stores the exception object into the
+handler's hidden local and resumes at the handler's pc, within the same step (entering a handler is local
+work; its first shared access starts a step as usual). The handler code (compiled glue) tests the object's
+class against the ``except`` clauses in order and re-raises it when none matches, so ``finally`` is a handler
+that runs its body and re-raises. The exception in flight lives in a hidden local of the frame, hence in the
+state, while a ``finally`` block or a ``with`` release runs across steps.
 
 Exception objects are heap objects, ``(cls, monitor, args, *fields)``: ``args`` is the tuple of the
 constructor's arguments, as CPython's ``BaseException.args``; a model class that derives from ``Exception``
@@ -90,18 +93,18 @@ def caught_by(obj: tuple, classes: tuple[ClassInfo, ...]) -> bool:
     return any(cls.is_subclass_of(c) for c in classes)
 
 
-def _handler_at(code: Code, pc: int) -> tuple[int, int] | None:
-    for intervals, hpc, slot, _ in reversed(code.handlers):
+def _handler_at(code: Code, pc: int) -> tuple[int, int, tuple[int, ...]] | None:
+    for intervals, hpc, slot, _, dropped in reversed(code.handlers):
         for a, b in intervals:
             if a <= pc < b:
-                return hpc, slot
+                return hpc, slot, dropped
     return None
 
 
 def _stopped_at(code: Code, pc: int, cls: ClassInfo) -> bool:
     """Whether a handler around node ``pc`` may stop an exception of class ``cls``: an ``except`` clause that
     matches it, or a ``finally`` that may ``return``, ``break`` or ``continue`` (which drops the exception)."""
-    for intervals, _, _, stops in code.handlers:
+    for intervals, _, _, stops, _ in code.handlers:
         if stops is None or not any(a <= pc < b for a, b in intervals):
             continue
         if stops is True or any(cls.is_subclass_of(c) for c in stops):
@@ -162,8 +165,11 @@ def unwind(ctx: Ctx, e: BaseException, code: Code, pc: int) -> bool:
         ctx.loc = list(top[2:])
     else:
         ctx.code = code
-    hpc, slot = found
-    ctx.loc[slot] = r
+    hpc, slot, dropped = found
+    loc = ctx.loc
+    for i in dropped:  # the temporaries of the statements the exception left (lang/function.dropped_temps)
+        loc[i] = None
+    loc[slot] = r
     ctx.pc = hpc
     # Frames dropped and a reference stored: the heap's canonical order may change.
     ctx.dirty = ctx.reshaped = True

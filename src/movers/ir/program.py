@@ -322,8 +322,9 @@ class Code:
     fast_return: tuple[Callable[..., Any] | None, ...] = ()
     # The exception handlers of its ``try`` statements and cleanups (ir/exceptions.py), innermost last:
     # (pc intervals ((start, end), ...), handler pc, the hidden local the exception in flight goes to, what
-    # it may stop: None (a cleanup that re-raises), True (anything), or the classes of its except clauses).
-    handlers: tuple[tuple[tuple[tuple[int, int], ...], int, int, Any], ...] = ()
+    # it may stop: None (a cleanup that re-raises), True (anything), or the classes of its except clauses,
+    # the hidden temporaries set to None when it catches one: those of the statements it interrupts).
+    handlers: tuple[tuple[tuple[tuple[int, int], ...], int, int, Any, tuple[int, ...]], ...] = ()
     # How a call's arguments fill ``params`` (keywords, defaults): a ``lang/functions_model.Signature``.
     signature: Any = None
 

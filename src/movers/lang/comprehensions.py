@@ -41,7 +41,7 @@ class _Compiler(Protocol):
 
     def hidden(self, prefix: str) -> int: ...
 
-    def lowering(self) -> Lowering: ...
+    def lowering(self, shared: bool = True) -> Lowering: ...
 
     def value_call(self, e: ast.AST) -> bool: ...
 
@@ -154,7 +154,7 @@ class Desugar:
         """The access lowering, a call of ``is_alive()`` (and the other synchronisation methods that give a
         value) counted as a step as it is one (``lang/timeouts.py``)."""
         if self._low is None:
-            low = self.fc.lowering()
+            low = self.fc.lowering(shared=False)
             plain = low.model_call
             value_call = self.fc.value_call
             low.model_call = lambda c: plain(c) or value_call(c)

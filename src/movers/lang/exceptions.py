@@ -37,15 +37,17 @@ class Protection:
     """A protected region of one function: its pc intervals, its handler and the hidden local that receives
     the exception in flight."""
 
-    __slots__ = ("intervals", "start", "handler", "slot", "stops")
+    __slots__ = ("intervals", "start", "handler", "slot", "stops", "floor")
 
-    def __init__(self, start: int, handler: Label, slot: int, stops: Any) -> None:
+    def __init__(self, start: int, handler: Label, slot: int, stops: Any, floor: int = 0) -> None:
         self.intervals: list[tuple[int, int]] = []
         self.start: int | None = start
         self.handler = handler
         self.slot = slot
         # What the handler may stop: None (a cleanup), True (anything), or the classes of its except clauses.
         self.stops = stops
+        # The lowering's temporaries the statements around the region hold (``FunctionCore.dropped_temps``).
+        self.floor = floor
 
     def close(self, pc: int) -> bool:
         """End the current interval at ``pc``; whether one was open."""
@@ -84,7 +86,7 @@ class ExceptionCompiler(FunctionCore):
     # -- regions ----------------------------------------------------------------------------------------------
 
     def open_protection(self, handler: Label, slot: int, stops: Any = None) -> Protection:
-        p = Protection(len(self.pending), handler, slot, stops)
+        p = Protection(len(self.pending), handler, slot, stops, self.temp_floor)
         self.protections.append(p)
         return p
 

@@ -278,7 +278,7 @@ class ExpressionCompiler(FunctionCore):
             return self.read_cell(e)
         if name in self.slot and name not in self.global_names:
             i = self.slot[name]
-            self.note(e, frozenset({("local", i)}))
+            self.note(e, frozenset({("local", self.var(name))}))
 
             def read_local(ctx: Ctx) -> Any:
                 v = ctx.loc[i]
@@ -1221,7 +1221,7 @@ class ExpressionCompiler(FunctionCore):
         """Register a hoisted call; the returned closure reads (and clears) its result."""
         if self.site_stack is None:
             raise self.mc.error(e, "calls of model functions are not supported here; assign to a variable first")
-        t = self.hidden("t") if temp is None else temp
+        t = self.call_temp() if temp is None else temp
         self.site_stack[0].append(CallSite(t, setup))
 
         def read(ctx: Ctx) -> Any:
@@ -1346,7 +1346,7 @@ class ExpressionCompiler(FunctionCore):
         if spread is not None:
             sig = signature_of(init)
             self.flow("call", init, self.spread_values(e, init, (self.value(e),)))
-            site_temp = self.hidden("t")
+            site_temp = self.call_temp()
 
             def spread_setup(ctx: Ctx, ret_pc: int) -> None:
                 pos, names, kwvals = spread(ctx)
@@ -1360,7 +1360,7 @@ class ExpressionCompiler(FunctionCore):
         how = self.bound(e, init, 1)
         values = self.arranged(how, args)
         self.flow("call", init, (self.value(e), *self.bound_values(e, how, init)))
-        temp = self.hidden("t")
+        temp = self.call_temp()
         npos = len(e.args)
 
         def setup(ctx: Ctx, ret_pc: int) -> None:
@@ -1466,7 +1466,7 @@ class ExpressionCompiler(FunctionCore):
         # The module's own names are globals; its hidden temporaries (``$v1``, lang/granularity.py) are locals.
         if name in self.slot and name not in self.global_names and (not self.is_module or name.startswith("$")):
             i = self.slot[name]
-            self.flow("store", ("local", i), value)
+            self.flow("store", ("local", self.var(name)), value)
 
             def store_local(ctx: Ctx, v: Any) -> None:
                 loc = ctx.loc

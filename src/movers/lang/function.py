@@ -38,6 +38,12 @@ from movers.lang.syntax import BUILTIN_METHODS, SYNC_METHODS, _is_docstring
 
 Fn = Callable[[Ctx], Any]
 
+# Whether a statement's hidden temporaries (the lowering's ``$v``, the call results ``$t``) reuse the slots of
+# the statements before it (``FunctionCore.temp_slot``) and are dropped when an exception is caught around it.
+# Off, each has a slot of its own for the frame's life and keeps a value an exception left there: the
+# compilation before the reuse, which tests compare with (tests/test_temporaries.py).
+SHARE_TEMPORARIES = True
+
 
 class ModuleFacts(Protocol):
     """What a function's compiler asks of its module's (``compiler.ModuleCompiler`` is the one): the module's
@@ -89,7 +95,8 @@ class Label:
 
 
 # An abstract value, for the static escape analysis: the objects an expression may evaluate to, as a set of
-# terms. ("local", slot) and ("global", name): what a variable holds; ("new", site): an object allocated at
+# terms. ("local", slot) and ("global", name): what a variable holds (a lowering's temporary is ("local", name):
+# temporaries share slots, ``FunctionCore.var``); ("new", site): an object allocated at
 # ``site`` = (code name, line, column, class name); ("field", av, name) and ("element", av): what a field or an
 # element of an object of ``av`` holds; ("return", code): what ``code`` returns; ("method_return", av, name):
 # what method ``name`` returns, called on an object of ``av``; ("reach", av): the objects of ``av`` and,
@@ -202,6 +209,13 @@ class FunctionCore:
         # The heads of the function's while loops (``break_local_cycles``).
         self.while_heads: list[Label] = []
         self.temp_counter = 0
+        # The call results live at once in the statement being compiled (``call_temp``), and how deeply
+        # ``simple`` is nested: the slots are reused once the outermost statement is compiled.
+        self.call_depth = 0
+        self.simple_nesting = 0
+        # The lowering's temporaries held by the statements around the one being compiled (``movers_temps``,
+        # lang/granularity.py): an exception caught here drops those above.
+        self.temp_floor = 0
         self.atomic_block = -1
         self.commit_next = False
         self.is_module = fn is None
@@ -247,6 +261,37 @@ class FunctionCore:
         self.slot[name] = len(self.code.locals)
         self.code.locals.append(name)
         return self.slot[name]
+
+    def temp_slot(self, prefix: str, k: int) -> int:
+        """The slot of the k-th temporary of a kind (``$v``, ``$t``) live at once: shared by every statement."""
+        if not SHARE_TEMPORARIES:
+            return self.hidden(prefix)
+        return self.local(f"${prefix}{k}")
+
+    def var(self, name: str) -> int | str:
+        """The points-to variable of local ``name`` in the static analyses' abstract values (``("local",
+        var)``): its slot, but for a lowering's temporary, whose slot other temporaries share (its name)."""
+        slot = self.slot[name]
+        return name if self.code.locals[slot] != name else slot
+
+    def call_temp(self) -> int:
+        """The slot of a call's result in the statement being compiled (``simple``)."""
+        self.call_depth += 1
+        return self.temp_slot("t", self.call_depth)
+
+    def dropped_temps(self, floor: int) -> tuple[int, ...]:
+        """The slots an exception caught by a handler whose statement starts at lowering depth ``floor`` sets to
+        None: the temporaries of the statements inside it (the lowering's above ``floor``, every call result),
+        as CPython unwinds its value stack to the handler's depth. Those of the statements around it (a ``for``
+        loop's bounds) stay."""
+        if not SHARE_TEMPORARIES:
+            return ()
+        out = []
+        for i, n in enumerate(self.code.locals):
+            kind, k = n[1:2], n[2:]
+            if n.startswith("$") and k.isdigit() and (kind == "t" or (kind == "v" and int(k) > floor)):
+                out.append(i)
+        return tuple(out)
 
     def local(self, name: str) -> int:
         if name not in self.slot:
@@ -333,7 +378,7 @@ class FunctionCore:
                         info = self.pending[k][1]
                         if p.handler.pc not in info["succ"]:
                             info["succ"] = (*info["succ"], p.handler.pc)
-                handlers.append((tuple(p.intervals), p.handler.pc, p.slot, p.stops))
+                handlers.append((tuple(p.intervals), p.handler.pc, p.slot, p.stops, self.dropped_temps(p.floor)))
             self.code.handlers = tuple(handlers)
         if self.mc.granularity == "access" and (not self.is_module or self.mc.main_code):
             for k in break_local_cycles([info for _, info in self.pending], {h.pc for h in self.while_heads}):
@@ -437,8 +482,11 @@ class FunctionCore:
     def is_invariant(self, fn: ast.FunctionDef) -> bool:
         return any(isinstance(d, ast.Name) and d.id == "invariant" for d in fn.decorator_list)
 
-    def lowering(self) -> Lowering:
-        """The cutting of this function's statements at their shared accesses (lang/granularity.py)."""
+    def lowering(self, shared: bool = True) -> Lowering:
+        """The cutting of this function's statements at their shared accesses (lang/granularity.py). Its
+        temporaries reuse slots statement by statement (``shared``), but for a lowering that runs on parts of
+        the function before the function's own does (lang/comprehensions.py): each of those has a slot of its
+        own, which the function's lowering does not know of."""
         methods = {item.name for c in self.mc.class_nodes.values() for item in c.body
                    if isinstance(item, ast.FunctionDef)} - BUILTIN_METHODS - SYNC_METHODS
 
@@ -447,8 +495,18 @@ class FunctionCore:
             return name in self.global_names or name in self.cells or (
                 name not in self.slot and name in self.mc.global_slot)
 
-        def temp() -> str:
-            return self.code.locals[self.hidden("v")]
+        def temp(k: int) -> str:
+            if not shared:
+                return self.code.locals[self.hidden("u")]
+            if not SHARE_TEMPORARIES:
+                return self.code.locals[self.hidden("v")]
+            # A name of its own for each temporary (``$v2.7``), in the slot of the k-th (``$v2``): the static
+            # analyses tell the temporaries apart by name (``var``), as they did when each had a slot.
+            slot = self.temp_slot("v", k)
+            self.temp_counter += 1
+            name = f"{self.code.locals[slot]}.{self.temp_counter}"
+            self.slot[name] = slot
+            return name
 
         def model_call(c: ast.Call) -> bool:
             f = c.func
@@ -479,8 +537,19 @@ class FunctionCore:
         """Emit a simple statement whose expressions may contain calls.
 
         ``build`` compiles the statement's expressions (registering call sites) and returns its finishing
-        action, which must set ``ctx.pc`` (or return from the frame).
+        action, which must set ``ctx.pc`` (or return from the frame). Each call's result has a temporary
+        (``call_temp``) that the statement reads and clears: the next statement reuses it.
         """
+        self.simple_nesting += 1
+        try:
+            self._simple(s, build, kind, succ, **info)
+        finally:
+            self.simple_nesting -= 1
+            if not self.simple_nesting:
+                self.call_depth = 0
+
+    def _simple(self, s: ast.AST, build: Callable[[], Callable[[Ctx], None]], kind: str,
+                succ: list[Label] | None, **info: Any) -> None:
         outer = self.site_stack
         sites: list[CallSite] = []
         self.site_stack = [sites]

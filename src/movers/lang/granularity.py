@@ -139,18 +139,35 @@ class _Whole(Exception):
 
 class Lowering:
     """Cut one function's statements at shared accesses. ``is_global(name)`` says whether a name read in
-    the function is a module global; ``temp()`` gives a fresh hidden local; ``text(node)`` its source."""
+    the function is a module global; ``temp_name(k)`` names the hidden local of the k-th temporary live at
+    once (1, 2, ...); ``text(node)`` its source.
 
-    def __init__(self, finals: Finals, is_global: Callable[[str], bool], temp: Callable[[], str],
+    The temporaries are allocated as a stack (``depth``): a statement's own start above those its enclosing
+    statements hold for their whole body (a ``for`` loop's bounds, a ``while`` loop's ``else`` flag) and are
+    all None again when it ends (``_clears``), so the next statement reuses their slots. A frame then holds
+    as many as one statement needs at once, not one per temporary of the function: a state is a tuple of the
+    frame's slots, rebuilt and hashed at every step. ``depth`` is also written on each ``try`` and ``with``
+    (``movers_temps``): the temporaries above it are those of the statements inside, dropped when an
+    exception is caught there (``FunctionCore.finish``, ``ir/exceptions.unwind``)."""
+
+    def __init__(self, finals: Finals, is_global: Callable[[str], bool], temp_name: Callable[[int], str],
                  text: Callable[[ast.AST], str], model_calls: Callable[[ast.Call], bool], lists_grow: bool,
                  container_arith: bool = False) -> None:
         self.finals = finals
         self.is_global = is_global
-        self.temp = temp
+        self.temp_name = temp_name
         self.text = text
         self.model_call = model_calls
         self.lists_grow = lists_grow
         self.container_arith = container_arith
+        self.depth = 0  # the temporaries live where the statement being lowered starts
+        self.peak = 0  # the most live at once in the region being lowered (``_try``)
+
+    def temp(self) -> str:
+        """A hidden temporary above every one live here."""
+        self.depth += 1
+        self.peak = max(self.peak, self.depth)
+        return self.temp_name(self.depth)
 
     # -- statements -------------------------------------------------------------------------------------------
 
@@ -161,6 +178,13 @@ class Lowering:
         return out
 
     def stmt(self, s: ast.stmt) -> list[ast.stmt]:
+        base = self.depth
+        try:
+            return self._stmt(s)
+        finally:
+            self.depth = base  # the statement's temporaries are None again once it is over
+
+    def _stmt(self, s: ast.stmt) -> list[ast.stmt]:
         if isinstance(s, ast.If):
             return self._if(s)
         if isinstance(s, ast.While):
@@ -168,15 +192,13 @@ class Lowering:
         if isinstance(s, ast.For):
             return self._for(s)
         if isinstance(s, ast.With):
+            s.movers_temps = self.depth  # type: ignore[attr-defined]
             if any(_is_call_to(i.context_expr, "indivisible") for i in s.items):
                 return [s]
             s.body = self.block(s.body)
             return [s]
         if isinstance(s, ast.Try):
-            s.body, s.orelse, s.finalbody = self.block(s.body), self.block(s.orelse), self.block(s.finalbody)
-            for h in s.handlers:
-                h.body = self.block(h.body)
-            return [s]
+            return self._try(s)
         if isinstance(s, ast.Raise) and (s.exc is not None or s.cause is not None) and self._events(s) > 1:
             # raise X from Y: X and Y evaluated into temporaries first, their accesses a step each.
             pre: list[ast.stmt] = []
@@ -195,6 +217,19 @@ class Lowering:
                 return [s]
         if isinstance(s, ast.FunctionDef):
             return self._def(s)
+        return [s]
+
+    def _try(self, s: ast.Try) -> list[ast.stmt]:
+        s.movers_temps = self.depth  # type: ignore[attr-defined]
+        outer, self.peak = self.peak, self.depth
+        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
+        for h in s.handlers:
+            h.body = self.block(h.body)
+        # ``return`` in the body or a handler runs the finally block with its own temporaries still set (the
+        # frame ends just after): the block's go above every one of them.
+        self.depth = self.peak
+        s.finalbody = self.block(s.finalbody)
+        self.peak = max(outer, self.peak)
         return [s]
 
     def _def(self, s: ast.FunctionDef) -> list[ast.stmt]:
@@ -231,16 +266,19 @@ class Lowering:
         return cut.dead_cleared([s.test]) + [s]
 
     def _while(self, s: ast.While) -> list[ast.stmt]:
-        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
         if _has_whole_call(s.test) or self._expr_events(s.test, truth=True) <= 1:
+            s.body, s.orelse = self.block(s.body), self.block(s.orelse)
             return [s]
         # while test: body [else: tail]  ->  while True: <pre>; if test': <clear> else: <clear>; tail; break; body
         # (the else block runs when the test is false, and a break in the body skips it, as in CPython). A
-        # tail that breaks or continues the loop around this one runs after the loop, under a hidden flag.
+        # tail that breaks or continues the loop around this one runs after the loop, under a hidden flag,
+        # which the test and the body (lowered above it) must not reuse; the tail runs with it cleared.
+        s.orelse = self.block(s.orelse)
+        flag = self.temp() if _leaves_loop(s.orelse) else None
+        s.body = self.block(s.body)
         cut = _Cut(self, s)
         test = _described(cut.value(s.test, keep_last=True), s.test, self.text(s.test))
         leave = ast.copy_location(ast.Break(), s)
-        flag = self.temp() if _leaves_loop(s.orelse) else None
         tail = s.orelse if flag is None else [_set(flag, True, s)]
         check = ast.copy_location(ast.If(test=test, body=_clears(cut.temps, s) or [ast.copy_location(ast.Pass(), s)],
                                          orelse=_clears(cut.temps, s) + tail + [leave]), s)
@@ -254,20 +292,22 @@ class Lowering:
         return [_set(flag, False, s), loop, ast.fix_missing_locations(after)]
 
     def _for(self, s: ast.For) -> list[ast.stmt]:
-        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
         it = s.iter
         # The iterable (or range's bounds) is evaluated once, by the first header, which (over a list) also
         # reads the first element: hoist what it reads when that makes more than one access.
         is_range = isinstance(it, ast.Call) and _is_call_to(it, "range")
         operands = list(it.args) if isinstance(it, ast.Call) and is_range else [it]
         if _has_whole_call(s.iter) or sum(self._expr_events(a) for a in operands) + (0 if is_range else 1) <= 1:
+            s.body, s.orelse = self.block(s.body), self.block(s.orelse)
             return [s]
         cut = _Cut(self, s)
         if isinstance(it, ast.Call) and is_range:
             it.args = [cut.value(a) for a in it.args]
         else:
             s.iter = cut.value(it)
-        # The temporaries hold the bounds for the loop's life; they are cleared after it.
+        # The temporaries hold the bounds for the loop's life; they are cleared after it. The blocks' own
+        # go above them.
+        s.body, s.orelse = self.block(s.body), self.block(s.orelse)
         return cut.dead_cleared([s.iter]) + [s] + _clears(cut.temps, s)
 
     # -- counting accesses ------------------------------------------------------------------------------------
@@ -576,11 +616,14 @@ class _Cut:
             return ast.fix_missing_locations(a)
 
         def sub(v: ast.expr) -> list[ast.stmt]:
-            outer = self.pre
+            outer, depth = self.pre, self.low.depth
             self.pre = []
             v2 = self._walk(v, None)
             body = self.pre + [assign(v2)]
             self.pre = outer
+            # The operand's own temporaries are read by the branch's last statement and cleared in the branch
+            # (``_clear_dead``): what the statement evaluates next reuses their slots.
+            self.low.depth = depth
             return body
 
         boolean = is_boolean(e)  # then so is the temporary: its truth reads no list's length

@@ -63,7 +63,14 @@ class StatementCompiler(FunctionCore):
         m = getattr(self, "stmt_" + type(s).__name__, None)
         if m is None:
             raise self.mc.error(s, f"unsupported construct: {type(s).__name__.lower()} statement")
-        m(s)
+        # A try or with the lowering marked: the temporaries it found live there (lang/granularity.py); the
+        # statements the compiler makes of one (``with a, b:``) are where it is.
+        floor = self.temp_floor
+        self.temp_floor = getattr(s, "movers_temps", floor)
+        try:
+            m(s)
+        finally:
+            self.temp_floor = floor
 
     # -- simple statements ------------------------------------------------------------------------------------
 

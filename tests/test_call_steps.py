@@ -79,6 +79,78 @@ for i in range(3):
     Thread(target=worker, args=(i,)).start()
 """
 
+# Five classes define ``bump``: more than a call's test tries (``codegen_calls._PREDICTED``), so the method is
+# looked up when the step runs (``_method``).
+MANY = "from movers.lang import *\n\n" + "".join(
+    f"class K{i}:\n    def __init__(self):\n        self.n = {i}\n\n    def bump(self, k):\n"
+    f"        self.n = self.n + k\n        return self.n\n\n\n" for i in range(5)) + """
+objs = [K0(), K1(), K2(), K3(), K4()]
+
+
+def worker(i):
+    o = objs[i]
+    x = o.bump(1)
+    x = o.bump(x)
+
+
+Thread(target=worker, args=(0,)).start()
+Thread(target=worker, args=(4,)).start()
+"""
+
+# ``o.put(v)`` where three classes define ``put`` with defaults: a boolean, an int, None (each class its own
+# branch of the call, the defaults as literals), a string (that class is left to the closures), and a
+# subclass that inherits one (tested with its base).
+DISPATCH = """
+from movers.lang import *
+
+
+class P:
+    def __init__(self):
+        self.n = 0
+
+    @synchronized
+    def put(self, v, flag=True, extra=None):
+        if flag and extra is None:
+            self.n = self.n + v
+        return self.n
+
+
+class Q:
+    def __init__(self):
+        self.n = 10
+
+    def put(self, v, k=2):
+        self.n = self.n - v * k
+        return self.n
+
+
+class R:
+    def __init__(self):
+        self.n = 5
+
+    def put(self, v, tag="r"):
+        self.n = self.n + len(tag)
+        return self.n
+
+
+class S(P):
+    pass
+
+
+objs = [P(), Q(), R(), S()]
+
+
+def worker(i):
+    o = objs[i]
+    x = o.put(1)
+    x = o.put(x, False)
+    assert x != 99
+
+
+for i in range(4):
+    Thread(target=worker, args=(i,)).start()
+"""
+
 # Defaults, a call that fills ``*vs``, keyword arguments: bound when the step runs (``_method``) or on the
 # closures.
 DEFAULTS = """
@@ -301,6 +373,8 @@ Thread(target=worker).start()
 MODELS = {
     "hidden": HIDDEN,
     "poly": POLY,
+    "many": MANY,
+    "dispatch": DISPATCH,
     "defaults": DEFAULTS,
     "refs": REFS,
     "list_pop": LIST_POP,
@@ -371,14 +445,25 @@ def test_the_monitors_call_step_pushes_the_frame_in_line() -> None:
     assert ", 0, _1, _2, None, None)" in step and "and not _cover(g, heap): _fail()" in step
 
 
-def test_a_method_with_two_codes_is_looked_up_when_the_step_runs() -> None:
+def test_a_method_with_two_codes_is_dispatched_by_class() -> None:
     code = compile_source(POLY, "model.py", "statement").functions["worker"]
     steps = code.fast_source.split("\ndef ")
-    # ``o.bump(1)``: A's code or B's, looked up; ``c.peek()``: A's code for objects of A and of C, tested
-    # against both classes, no look-up.
-    assert any("_method(" in s for s in steps)
-    assert any(re.search(r"if _\d+ is not _a\d+ and _\d+ is not _a\d+: _fail\(\)", s) and "_method(" not in s
+    # ``o.bump(1)``: A's code for objects of A and C, B's for B's, one branch each; ``c.peek()``: A's code for
+    # objects of A and of C, tested against both classes. No look-up.
+    assert not any("_method(" in s for s in steps)
+    assert any(re.search(r"if (_\d+) is _a\d+ or \1 is _a\d+:\n.*\n *elif \1 is _a\d+:\n.*\n *else:\n *_fail\(\)", s)
                for s in steps)
+    assert any(re.search(r"if _\d+ is not _a\d+ and _\d+ is not _a\d+: _fail\(\)", s) for s in steps)
+
+
+def test_defaults_are_literals_in_each_class_branch() -> None:
+    code = compile_source(DISPATCH, "model.py", "statement").functions["worker"]
+    text = code.fast_source
+    assert "_method(" not in text
+    # P's (and S's) ``put(v)``: ``flag`` and ``extra`` filled; Q's: ``k``; R's string default: not written.
+    assert re.search(r"is _a\d+ or _\d+ is _a\d+:\n *pc = \(_a\d+, \[_\d+, \w+, TRUE, None\]", text)
+    assert re.search(r"pc = \(_a\d+, \[_\d+, \w+, 2\]", text)
+    assert text.count("elif") >= 1 and "'r'" not in text
 
 
 def test_a_call_of_a_callee_compiled_later_is_written_once_it_is() -> None:
@@ -436,11 +521,21 @@ def test_the_monitors_calls_and_returns_run_no_helper(granularity: str, monkeypa
     assert counts == {"_method": 0, "_frame": 0, "_locals": 0, "_resume": 0, "drive_frames": 0}
 
 
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+def test_the_queues_calls_are_dispatched_without_a_look_up(granularity: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ``q.put(v)``, ``q.get()``: the queue library's classes define ``put`` and ``get`` twice (Queue's, which
+    # LifoQueue inherits, and SimpleQueue's), with defaults. Before: a look-up and a binding per call.
+    counts = _counting(monkeypatch, ["_method"])
+    r = movers.check(shapes.queue_model(1, 2), granularity=granularity)
+    assert r.verdict == "ok" and r.stats.states == shapes.bare_search("queue", (1, 2), granularity == "access")
+    assert counts["_method"] == 0
+
+
 def test_the_shapes_that_fall_back_do_run_the_helpers(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The counting above can fail: a method two classes define is looked up; a callee that starts with local
+    # The counting above can fail: a method five classes define is looked up; a callee that starts with local
     # work under access granularity goes on in ``_resume``.
     counts = _counting(monkeypatch, ["_method", "_resume"])
-    movers.check(POLY, granularity="statement")
+    movers.check(MANY, granularity="statement")
     movers.check(LOCAL_WORK, granularity="access")
     assert counts["_method"] > 0 and counts["_resume"] > 0
 

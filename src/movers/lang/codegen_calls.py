@@ -12,7 +12,11 @@ and the driver (``semantics/system._run_fast``) does what ``Ctx.push`` and ``Ctx
   class of the model that has it (the classes and their methods are declared before any body is compiled,
   and never change): the receiver's class is tested against those classes (any other has no such method,
   or is a builtin object: the closures'), like a compiler's inline cache with its classes known in advance.
-  Otherwise ``_method`` looks the method up by the receiver's class when the step runs;
+  Where the classes' methods are several Codes, or the call leaves parameters to their defaults, the call
+  branches on the receiver's class, one branch per Code with its arguments bound as ``_method`` binds them
+  (``_dispatch``: ``q.put(v)`` of the queue library, whose Queue and SimpleQueue define ``put`` apart, with
+  ``block=True, timeout=None`` as literals). Otherwise (more classes than a call tests, a default that is no
+  literal) ``_method`` looks the method up by the receiver's class when the step runs;
 - ``return e`` appends ``e``'s value to the frame's locals, then ``pc = -1`` (falling off the end returns
   None: nothing appended); the driver pops the frame and appends the value to the caller's locals, where
   the caller's continuation node takes it (the closures' ``Ctx.retval``, which is not part of a state
@@ -41,7 +45,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from movers.ir.program import box, unbox
+from movers.ir.program import FALSE, TRUE, box, unbox
 from movers.lang import codegen
 from movers.lang.codegen import CompiledFunction, Fallback, Fragment, FragmentMaker, Target
 from movers.lang.functions_model import FieldDefault, bind_static, signature_of
@@ -191,6 +195,50 @@ def _predicted(fc: CompiledFunction, method: str, n: int) -> tuple[list[Any], An
     return [cls for cls, _ in found], code
 
 
+def _dispatch(fc: CompiledFunction, method: str, every: list[str]) -> list[tuple[list[Any], Any, list[str]]] | None:
+    """Where ``_predicted`` finds no one Code: per Code of method ``method`` among the model's classes (at most
+    ``_PREDICTED`` classes), the classes that call it and the frame's arguments for positional arguments
+    ``every`` (the receiver first), the parameters they leave out filled with their defaults as
+    ``_method`` fills them (``q.put(v)`` of the queue library: ``block`` and ``timeout``). A class whose
+    binding is not that plain (a default that is not None, a boolean or an int; ``*args``; a call CPython
+    refuses) is left out: its receivers fall back, as any other class's."""
+    by_code: dict[int, tuple[list[Any], Any, list[str]]] = {}
+    classes = [c for c in getattr(fc.mc, "classes", {}).values() if c.lookup(method) is not None]
+    if not classes or len(classes) > _PREDICTED:
+        return None
+    for cls in classes:
+        try:
+            code, how = _binding(cls, method, len(every))
+        except Fallback:
+            continue
+        args = _bound_arguments(every, how)
+        if args is None:
+            continue
+        entry = by_code.setdefault(id(code), ([], code, args))
+        if entry[2] != args:
+            return None  # (one Code binds one call one way)
+        entry[0].append(cls)
+    return list(by_code.values()) or None
+
+
+def _bound_arguments(every: list[str], how: Any) -> list[str] | None:
+    """The texts of a frame's arguments as ``_method`` binds ``every`` (``how``: ``bind_static``'s sources,
+    None for in order), or None where a source is no positional argument and no literal default."""
+    if how is None:
+        return every
+    out = [every[0]]
+    for src in how:
+        if type(src) is int:
+            out.append(every[1 + src])
+        elif type(src) is tuple and src[0] == "default" and (src[1] is None or type(src[1]) is int):
+            out.append(repr(src[1]))
+        elif type(src) is tuple and src[0] == "default" and (src[1] is TRUE or src[1] is FALSE):
+            out.append("TRUE" if src[1] is TRUE else "FALSE")
+        else:
+            return None
+    return out
+
+
 def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> FragmentMaker | None:
     """The node of a hoisted call ``e`` (its site's setup): of the model function ``callee`` (a Code), or,
     when ``callee`` is None, of the method ``e.func.attr`` of the object ``e.func.value`` holds. A callee known
@@ -226,8 +274,21 @@ def call(fc: CompiledFunction, e: ast.Call, callee: Any, ret: Target) -> Fragmen
         c = src.temp()
         generic = [f"_k, _b = _method({c}, {name}, [{values}])"]
         if pred is None:
-            lines = [*lines, f"{c} = heap[{head[0]}.i][0]", *generic]
-            return lambda: Fragment([*lines, f"pc = (_k, _b, {ret.pc})"], None, not src.eager, call=True)
+            lines = [*lines, f"{c} = heap[{head[0]}.i][0]"]
+            codes = _dispatch(fc, e.func.attr, every)  # type: ignore[arg-type]
+            if codes is None:
+                lines = [*lines, *generic]
+                return lambda: Fragment([*lines, f"pc = (_k, _b, {ret.pc})"], None, not src.eager, call=True)
+            # One branch per Code, its classes tested with ``is``; a receiver of any other class falls back.
+            branches = [(" or ".join(f"{c} is {_bind(fc, cls)}" for cls in classes), _bind(fc, code), ", ".join(bound))
+                        for classes, code, bound in codes]
+
+            def dispatched() -> Fragment:  # the return pc is known once the continuation is placed
+                out = list(lines)
+                for n, (test, k, bound) in enumerate(branches):
+                    out += [f"{'elif' if n else 'if'} {test}:", f"    pc = ({k}, [{bound}], {ret.pc})"]
+                return Fragment([*out, "else:", "    _fail()"], None, not src.eager, call=True)
+            return dispatched
         # Every class whose objects have the method is tested: an object of another class has none (the
         # closures raise AttributeError) or is a builtin object (a list's ``pop`` where a class of the model
         # defines one): the closures' business.

@@ -314,7 +314,10 @@ class FunctionCore:
             info["source"] = self.mc.text(node) if node is not None else ""
         info["atomic_block"] = self.atomic_block
         if node is not None and getattr(node, "movers_reads", None):
-            info.setdefault("reads_into", node.movers_reads)  # type: ignore[attr-defined]
+            # By the slot's name: a temporary's own (``$v2.7``) names its slot (``$v2``) only here.
+            info.setdefault("reads_into", tuple(  # type: ignore[attr-defined]
+                (text, self.code.locals[self.slot[name]] if name in self.slot else name)
+                for text, name in node.movers_reads))
         step_facts = info.pop("step_facts", info)
         # A statement that commit() marks starts a step whatever it does: the commit point is where the model
         # says (docs/atomicity.md), not in the step of the access before it.

@@ -326,15 +326,17 @@ class ModuleCompiler:
 
     def _survey(self, tree: ast.Module) -> None:
         """What the whole module uses, which decides how some constructs compile everywhere in it."""
+        # The tree is walked once: nothing here changes it.
+        nodes = list(ast.walk(tree))
         # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        calls = [n for n in nodes if isinstance(n, ast.Call)]
         self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in (
             "append", "pop", "insert", "remove", "extend", "clear") for n in calls) or any(
             isinstance(n, ast.Delete) and any(isinstance(t, ast.Subscript) for t in n.targets)
-            for n in ast.walk(tree))  # `del xs[i]` (lang/deletion.py)
+            for n in nodes)  # `del xs[i]` (lang/deletion.py)
         # Whether the model has lists at all: only then may a comparison read elements (``compares``).
         self.has_lists = any((isinstance(n, ast.List) and isinstance(n.ctx, ast.Load)) or isinstance(n, ast.ListComp)
-                             for n in ast.walk(tree)) or any(
+                             for n in nodes) or any(
             isinstance(n.func, ast.Attribute) and n.func.attr in LIST_VALUED for n in calls)  # "a b".split()
         # Whether the model makes dicts or sets (``lang/containers.py``): only then do their methods compile.
         self.has_defaultdict = any(_is_call_to(n, "defaultdict") for n in calls)
@@ -344,20 +346,20 @@ class ModuleCompiler:
             or _is_call_to(n, "set")
             or (isinstance(n, (ast.FunctionDef, ast.Lambda)) and n.args.kwarg is not None)  # **kwargs
             or (isinstance(n, ast.keyword) and n.arg is None)  # f(**mapping)
-            for n in ast.walk(tree))
+            for n in nodes)
         # Whether `+`, `*`, `|`, `&`, `-` may meet lists or sets (``lang/containers.py``): then they compile to
         # the containers' operators, and each one with two operands that are not constants is an access.
         # A name some statement assigns a list (``done = []``) counts as list-valued here: ``done + skipped``
         # is then a concatenation, as in CPython, not an error.
-        list_names = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _list_valued(n.value)
+        list_names = {t.id for n in nodes if isinstance(n, ast.Assign) and _list_valued(n.value)
                       for t in n.targets if isinstance(t, ast.Name)}
         self.container_arith = self.has_dicts or any(
             isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Mult)) and any(
                 (_list_valued(x) or (isinstance(x, ast.Name) and x.id in list_names))
                 and not (isinstance(n.op, ast.Mult) and x is n.left and isinstance(x, ast.List) and len(x.elts) == 1)
-                for x in (n.left, n.right)) for n in ast.walk(tree))
+                for x in (n.left, n.right)) for n in nodes)
         # Whether the model names ``deque`` (``lang/deques.py``): only then do its methods compile.
-        self.has_deques = any(isinstance(n, ast.Name) and n.id == "deque" for n in ast.walk(tree))
+        self.has_deques = any(isinstance(n, ast.Name) and n.id == "deque" for n in nodes)
         if self.has_deques:
             self.container_arith = True  # `d + e`, `d * n` of deques: the containers' operators (deques.arithmetic)
         if self.has_dicts or self.has_deques:
@@ -380,7 +382,7 @@ class ModuleCompiler:
         # the way out (an uncaught exception ends the search), so models without `try` compile as before.
         # A context manager's __exit__ may stop an exception too (lang/withs.py).
         self.uses_try = any(isinstance(n, ast.Try) or (isinstance(n, ast.FunctionDef) and n.name == "__exit__")
-                            for n in ast.walk(tree))
+                            for n in nodes)
         # Whether some thread asks whether another has ended: only then is a thread's end an access
         # (lang/timeouts.py), so that models without is_alive() compile exactly as before.
         self.uses_is_alive = any(isinstance(n.func, ast.Attribute) and n.func.attr == "is_alive" for n in calls)
@@ -572,14 +574,17 @@ class ModuleCompiler:
             c.bound_methods = table  # type: ignore[attr-defined]
 
     def _lift(self, fn: ast.AST, qual: str, inherited: frozenset[str] = frozenset()) -> None:
-        predicates = {id(n.args[0]) for n in own_nodes(fn) if isinstance(n, ast.Call) and n.args
+        # ``fn``'s own nodes, listed once: nothing here changes ``fn`` (a lifted function is a new node that
+        # shares the nested one's body).
+        mine = own_nodes(fn)
+        predicates = {id(n.args[0]) for n in mine if isinstance(n, ast.Call) and n.args
                       and isinstance(n.func, ast.Attribute) and n.func.attr == "wait_for"}
         # The variables that live in cells (``nonlocal``): its own, and the captured ones that are cells of an
         # enclosing function (their values are the cells).
-        cells = set(inherited) | own_cells(fn)
+        cells = set(inherited) | own_cells(fn, mine)
         if cells:
             self.cells[id(fn)] = frozenset(cells)
-        for n in own_nodes(fn):
+        for n in mine:
             if isinstance(n, ast.Nonlocal) and (isinstance(fn, ast.Module) or not qual or ".<locals>." not in qual):
                 raise self.error(n, "nonlocal is only allowed in a nested function")
         if isinstance(fn, ast.Module):
@@ -589,11 +594,11 @@ class ModuleCompiler:
             a = fn.args  # type: ignore[attr-defined]
             params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | set(star_name(a)) | set(
                 kwstar_name(a))
-            declared = {x for n in own_nodes(fn) if isinstance(n, ast.Global) for x in n.names}
-            scope = params | {n.id for n in own_nodes(fn) if isinstance(n, ast.Name)
+            declared = {x for n in mine if isinstance(n, ast.Global) for x in n.names}
+            scope = params | {n.id for n in mine if isinstance(n, ast.Name)
                               and isinstance(n.ctx, ast.Store) and n.id not in declared}
-            scope |= {n.name for n in own_nodes(fn) if isinstance(n, ast.FunctionDef) and n is not fn}
-        for child in own_nodes(fn):
+            scope |= {n.name for n in mine if isinstance(n, ast.FunctionDef) and n is not fn}
+        for child in mine:
             if not isinstance(child, (ast.FunctionDef, ast.Lambda)) or id(child) in predicates:
                 continue
             if isinstance(child, ast.FunctionDef) and child.decorator_list:

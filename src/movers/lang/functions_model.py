@@ -541,12 +541,15 @@ def needs(fn: ast.AST) -> set[str]:
     return out
 
 
-def own_cells(fn: ast.AST) -> set[str]:
+def own_cells(fn: ast.AST, nodes: list[ast.AST] | None = None) -> set[str]:
     """The variables of ``fn`` that a nested function rebinds with ``nonlocal``: each lives in a cell, a heap
-    object the function and its closures share, as CPython's cells."""
+    object the function and its closures share, as CPython's cells. ``nodes``: ``own_nodes(fn)``, if known."""
+    nested = [child for child in (own_nodes(fn) if nodes is None else nodes)
+              if isinstance(child, (ast.FunctionDef, ast.Lambda)) and child is not fn]
+    if not nested:
+        return set()  # most functions nest none: no need to list what they bind
     mine = bound_here(fn)
-    return {n for child in own_nodes(fn) if isinstance(child, (ast.FunctionDef, ast.Lambda)) and child is not fn
-            for n in needs(child) if n in mine}
+    return {n for child in nested for n in needs(child) if n in mine}
 
 
 # The class of cells: one field, the variable's value (named with '$': no model field can be taken for it).

@@ -936,8 +936,15 @@ def _clear_dead(stmts: list[ast.stmt], live_after: set[str], temps: set[str], at
     temporary that dies in the test of an ``if`` (a short-circuit, ``_Cut._short_circuit``) is cleared at the
     start of both branches."""
     out: list[ast.stmt] = []
+    # What each statement uses, found before any is changed, and the temporaries live after each (one backward
+    # pass: a hoisted statement's temporaries are read by the few after it, so rescanning the rest for each
+    # statement was quadratic in a long cut statement).
+    used = [_temps_used([s], temps) for s in stmts]
+    live = [live_after] * (len(stmts) + 1)
+    for i in range(len(stmts) - 1, -1, -1):
+        live[i] = live[i + 1] | used[i]
     for i, s in enumerate(stmts):
-        later = live_after | _temps_used(stmts[i + 1:], temps)
+        later = live[i + 1]
         if isinstance(s, ast.If):
             dying = sorted(_temps_used([s.test], temps) - later - _temps_used(s.body + s.orelse, temps))
             s.body = _clears(dying, at) + _clear_dead(s.body, later, temps, at)
@@ -945,7 +952,7 @@ def _clear_dead(stmts: list[ast.stmt], live_after: set[str], temps: set[str], at
             out.append(s)
         else:
             out.append(s)
-            out.extend(_clears(sorted(_temps_used([s], temps) - later), at))
+            out.extend(_clears(sorted(used[i] - later), at))
     return out
 
 

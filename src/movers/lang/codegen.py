@@ -1608,19 +1608,22 @@ _deferred = threading.local()  # ``jobs``: the ``attach`` calls waiting for the 
 
 
 @contextmanager
-def deferred() -> Iterator[None]:
+def deferred(held: list[Any] | None = None) -> Iterator[None]:
     """Hold every ``attach`` until the block ends, then run them: a call's whole step is written once its
     callee is compiled (its frame's blank locals are literals in the text), whatever order the functions are
-    compiled in. A block that raises attaches nothing (the compilation failed)."""
+    compiled in. A block that raises attaches nothing (the compilation failed). With ``held``, the held calls
+    are left in it instead, for the caller to run (``attach(*job)``) if it keeps the program: the compiler's
+    first pass at access granularity is often compiled again (``compiler.compile_model``)."""
     outer = getattr(_deferred, "jobs", None)
-    jobs: list[Any] = []
+    jobs: list[Any] = [] if held is None else held
     _deferred.jobs = jobs
     try:
         yield
     finally:
         _deferred.jobs = outer
-    for job in jobs:
-        attach(*job)
+    if held is None:
+        for job in jobs:
+            attach(*job)
 
 
 def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSource | None],

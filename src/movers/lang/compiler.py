@@ -161,6 +161,9 @@ class ModuleCompiler:
         self.constants: dict[str, int | bool] = {}  # folded into invariants (``_compile``, lang/codegen.py)
         # The standard library classes the model uses, compiled from model source (lang/library).
         self.library = Library()
+        # With a list, the generated code of the functions is not written but its jobs left here
+        # (``codegen.deferred``): ``compile_model`` writes it for the compilation it keeps.
+        self.held: list[Any] | None = None
 
     def defines_method(self, name: str) -> bool:
         """Whether some class of the model defines a method ``name`` (then ``x.name()`` is its call)."""
@@ -265,7 +268,7 @@ class ModuleCompiler:
             self.finals = dataclasses.replace(self.finals, elements=False)
         # Every function's generated code is written once all are compiled: a call's step then knows its
         # callee's frame (lang/codegen.py, ``deferred``).
-        with codegen.deferred():
+        with codegen.deferred(self.held):
             self._compile_functions()
             init = Code("<module>", [], [], line=1)
             fc = FunctionCompiler(self, init, None, None)
@@ -1102,20 +1105,26 @@ def compile_model(source: str, filename: str = "<model>", granularity: str = DEF
     if granularity not in GRANULARITIES:
         raise ValueError(f"unknown granularity '{granularity}' (known: {', '.join(GRANULARITIES)})")
     mc = ModuleCompiler(source, filename, granularity)
+    mc.held = []  # a first pass at access granularity is often done again: its code is written if it is kept
     program = mc.compile()
     if granularity == "access" and (mc.plain_found or mc.compared_at_found or mc.truths_plain_found):
         # Whether a comparison reads lists' elements (an access) is known only once every flow is: a second
         # compilation makes a step of only those that may (``Finals.plain``), each cut from the statement's
         # other accesses (``Finals.compared_at``); ``x == y`` over ints is local. So with truth tests: ``if not
         # block:`` reads a length only if ``block`` may be a list (``Finals.truths_plain_at``).
-        again = ModuleCompiler(source, filename, granularity, plain=mc.plain_found,
-                               compared_at=mc.compared_at_found, truths_plain_at=mc.truths_plain_found)
-        program = again.compile()
-        if again.truths_contradicted:
+        mc = ModuleCompiler(source, filename, granularity, plain=mc.plain_found,
+                            compared_at=mc.compared_at_found, truths_plain_at=mc.truths_plain_found)
+        mc.held = []
+        program = mc.compile()
+        if mc.truths_contradicted:
             # The second compilation's flows let a test taken as plain see a container (never seen: a safety
             # net, since the two compilations differ in where they cut statements): every test is a read.
-            program = ModuleCompiler(source, filename, granularity, plain=mc.plain_found,
-                                     compared_at=mc.compared_at_found).compile()
+            second = mc  # compiled with the first compilation's findings: compile again with the same, no truths
+            mc = ModuleCompiler(source, filename, granularity, plain=second.plain, compared_at=second.compared_at)
+            mc.held = []
+            program = mc.compile()
+    for job in mc.held or ():
+        codegen.attach(*job)
     return program
 
 

@@ -91,7 +91,14 @@ from movers.lang.iteration import IterationCompiler
 from movers.lang.library import Library, add_library, library_error
 from movers.lang.statements import StatementCompiler
 from movers.lang.strings import LIST_VALUED
-from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_call_to, _is_docstring
+from movers.lang.syntax import (
+    BUILTIN_CLASS_NAMES,
+    DECLARATIONS,
+    LOCKING_DECLARATIONS,
+    _is_call_to,
+    _is_docstring,
+    walked,
+)
 from movers.lang.threadinfo import SUBCLASS_FIELDS
 from movers.lang.timeouts import TimeoutCompiler
 from movers.lang.withs import ContextCompiler, exit_parameter_refusal
@@ -164,6 +171,7 @@ class ModuleCompiler:
         # With a list, the generated code of the functions is not written but its jobs left here
         # (``codegen.deferred``): ``compile_model`` writes it for the compilation it keeps.
         self.held: list[Any] | None = None
+        self.module_nodes: list[ast.AST] = []  # the module's nodes (``_lift_all``)
 
     def defines_method(self, name: str) -> bool:
         """Whether some class of the model defines a method ``name`` (then ``x.name()`` is its call)."""
@@ -244,7 +252,7 @@ class ModuleCompiler:
         self._lift_all(tree, init_body)
         # What comparing two objects may read: every field of a dataclass that compares by its fields.
         self.compared_fields = frozenset(f for spec in self.dataclasses.values() if spec.eq for f in spec.compared)
-        self.list_globals = _list_globals(tree, self.global_slot)
+        self.list_globals = _list_globals(self.module_nodes, self.global_slot)
         bodies = [(fn, False) for fn in self.function_nodes.values()]
         bodies += [(lf.node, False) for lf in self.lifted.values()]  # type: ignore[misc]
         bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
@@ -330,7 +338,7 @@ class ModuleCompiler:
     def _survey(self, tree: ast.Module) -> None:
         """What the whole module uses, which decides how some constructs compile everywhere in it."""
         # The tree is walked once: nothing here changes it.
-        nodes = list(ast.walk(tree))
+        nodes = walked(tree)
         # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
         calls = [n for n in nodes if isinstance(n, ast.Call)]
         self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in (
@@ -425,7 +433,7 @@ class ModuleCompiler:
         of a model function that may make one) on."""
         def starts(node: ast.AST) -> set[str] | bool:
             called: set[str] = set()
-            for n in ast.walk(node):
+            for n in walked(node):
                 if isinstance(n, ast.Call):
                     if isinstance(n.func, ast.Attribute) and n.func.attr == "start":
                         return True
@@ -485,8 +493,9 @@ class ModuleCompiler:
         """A slot for every name the initialisation assigns, in the order of first assignment."""
         for s in init_body:
             # A comprehension's variables are its own (Python 3), not the module's.
-            own = {id(t) for c in ast.walk(s) if isinstance(c, ast.comprehension) for t in ast.walk(c.target)}
-            for n in ast.walk(s):
+            nodes = walked(s)
+            own = {id(t) for c in nodes if isinstance(c, ast.comprehension) for t in walked(c.target)}
+            for n in nodes:
                 if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
                     raise self.error(n, "unsupported construct: definitions must be at the top level of a model")
                 # ``except E as e`` assigns ``e`` too.
@@ -507,7 +516,7 @@ class ModuleCompiler:
             self.funcs[name] = Func(name, code)
         for c in self.class_nodes.values():
             self._declare_methods(c)
-        self._bound_methods(self._bound_tree)
+        self._bound_methods(self.module_nodes)
         for cname, spec in self.dataclasses.items():
             if spec.frozen:  # only its __init__ may set its fields (CPython's FrozenInstanceError)
                 self.classes[cname].frozen_init = self.classes[cname].lookup("__init__")  # type: ignore[attr-defined]
@@ -548,22 +557,24 @@ class ModuleCompiler:
                     self._lift(item, f"{cname}.{item.name}")
         module = ast.Module(body=init_body, type_ignores=[])
         self._lift(module, "")
-        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        # The module's nodes, listed once for this and for ``_list_globals`` and ``_bound_methods``, which
+        # follow: nothing changes the tree until the functions are compiled (``_lift`` makes new nodes).
+        self.module_nodes = nodes = walked(tree)
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        used = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                 and id(n) not in called and n.id in self.function_nodes}
         self.value_callees = sorted(used) + [lf.key for lf in self.lifted.values()]
-        self._bound_tree = tree
         for name in used:
             if self.function_nodes[name].decorator_list:
                 raise self.error(self.function_nodes[name], f"'{name}' is decorated: it cannot be used as a value")
 
-    def _bound_methods(self, tree: ast.Module) -> None:
+    def _bound_methods(self, nodes: list[ast.AST]) -> None:
         """``obj.method`` used as a value (``Thread(target=obj.run_job)``, ``f = obj.m``): the method names so
         used, each class's bound-method class for them, and the codes a call of such a value may run
         (``bound_codes``: every method of that name, as ``.m`` in the facts)."""
         methods = {m for c in self.classes.values() for m in c.methods}
-        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-        self.bound_names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        self.bound_names = {n.attr for n in nodes if isinstance(n, ast.Attribute)
                             and isinstance(n.ctx, ast.Load) and id(n) not in called and n.attr in methods}
         self.bound_codes: list[tuple[str, Code]] = []
         for c in self.classes.values():
@@ -737,7 +748,7 @@ class ModuleCompiler:
                     raise self.error(b, f"unknown base class '{b.id}'")
             for item in c.body:
                 if isinstance(item, ast.FunctionDef):
-                    for n in ast.walk(item):
+                    for n in walked(item):
                         if (
                             isinstance(n, ast.Attribute)
                             and isinstance(n.ctx, ast.Store)
@@ -780,7 +791,7 @@ class ModuleCompiler:
             info = info.base
         methods = {item.name for c in chain for item in c.body if isinstance(item, ast.FunctionDef)}
         for c in chain:
-            for n in ast.walk(c):
+            for n in walked(c):
                 if (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
                         and n.value.id == "self" and n.attr in methods):
                     raise self.error(n, f"the field '{n.attr}' of class '{name}' has the name of one of its "
@@ -956,7 +967,7 @@ def _list_valued(e: ast.expr) -> bool:
             or _is_call_to(e, "list"))
 
 
-def _list_globals(tree: ast.Module, globals_: dict[str, int]) -> frozenset[str]:
+def _list_globals(nodes: list[ast.AST], globals_: dict[str, int]) -> frozenset[str]:
     """The globals that only ever hold lists: every store of the name, anywhere in the module (locals of the
     same name included), assigns a list display (``[…]``, ``[…] * n``)."""
     def is_list(v: ast.expr) -> bool:
@@ -965,10 +976,10 @@ def _list_globals(tree: ast.Module, globals_: dict[str, int]) -> frozenset[str]:
 
     ok = set(globals_)
     listed: set[int] = set()
-    for n in ast.walk(tree):
+    for n in nodes:
         if isinstance(n, ast.Assign) and is_list(n.value):
             listed.update(id(t) for t in n.targets if isinstance(t, ast.Name))
-    for n in ast.walk(tree):
+    for n in nodes:
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in listed:
             ok.discard(n.id)
     return frozenset(ok)

@@ -49,6 +49,7 @@ from movers.lang.syntax import (
     DICT_CHANGING_METHODS,
     LIST_CHANGING_METHODS,
     SYNC_METHODS,
+    walked,
 )
 
 GRANULARITIES = ("access", "statement")
@@ -96,9 +97,10 @@ def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool
     constructor_fields: set[str] = set()
     elements = True
     for fn, is_init in bodies:
-        declared = {n for s in ast.walk(fn) if isinstance(s, ast.Global) for n in s.names}
-        escapes = is_init and _self_escapes(fn)
-        for n in ast.walk(fn):
+        nodes = walked(fn)
+        declared = {n for s in nodes if isinstance(s, ast.Global) for n in s.names}
+        escapes = is_init and _self_escapes(fn, nodes)
+        for n in nodes:
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and n.id in declared:
                 written.add(n.id)
             elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
@@ -113,24 +115,24 @@ def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool
     return Finals(frozenset(set(global_names) - written), frozenset(constructor_fields - fields_written), elements)
 
 
-def _self_escapes(init: ast.FunctionDef) -> bool:
+def _self_escapes(init: ast.FunctionDef, nodes: list[ast.AST]) -> bool:
     """Whether a constructor lets ``self`` be seen before it returns: any use of ``self`` but as the object
-    of a field access (or passed to a base class's ``__init__``) might publish it."""
+    of a field access (or passed to a base class's ``__init__``) might publish it. ``nodes``: its nodes."""
     allowed: set[int] = set()
-    for n in ast.walk(init):
+    for n in nodes:
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
             allowed.add(id(n.value))
         elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
               and n.args and isinstance(n.args[0], ast.Name)):
             allowed.add(id(n.args[0]))
-    for n in ast.walk(init):
+    for n in nodes:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                 and n.func.value.id == "self":
             return True  # a method called on self may publish it
         if isinstance(n, (ast.FunctionDef, ast.Lambda)) and n is not init:
             return True  # a closure made here may set self's fields later, from any thread
     return any(isinstance(n, ast.Name) and n.id == "self" and isinstance(n.ctx, ast.Load) and id(n) not in allowed
-               for n in ast.walk(init))
+               for n in nodes)
 
 
 class _Whole(Exception):
@@ -928,7 +930,7 @@ def _set(name: str, v: bool, at: ast.AST) -> ast.stmt:
 
 
 def _temps_used(nodes: Sequence[ast.AST], temps: set[str]) -> set[str]:
-    return {n.id for s in nodes for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in temps}
+    return {n.id for s in nodes for n in walked(s) if isinstance(n, ast.Name) and n.id in temps}
 
 
 def _clear_dead(stmts: list[ast.stmt], live_after: set[str], temps: set[str], at: ast.AST) -> list[ast.stmt]:

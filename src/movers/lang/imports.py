@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from movers.lang.errors import ModelSyntaxError, at
+from movers.lang.syntax import walked
 
 # The members of each supported module a model may name, and the builtin each one is (its canonical name).
 MODULES: dict[str, dict[str, str]] = {
@@ -108,7 +109,7 @@ def resolve_imports(tree: ast.Module, filename: str) -> ast.Module:
     statements are left in place (``_top_level`` skips them). Raises ModelSyntaxError at the import or use."""
     modules: dict[str, str] = {}
     names: dict[str, tuple[str, str]] = {}
-    for s in ast.walk(tree):
+    for s in walked(tree):
         if isinstance(s, (ast.Import, ast.ImportFrom)) and s not in tree.body:
             raise at(filename, s, "import is supported only at the top level of the module")
     for s in tree.body:

@@ -54,3 +54,22 @@ def evaluated_here(e: ast.AST) -> list[ast.AST]:
         else:
             work.extend(ast.iter_child_nodes(n))
     return out
+
+
+def walked(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.walk(node))``, in the same order (breadth first, each node's children in field order), at a
+    third of its cost: the compiler lists a module's nodes a dozen times, ``ast.walk``'s generators of
+    generators most of it. For a tree that the caller does not change while it reads the list."""
+    out = [node]
+    add = out.append
+    for n in out:  # grows as it goes: each node's children are appended once it is reached
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if isinstance(v, ast.AST):
+                add(v)
+            elif isinstance(v, list):
+                for x in v:
+                    if isinstance(x, ast.AST):
+                        add(x)
+    return out
+

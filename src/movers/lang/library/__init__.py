@@ -31,6 +31,7 @@ from pathlib import Path
 from movers.lang.errors import ModelSyntaxError, at
 from movers.lang.imports import resolve_imports
 from movers.lang.library.loops import library_loops
+from movers.lang.syntax import walked
 from movers.lang.timeouts import VALUE_METHODS, constant
 
 HERE = Path(__file__).resolve().parent
@@ -87,7 +88,7 @@ def _source(name: str) -> str:
 
 
 def _used(tree: ast.Module) -> set[str]:
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in CLASSES}
+    return {n.id for n in walked(tree) if isinstance(n, ast.Name) and n.id in CLASSES}
 
 
 Definition = ast.ClassDef | ast.FunctionDef

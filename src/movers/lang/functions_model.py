@@ -41,6 +41,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import ClassInfo, Code, Func, Ref, box
+from movers.lang.syntax import children
 
 # A parameter's value in a call matched at compile time: the index of the call's argument (positional ones
 # first, then keywords, in the source's order), a default: ("default", value), or the tuple of the extra
@@ -299,21 +300,17 @@ def own_nodes(fn: ast.AST) -> list[ast.AST]:
     are their defaults (evaluated where they are defined), but not their bodies."""
     out: list[ast.AST] = []
     body: list[ast.AST] = ([fn.body] if isinstance(fn, ast.Lambda) else list(getattr(fn, "body", [])))
-
-    def visit(n: ast.AST) -> None:
+    # Depth first, each node before its children (a stack of what is left, the next on top).
+    todo = body[::-1]
+    while todo:
+        n = todo.pop()
         out.append(n)
         if isinstance(n, (ast.FunctionDef, ast.Lambda, ast.AsyncFunctionDef, ast.ClassDef)):
             args = getattr(n, "args", None)
             if args is not None:
-                for d in [*args.defaults, *args.kw_defaults]:
-                    if d is not None:
-                        visit(d)
-            return
-        for child in ast.iter_child_nodes(n):
-            visit(child)
-
-    for b in body:
-        visit(b)
+                todo.extend([d for d in [*args.defaults, *args.kw_defaults] if d is not None][::-1])
+            continue
+        todo.extend(children(n)[::-1])
     return out
 
 

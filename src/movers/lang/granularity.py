@@ -49,6 +49,7 @@ from movers.lang.syntax import (
     DICT_CHANGING_METHODS,
     LIST_CHANGING_METHODS,
     SYNC_METHODS,
+    children,
     walked,
 )
 
@@ -878,7 +879,7 @@ def _evaluation_order(e: ast.AST) -> list[ast.AST]:
                 if kw.arg is None:
                     out.append(kw)  # f(**d): reading d's items
         else:
-            for child in ast.iter_child_nodes(n):
+            for child in children(n):
                 visit(child)
         out.append(n)
 
@@ -1027,7 +1028,7 @@ def _evaluated(s: ast.AST) -> list[ast.AST]:
         if isinstance(n, ast.Lambda):
             work.extend(d for d in [*n.args.defaults, *n.args.kw_defaults] if d is not None)
         else:
-            work.extend(ast.iter_child_nodes(n))
+            work.extend(children(n))
     return out
 
 
@@ -1040,7 +1041,7 @@ def _leaves_loop(body: list[ast.stmt]) -> bool:
             return any(walk(x) for x in n.orelse)
         if isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
             return False
-        return any(walk(c) for c in ast.iter_child_nodes(n))
+        return any(walk(c) for c in children(n))
 
     return any(walk(b) for b in body)
 

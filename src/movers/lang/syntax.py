@@ -52,7 +52,7 @@ def evaluated_here(e: ast.AST) -> list[ast.AST]:
         if isinstance(n, ast.Lambda):
             work.extend([*n.args.defaults, *(d for d in n.args.kw_defaults if d is not None)])
         else:
-            work.extend(ast.iter_child_nodes(n))
+            work.extend(children(n))
     return out
 
 
@@ -71,5 +71,17 @@ def walked(node: ast.AST) -> list[ast.AST]:
                 for x in v:
                     if isinstance(x, ast.AST):
                         add(x)
+    return out
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))``, without its generators."""
+    out: list[ast.AST] = []
+    for f in node._fields:
+        v = getattr(node, f, None)
+        if isinstance(v, ast.AST):
+            out.append(v)
+        elif isinstance(v, list):
+            out.extend([x for x in v if isinstance(x, ast.AST)])
     return out
 

@@ -50,6 +50,7 @@ from movers.lang.syntax import (
     LIST_CHANGING_METHODS,
     SYNC_METHODS,
     children,
+    fix_locations,
     walked,
 )
 
@@ -209,7 +210,7 @@ class Lowering:
                 v = getattr(s, attr)
                 if v is not None:
                     t = self.temp()
-                    pre.extend(self.stmt(ast.fix_missing_locations(ast.copy_location(
+                    pre.extend(self.stmt(fix_locations(ast.copy_location(
                         ast.Assign(targets=[ast.copy_location(ast.Name(t, ast.Store()), v)], value=v), s))))
                     setattr(s, attr, ast.copy_location(ast.Name(t, ast.Load()), v))
             return [*pre, s]
@@ -292,7 +293,7 @@ class Lowering:
             return [loop]
         after = ast.copy_location(ast.If(test=ast.copy_location(ast.Name(flag, ast.Load()), s),
                                          body=_clears([flag], s) + s.orelse, orelse=_clears([flag], s)), s)
-        return [_set(flag, False, s), loop, ast.fix_missing_locations(after)]
+        return [_set(flag, False, s), loop, fix_locations(after)]
 
     def _for(self, s: ast.For) -> list[ast.stmt]:
         it = s.iter
@@ -464,7 +465,7 @@ class _Cut:
         name = self.low.temp()
         self.temps.append(name)
         a = ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(name, ast.Store()), e)], value=e), e)
-        ast.fix_missing_locations(a)
+        fix_locations(a)
         a.end_lineno, a.end_col_offset = getattr(e, "end_lineno", None), getattr(e, "end_col_offset", None)
         a.movers_text = f"{self.stmt_text}  ({what})" if what else self.stmt_text  # type: ignore[attr-defined]
         self.pre.append(a)
@@ -557,7 +558,7 @@ class _Cut:
         def assign(v: ast.expr) -> ast.stmt:
             a = ast.copy_location(ast.Assign(targets=[_store(acc, e)], value=v), e)
             a.movers_text = self.stmt_text  # type: ignore[attr-defined]
-            return ast.fix_missing_locations(a)
+            return fix_locations(a)
 
         def const(v: Any) -> ast.expr:
             return ast.copy_location(ast.Constant(v), e)
@@ -589,7 +590,7 @@ class _Cut:
                 body.append(ast.copy_location(ast.If(test=done, body=stop, orelse=[]), e))
         self.pre.append(assign(start))
         for s in body:
-            ast.fix_missing_locations(s)
+            fix_locations(s)
             self.pre.extend(self.low.stmt(s))
         if decides:
             return _load(acc, e)
@@ -600,7 +601,7 @@ class _Cut:
         n = _load(acc, e)
         n.movers_tuple = True  # type: ignore[attr-defined]
         kind = "dict" if isinstance(e, ast.DictComp) else "set" if isinstance(e, ast.SetComp) else "list"
-        return ast.fix_missing_locations(ast.copy_location(ast.Call(ast.copy_location(ast.Name(kind, ast.Load()), e),
+        return fix_locations(ast.copy_location(ast.Call(ast.copy_location(ast.Name(kind, ast.Load()), e),
                                                                     [n], []), e))
 
     def _later_events(self, e: ast.BoolOp | ast.IfExp) -> bool:
@@ -616,7 +617,7 @@ class _Cut:
         def assign(v: ast.expr) -> ast.stmt:
             a = ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(name, ast.Store()), e)], value=v), e)
             a.movers_text = self.stmt_text  # type: ignore[attr-defined]
-            return ast.fix_missing_locations(a)
+            return fix_locations(a)
 
         def sub(v: ast.expr) -> list[ast.stmt]:
             outer, depth = self.pre, self.low.depth
@@ -638,7 +639,7 @@ class _Cut:
 
         if isinstance(e, ast.IfExp):
             test = self._walk(e.test, None)
-            self.pre.append(ast.fix_missing_locations(ast.copy_location(
+            self.pre.append(fix_locations(ast.copy_location(
                 ast.If(test=test, body=sub(e.body), orelse=sub(e.orelse)), e)))
             return load()
         self.pre.extend(sub(e.values[0]))
@@ -646,7 +647,7 @@ class _Cut:
             cond: ast.expr = load()
             if isinstance(e.op, ast.Or):
                 cond = ast.copy_location(ast.UnaryOp(ast.Not(), cond), e)
-            self.pre.append(ast.fix_missing_locations(ast.copy_location(ast.If(test=cond, body=sub(v), orelse=[]), e)))
+            self.pre.append(fix_locations(ast.copy_location(ast.If(test=cond, body=sub(v), orelse=[]), e)))
         return load()
 
     def _describe(self, e: ast.expr) -> str:
@@ -698,7 +699,7 @@ class _Cut:
                     unpack = ast.copy_location(ast.Assign(targets=[ast.copy_location(
                         ast.Tuple(elts, ast.Store()), t)], value=_load(value.id, t)), t)
                     unpack.movers_text = self.stmt_text  # type: ignore[attr-defined]
-                    self.pre.append(ast.fix_missing_locations(unpack))
+                    self.pre.append(fix_locations(unpack))
                     for x, n in zip(t.elts, names, strict=True):
                         self._store_from(x.value if isinstance(x, ast.Starred) else x, n.id)
                 else:
@@ -732,10 +733,10 @@ class _Cut:
         t = self.target(t)
         a = ast.copy_location(ast.Assign(targets=[t], value=_load(name, t)), t)
         a.movers_text = f"{self.stmt_text}  (write {self.low.text(t) or ast.unparse(t)})"  # type: ignore[attr-defined]
-        self.pre.append(ast.fix_missing_locations(a))
+        self.pre.append(fix_locations(a))
 
     def _final(self, final: ast.stmt, target: ast.expr) -> ast.stmt:
-        final = ast.fix_missing_locations(final)
+        final = fix_locations(final)
         final.end_lineno, final.end_col_offset = self.s.end_lineno, self.s.end_col_offset
         if self.low._target_events(target):
             final.movers_text = f"{self.stmt_text}  (write {self.low.text(target) or ast.unparse(target)})"  # type: ignore[attr-defined]
@@ -889,12 +890,12 @@ def _evaluation_order(e: ast.AST) -> list[ast.AST]:
 
 def _load(name: str, at: ast.AST) -> ast.Name:
     n = ast.Name(name, ast.Load())
-    return ast.fix_missing_locations(ast.copy_location(n, at))
+    return fix_locations(ast.copy_location(n, at))
 
 
 def _store(name: str, at: ast.AST) -> ast.Name:
     n = ast.Name(name, ast.Store())
-    return ast.fix_missing_locations(ast.copy_location(n, at))
+    return fix_locations(ast.copy_location(n, at))
 
 
 def _as_load(t: ast.expr) -> ast.expr:
@@ -919,7 +920,7 @@ def _clears(temps: list[str], at: ast.AST) -> list[ast.stmt]:
         none = ast.copy_location(ast.Constant(None), at)
         a = ast.copy_location(ast.Assign(targets=[_store(name, at)], value=none), at)
         a.movers_text = ""  # type: ignore[attr-defined]
-        out.append(ast.fix_missing_locations(a))
+        out.append(fix_locations(a))
     return out
 
 
@@ -927,7 +928,7 @@ def _set(name: str, v: bool, at: ast.AST) -> ast.stmt:
     """``$v = True`` (or False): a hidden flag, local work."""
     a = ast.copy_location(ast.Assign(targets=[_store(name, at)], value=ast.copy_location(ast.Constant(v), at)), at)
     a.movers_text = ""  # type: ignore[attr-defined]
-    return ast.fix_missing_locations(a)
+    return fix_locations(a)
 
 
 def _temps_used(nodes: Sequence[ast.AST], temps: set[str]) -> set[str]:

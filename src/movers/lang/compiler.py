@@ -86,7 +86,7 @@ from movers.lang.functions_model import (
     star_name,
 )
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
-from movers.lang.imports import resolve_imports
+from movers.lang.imports import resolve_listed
 from movers.lang.iteration import IterationCompiler
 from movers.lang.library import Library, add_library, library_error
 from movers.lang.statements import StatementCompiler
@@ -237,10 +237,13 @@ class ModuleCompiler:
         return program
 
     def _compile(self) -> Program:
-        tree = resolve_imports(self._parse(), self.filename)
-        self.library = add_library(tree, self.filename, len(_LINE_BREAK.split(self.source)))
+        # The tree's nodes, listed once for the passes that read them, as long as none has changed it.
+        tree, nodes = resolve_listed(self._parse(), self.filename)
+        self.library = add_library(tree, self.filename, len(_LINE_BREAK.split(self.source)), nodes)
+        if self.library.classes or self.library.functions:
+            nodes = None  # library definitions were added, and the model's loops over them rewritten
         self._blines = None
-        self._survey(tree)
+        self._survey(tree, nodes)
         init_body, declarations = self._top_level(tree)
         self._declare_globals(init_body)
         self.daemon_slot: int | None = None
@@ -335,10 +338,12 @@ class ModuleCompiler:
             raise ModelSyntaxError(self.filename, max(e.lineno or 1, 1), max(e.offset or 1, 1),
                                    f"syntax error: {msg}") from None
 
-    def _survey(self, tree: ast.Module) -> None:
-        """What the whole module uses, which decides how some constructs compile everywhere in it."""
+    def _survey(self, tree: ast.Module, nodes: list[ast.AST] | None = None) -> None:
+        """What the whole module uses, which decides how some constructs compile everywhere in it. ``nodes``:
+        the tree's nodes, if known (``syntax.walked``)."""
         # The tree is walked once: nothing here changes it.
-        nodes = walked(tree)
+        if nodes is None:
+            nodes = walked(tree)
         # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
         calls = [n for n in nodes if isinstance(n, ast.Call)]
         self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in (

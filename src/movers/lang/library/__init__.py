@@ -87,8 +87,8 @@ def _source(name: str) -> str:
     return (HERE / name).read_text(encoding="utf-8")
 
 
-def _used(tree: ast.Module) -> set[str]:
-    return {n.id for n in walked(tree) if isinstance(n, ast.Name) and n.id in CLASSES}
+def _used(tree: ast.Module, nodes: list[ast.AST] | None = None) -> set[str]:
+    return {n.id for n in (walked(tree) if nodes is None else nodes) if isinstance(n, ast.Name) and n.id in CLASSES}
 
 
 Definition = ast.ClassDef | ast.FunctionDef
@@ -247,12 +247,14 @@ def _checked(file: str, name: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(_builtins_used(d)), frozenset(_timed_calls(d))
 
 
-def add_library(tree: ast.Module, filename: str, source_lines: int) -> Library:
+def add_library(tree: ast.Module, filename: str, source_lines: int,
+                nodes: list[ast.AST] | None = None) -> Library:
     """Add to ``tree`` the library definitions it uses (and every one they use, in any library file), numbered
-    after the model's ``source_lines`` lines; the ``Library`` says what was added. Raises ModelSyntaxError where
-    the model redefines a built-in name the library relies on."""
+    after the model's ``source_lines`` lines; the ``Library`` says what was added (nothing, and ``tree`` is left
+    as it was, when it uses none). Raises ModelSyntaxError where the model redefines a built-in name the library
+    relies on. ``nodes``: the tree's nodes, if known (``syntax.walked``)."""
     lib = Library(offset=source_lines)
-    used = _used(tree)
+    used = _used(tree, nodes)
     if not used:
         return lib
     needed = _needed_everywhere(frozenset(used))

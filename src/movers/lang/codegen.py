@@ -1382,6 +1382,7 @@ _SAME = "return SAME"
 _ATOMIC = re.compile(r"pc = \((-?1), (\d+)\)$")  # ``codegen_sync.indivisible``'s entry and exit
 _LITERAL = re.compile(r"( *)(_\d+) = (None|-?\d+)$")
 _PC = re.compile(r"( *)pc = -?\d+$")
+_PC_NAME = re.compile(r"\bpc\b")
 
 
 def _simplified(lines: list[str]) -> list[str]:
@@ -1390,29 +1391,41 @@ def _simplified(lines: list[str]) -> list[str]:
     constant pc set again on the next line (one glue node's end, the next one's start)."""
     out: list[str] = []
     for line in lines:
-        prev = out[-1] if out else ""
-        m = _LITERAL.match(prev)
-        if m is not None:
-            ind, x = m[1], m[2]
-            if line in (f"{ind}if type({x}) is bool: {x} = TRUE if {x} else FALSE",
-                        f"{ind}if type({x}) is not int: {x} = {x}.value if type({x}) is Bool else _val({x})"):
-                continue
+        # Only these two lines can go: the previous line is matched for them alone (a step has thousands).
+        if out and line.lstrip().startswith("if type("):
+            m = _LITERAL.match(out[-1])
+            if m is not None:
+                ind, x = m[1], m[2]
+                if line in (f"{ind}if type({x}) is bool: {x} = TRUE if {x} else FALSE",
+                            f"{ind}if type({x}) is not int: {x} = {x}.value if type({x}) is Bool else _val({x})"):
+                    continue
         out.append(line)
-    return [line for i, line in enumerate(out) if not (_PC.match(line) and _overwritten(out, i))]
+    dead = _overwritten(out)
+    return [line for i, line in enumerate(out) if i not in dead]
 
 
-def _overwritten(lines: list[str], i: int) -> bool:
-    """Whether line i's ``pc = k`` is set again before anything reads pc: the next line that names pc, in its
-    block, sets it from values that are not pc."""
-    ind = len(lines[i]) - len(lines[i].lstrip())
-    for line in lines[i + 1:]:
-        if len(line) - len(line.lstrip()) < ind:
-            return False
-        if re.search(r"\bpc\b", line):
-            rest = line[ind:]
-            return (len(line) - len(line.lstrip()) == ind and rest.startswith("pc = ")
-                    and re.search(r"\bpc\b", rest[5:]) is None)
-    return False
+def _overwritten(lines: list[str]) -> set[int]:
+    """The lines ``pc = k`` whose pc is set again before anything reads it: the next line that names pc, in
+    the line's block (no line indented less comes first), sets it from values that are not pc. One backward
+    pass, which knows for each line the nearest later line that names pc and, for each indentation, the
+    nearest later line so indented."""
+    dead: set[int] = set()
+    names_pc = -1  # the nearest later line that names pc, or -1
+    at_indent: dict[int, int] = {}  # indentation -> the nearest later line with it
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        ind = len(line) - len(line.lstrip())
+        if "pc" in line and _PC.match(line) and names_pc >= 0:
+            out = min((k for d, k in at_indent.items() if d < ind), default=len(lines))
+            nxt = lines[names_pc]
+            rest = nxt[ind:]
+            if names_pc < out and len(nxt) - len(nxt.lstrip()) == ind and rest.startswith("pc = ") \
+                    and _PC_NAME.search(rest[5:]) is None:
+                dead.add(i)
+        at_indent[ind] = i
+        if "pc" in line and _PC_NAME.search(line):
+            names_pc = i
+    return dead
 
 
 def _step_body(code: Code, body: list[str], returns: bool, calls: bool = False,
@@ -1595,19 +1608,22 @@ _deferred = threading.local()  # ``jobs``: the ``attach`` calls waiting for the 
 
 
 @contextmanager
-def deferred() -> Iterator[None]:
+def deferred(held: list[Any] | None = None) -> Iterator[None]:
     """Hold every ``attach`` until the block ends, then run them: a call's whole step is written once its
     callee is compiled (its frame's blank locals are literals in the text), whatever order the functions are
-    compiled in. A block that raises attaches nothing (the compilation failed)."""
+    compiled in. A block that raises attaches nothing (the compilation failed). With ``held``, the held calls
+    are left in it instead, for the caller to run (``attach(*job)``) if it keeps the program: the compiler's
+    first pass at access granularity is often compiled again (``compiler.compile_model``)."""
     outer = getattr(_deferred, "jobs", None)
-    jobs: list[Any] = []
+    jobs: list[Any] = [] if held is None else held
     _deferred.jobs = jobs
     try:
         yield
     finally:
         _deferred.jobs = outer
-    for job in jobs:
-        attach(*job)
+    if held is None:
+        for job in jobs:
+            attach(*job)
 
 
 def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSource | None],

@@ -86,12 +86,19 @@ from movers.lang.functions_model import (
     star_name,
 )
 from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, finals
-from movers.lang.imports import resolve_imports
+from movers.lang.imports import resolve_listed
 from movers.lang.iteration import IterationCompiler
 from movers.lang.library import Library, add_library, library_error
 from movers.lang.statements import StatementCompiler
 from movers.lang.strings import LIST_VALUED
-from movers.lang.syntax import BUILTIN_CLASS_NAMES, DECLARATIONS, LOCKING_DECLARATIONS, _is_call_to, _is_docstring
+from movers.lang.syntax import (
+    BUILTIN_CLASS_NAMES,
+    DECLARATIONS,
+    LOCKING_DECLARATIONS,
+    _is_call_to,
+    _is_docstring,
+    walked,
+)
 from movers.lang.threadinfo import SUBCLASS_FIELDS
 from movers.lang.timeouts import TimeoutCompiler
 from movers.lang.withs import ContextCompiler, exit_parameter_refusal
@@ -161,6 +168,10 @@ class ModuleCompiler:
         self.constants: dict[str, int | bool] = {}  # folded into invariants (``_compile``, lang/codegen.py)
         # The standard library classes the model uses, compiled from model source (lang/library).
         self.library = Library()
+        # With a list, the generated code of the functions is not written but its jobs left here
+        # (``codegen.deferred``): ``compile_model`` writes it for the compilation it keeps.
+        self.held: list[Any] | None = None
+        self.module_nodes: list[ast.AST] = []  # the module's nodes (``_lift_all``)
 
     def defines_method(self, name: str) -> bool:
         """Whether some class of the model defines a method ``name`` (then ``x.name()`` is its call)."""
@@ -226,10 +237,13 @@ class ModuleCompiler:
         return program
 
     def _compile(self) -> Program:
-        tree = resolve_imports(self._parse(), self.filename)
-        self.library = add_library(tree, self.filename, len(_LINE_BREAK.split(self.source)))
+        # The tree's nodes, listed once for the passes that read them, as long as none has changed it.
+        tree, nodes = resolve_listed(self._parse(), self.filename)
+        self.library = add_library(tree, self.filename, len(_LINE_BREAK.split(self.source)), nodes)
+        if self.library.classes or self.library.functions:
+            nodes = None  # library definitions were added, and the model's loops over them rewritten
         self._blines = None
-        self._survey(tree)
+        self._survey(tree, nodes)
         init_body, declarations = self._top_level(tree)
         self._declare_globals(init_body)
         self.daemon_slot: int | None = None
@@ -241,7 +255,7 @@ class ModuleCompiler:
         self._lift_all(tree, init_body)
         # What comparing two objects may read: every field of a dataclass that compares by its fields.
         self.compared_fields = frozenset(f for spec in self.dataclasses.values() if spec.eq for f in spec.compared)
-        self.list_globals = _list_globals(tree, self.global_slot)
+        self.list_globals = _list_globals(self.module_nodes, self.global_slot)
         bodies = [(fn, False) for fn in self.function_nodes.values()]
         bodies += [(lf.node, False) for lf in self.lifted.values()]  # type: ignore[misc]
         bodies += [(item, item.name == "__init__") for c in self.class_nodes.values() for item in c.body
@@ -265,7 +279,7 @@ class ModuleCompiler:
             self.finals = dataclasses.replace(self.finals, elements=False)
         # Every function's generated code is written once all are compiled: a call's step then knows its
         # callee's frame (lang/codegen.py, ``deferred``).
-        with codegen.deferred():
+        with codegen.deferred(self.held):
             self._compile_functions()
             init = Code("<module>", [], [], line=1)
             fc = FunctionCompiler(self, init, None, None)
@@ -324,17 +338,21 @@ class ModuleCompiler:
             raise ModelSyntaxError(self.filename, max(e.lineno or 1, 1), max(e.offset or 1, 1),
                                    f"syntax error: {msg}") from None
 
-    def _survey(self, tree: ast.Module) -> None:
-        """What the whole module uses, which decides how some constructs compile everywhere in it."""
+    def _survey(self, tree: ast.Module, nodes: list[ast.AST] | None = None) -> None:
+        """What the whole module uses, which decides how some constructs compile everywhere in it. ``nodes``:
+        the tree's nodes, if known (``syntax.walked``)."""
+        # The tree is walked once: nothing here changes it.
+        if nodes is None:
+            nodes = walked(tree)
         # Whether lists may change length: then every list records reads of its length (ClassInfo.grows).
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        calls = [n for n in nodes if isinstance(n, ast.Call)]
         self.lists_grow = any(isinstance(n.func, ast.Attribute) and n.func.attr in (
             "append", "pop", "insert", "remove", "extend", "clear") for n in calls) or any(
             isinstance(n, ast.Delete) and any(isinstance(t, ast.Subscript) for t in n.targets)
-            for n in ast.walk(tree))  # `del xs[i]` (lang/deletion.py)
+            for n in nodes)  # `del xs[i]` (lang/deletion.py)
         # Whether the model has lists at all: only then may a comparison read elements (``compares``).
         self.has_lists = any((isinstance(n, ast.List) and isinstance(n.ctx, ast.Load)) or isinstance(n, ast.ListComp)
-                             for n in ast.walk(tree)) or any(
+                             for n in nodes) or any(
             isinstance(n.func, ast.Attribute) and n.func.attr in LIST_VALUED for n in calls)  # "a b".split()
         # Whether the model makes dicts or sets (``lang/containers.py``): only then do their methods compile.
         self.has_defaultdict = any(_is_call_to(n, "defaultdict") for n in calls)
@@ -344,20 +362,20 @@ class ModuleCompiler:
             or _is_call_to(n, "set")
             or (isinstance(n, (ast.FunctionDef, ast.Lambda)) and n.args.kwarg is not None)  # **kwargs
             or (isinstance(n, ast.keyword) and n.arg is None)  # f(**mapping)
-            for n in ast.walk(tree))
+            for n in nodes)
         # Whether `+`, `*`, `|`, `&`, `-` may meet lists or sets (``lang/containers.py``): then they compile to
         # the containers' operators, and each one with two operands that are not constants is an access.
         # A name some statement assigns a list (``done = []``) counts as list-valued here: ``done + skipped``
         # is then a concatenation, as in CPython, not an error.
-        list_names = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _list_valued(n.value)
+        list_names = {t.id for n in nodes if isinstance(n, ast.Assign) and _list_valued(n.value)
                       for t in n.targets if isinstance(t, ast.Name)}
         self.container_arith = self.has_dicts or any(
             isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Mult)) and any(
                 (_list_valued(x) or (isinstance(x, ast.Name) and x.id in list_names))
                 and not (isinstance(n.op, ast.Mult) and x is n.left and isinstance(x, ast.List) and len(x.elts) == 1)
-                for x in (n.left, n.right)) for n in ast.walk(tree))
+                for x in (n.left, n.right)) for n in nodes)
         # Whether the model names ``deque`` (``lang/deques.py``): only then do its methods compile.
-        self.has_deques = any(isinstance(n, ast.Name) and n.id == "deque" for n in ast.walk(tree))
+        self.has_deques = any(isinstance(n, ast.Name) and n.id == "deque" for n in nodes)
         if self.has_deques:
             self.container_arith = True  # `d + e`, `d * n` of deques: the containers' operators (deques.arithmetic)
         if self.has_dicts or self.has_deques:
@@ -380,7 +398,7 @@ class ModuleCompiler:
         # the way out (an uncaught exception ends the search), so models without `try` compile as before.
         # A context manager's __exit__ may stop an exception too (lang/withs.py).
         self.uses_try = any(isinstance(n, ast.Try) or (isinstance(n, ast.FunctionDef) and n.name == "__exit__")
-                            for n in ast.walk(tree))
+                            for n in nodes)
         # Whether some thread asks whether another has ended: only then is a thread's end an access
         # (lang/timeouts.py), so that models without is_alive() compile exactly as before.
         self.uses_is_alive = any(isinstance(n.func, ast.Attribute) and n.func.attr == "is_alive" for n in calls)
@@ -420,7 +438,7 @@ class ModuleCompiler:
         of a model function that may make one) on."""
         def starts(node: ast.AST) -> set[str] | bool:
             called: set[str] = set()
-            for n in ast.walk(node):
+            for n in walked(node):
                 if isinstance(n, ast.Call):
                     if isinstance(n.func, ast.Attribute) and n.func.attr == "start":
                         return True
@@ -480,8 +498,9 @@ class ModuleCompiler:
         """A slot for every name the initialisation assigns, in the order of first assignment."""
         for s in init_body:
             # A comprehension's variables are its own (Python 3), not the module's.
-            own = {id(t) for c in ast.walk(s) if isinstance(c, ast.comprehension) for t in ast.walk(c.target)}
-            for n in ast.walk(s):
+            nodes = walked(s)
+            own = {id(t) for c in nodes if isinstance(c, ast.comprehension) for t in walked(c.target)}
+            for n in nodes:
                 if isinstance(n, (ast.FunctionDef, ast.ClassDef)):
                     raise self.error(n, "unsupported construct: definitions must be at the top level of a model")
                 # ``except E as e`` assigns ``e`` too.
@@ -502,7 +521,7 @@ class ModuleCompiler:
             self.funcs[name] = Func(name, code)
         for c in self.class_nodes.values():
             self._declare_methods(c)
-        self._bound_methods(self._bound_tree)
+        self._bound_methods(self.module_nodes)
         for cname, spec in self.dataclasses.items():
             if spec.frozen:  # only its __init__ may set its fields (CPython's FrozenInstanceError)
                 self.classes[cname].frozen_init = self.classes[cname].lookup("__init__")  # type: ignore[attr-defined]
@@ -543,22 +562,24 @@ class ModuleCompiler:
                     self._lift(item, f"{cname}.{item.name}")
         module = ast.Module(body=init_body, type_ignores=[])
         self._lift(module, "")
-        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-        used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        # The module's nodes, listed once for this and for ``_list_globals`` and ``_bound_methods``, which
+        # follow: nothing changes the tree until the functions are compiled (``_lift`` makes new nodes).
+        self.module_nodes = nodes = walked(tree)
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        used = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                 and id(n) not in called and n.id in self.function_nodes}
         self.value_callees = sorted(used) + [lf.key for lf in self.lifted.values()]
-        self._bound_tree = tree
         for name in used:
             if self.function_nodes[name].decorator_list:
                 raise self.error(self.function_nodes[name], f"'{name}' is decorated: it cannot be used as a value")
 
-    def _bound_methods(self, tree: ast.Module) -> None:
+    def _bound_methods(self, nodes: list[ast.AST]) -> None:
         """``obj.method`` used as a value (``Thread(target=obj.run_job)``, ``f = obj.m``): the method names so
         used, each class's bound-method class for them, and the codes a call of such a value may run
         (``bound_codes``: every method of that name, as ``.m`` in the facts)."""
         methods = {m for c in self.classes.values() for m in c.methods}
-        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-        self.bound_names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        self.bound_names = {n.attr for n in nodes if isinstance(n, ast.Attribute)
                             and isinstance(n.ctx, ast.Load) and id(n) not in called and n.attr in methods}
         self.bound_codes: list[tuple[str, Code]] = []
         for c in self.classes.values():
@@ -572,14 +593,17 @@ class ModuleCompiler:
             c.bound_methods = table  # type: ignore[attr-defined]
 
     def _lift(self, fn: ast.AST, qual: str, inherited: frozenset[str] = frozenset()) -> None:
-        predicates = {id(n.args[0]) for n in own_nodes(fn) if isinstance(n, ast.Call) and n.args
+        # ``fn``'s own nodes, listed once: nothing here changes ``fn`` (a lifted function is a new node that
+        # shares the nested one's body).
+        mine = own_nodes(fn)
+        predicates = {id(n.args[0]) for n in mine if isinstance(n, ast.Call) and n.args
                       and isinstance(n.func, ast.Attribute) and n.func.attr == "wait_for"}
         # The variables that live in cells (``nonlocal``): its own, and the captured ones that are cells of an
         # enclosing function (their values are the cells).
-        cells = set(inherited) | own_cells(fn)
+        cells = set(inherited) | own_cells(fn, mine)
         if cells:
             self.cells[id(fn)] = frozenset(cells)
-        for n in own_nodes(fn):
+        for n in mine:
             if isinstance(n, ast.Nonlocal) and (isinstance(fn, ast.Module) or not qual or ".<locals>." not in qual):
                 raise self.error(n, "nonlocal is only allowed in a nested function")
         if isinstance(fn, ast.Module):
@@ -589,11 +613,11 @@ class ModuleCompiler:
             a = fn.args  # type: ignore[attr-defined]
             params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]} | set(star_name(a)) | set(
                 kwstar_name(a))
-            declared = {x for n in own_nodes(fn) if isinstance(n, ast.Global) for x in n.names}
-            scope = params | {n.id for n in own_nodes(fn) if isinstance(n, ast.Name)
+            declared = {x for n in mine if isinstance(n, ast.Global) for x in n.names}
+            scope = params | {n.id for n in mine if isinstance(n, ast.Name)
                               and isinstance(n.ctx, ast.Store) and n.id not in declared}
-            scope |= {n.name for n in own_nodes(fn) if isinstance(n, ast.FunctionDef) and n is not fn}
-        for child in own_nodes(fn):
+            scope |= {n.name for n in mine if isinstance(n, ast.FunctionDef) and n is not fn}
+        for child in mine:
             if not isinstance(child, (ast.FunctionDef, ast.Lambda)) or id(child) in predicates:
                 continue
             if isinstance(child, ast.FunctionDef) and child.decorator_list:
@@ -729,7 +753,7 @@ class ModuleCompiler:
                     raise self.error(b, f"unknown base class '{b.id}'")
             for item in c.body:
                 if isinstance(item, ast.FunctionDef):
-                    for n in ast.walk(item):
+                    for n in walked(item):
                         if (
                             isinstance(n, ast.Attribute)
                             and isinstance(n.ctx, ast.Store)
@@ -772,7 +796,7 @@ class ModuleCompiler:
             info = info.base
         methods = {item.name for c in chain for item in c.body if isinstance(item, ast.FunctionDef)}
         for c in chain:
-            for n in ast.walk(c):
+            for n in walked(c):
                 if (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
                         and n.value.id == "self" and n.attr in methods):
                     raise self.error(n, f"the field '{n.attr}' of class '{name}' has the name of one of its "
@@ -948,7 +972,7 @@ def _list_valued(e: ast.expr) -> bool:
             or _is_call_to(e, "list"))
 
 
-def _list_globals(tree: ast.Module, globals_: dict[str, int]) -> frozenset[str]:
+def _list_globals(nodes: list[ast.AST], globals_: dict[str, int]) -> frozenset[str]:
     """The globals that only ever hold lists: every store of the name, anywhere in the module (locals of the
     same name included), assigns a list display (``[…]``, ``[…] * n``)."""
     def is_list(v: ast.expr) -> bool:
@@ -957,10 +981,10 @@ def _list_globals(tree: ast.Module, globals_: dict[str, int]) -> frozenset[str]:
 
     ok = set(globals_)
     listed: set[int] = set()
-    for n in ast.walk(tree):
+    for n in nodes:
         if isinstance(n, ast.Assign) and is_list(n.value):
             listed.update(id(t) for t in n.targets if isinstance(t, ast.Name))
-    for n in ast.walk(tree):
+    for n in nodes:
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in listed:
             ok.discard(n.id)
     return frozenset(ok)
@@ -1097,20 +1121,26 @@ def compile_model(source: str, filename: str = "<model>", granularity: str = DEF
     if granularity not in GRANULARITIES:
         raise ValueError(f"unknown granularity '{granularity}' (known: {', '.join(GRANULARITIES)})")
     mc = ModuleCompiler(source, filename, granularity)
+    mc.held = []  # a first pass at access granularity is often done again: its code is written if it is kept
     program = mc.compile()
     if granularity == "access" and (mc.plain_found or mc.compared_at_found or mc.truths_plain_found):
         # Whether a comparison reads lists' elements (an access) is known only once every flow is: a second
         # compilation makes a step of only those that may (``Finals.plain``), each cut from the statement's
         # other accesses (``Finals.compared_at``); ``x == y`` over ints is local. So with truth tests: ``if not
         # block:`` reads a length only if ``block`` may be a list (``Finals.truths_plain_at``).
-        again = ModuleCompiler(source, filename, granularity, plain=mc.plain_found,
-                               compared_at=mc.compared_at_found, truths_plain_at=mc.truths_plain_found)
-        program = again.compile()
-        if again.truths_contradicted:
+        mc = ModuleCompiler(source, filename, granularity, plain=mc.plain_found,
+                            compared_at=mc.compared_at_found, truths_plain_at=mc.truths_plain_found)
+        mc.held = []
+        program = mc.compile()
+        if mc.truths_contradicted:
             # The second compilation's flows let a test taken as plain see a container (never seen: a safety
             # net, since the two compilations differ in where they cut statements): every test is a read.
-            program = ModuleCompiler(source, filename, granularity, plain=mc.plain_found,
-                                     compared_at=mc.compared_at_found).compile()
+            second = mc  # compiled with the first compilation's findings: compile again with the same, no truths
+            mc = ModuleCompiler(source, filename, granularity, plain=second.plain, compared_at=second.compared_at)
+            mc.held = []
+            program = mc.compile()
+    for job in mc.held or ():
+        codegen.attach(*job)
     return program
 
 

@@ -30,7 +30,7 @@ import ast
 from typing import Any, Protocol
 
 from movers.lang.granularity import Lowering, _clears, _Renamed
-from movers.lang.syntax import SYNC_METHODS, evaluated_here
+from movers.lang.syntax import SYNC_METHODS, evaluated_here, walked
 
 
 class _Compiler(Protocol):
@@ -164,6 +164,6 @@ class Desugar:
 
 def desugar(fc: _Compiler, body: list[ast.stmt], lowered_later: bool) -> list[ast.stmt]:
     """``body`` with its comprehensions that call the model turned into loops where needed (module docstring)."""
-    if not any(isinstance(n, COMPREHENSIONS) for s in body for n in ast.walk(s)):
+    if not any(isinstance(n, COMPREHENSIONS) for s in body for n in walked(s)):
         return body
     return Desugar(fc, lowered_later).block(body)

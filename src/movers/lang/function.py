@@ -34,7 +34,7 @@ from movers.lang import codegen, codegen_calls
 from movers.lang.errors import ModelSyntaxError
 from movers.lang.functions_model import CELL, Lifted, own_nodes
 from movers.lang.granularity import Finals, Lowering, break_local_cycles
-from movers.lang.syntax import BUILTIN_METHODS, SYNC_METHODS, _is_docstring
+from movers.lang.syntax import BUILTIN_METHODS, SYNC_METHODS, _is_docstring, walked
 
 Fn = Callable[[Ctx], Any]
 
@@ -425,8 +425,8 @@ class FunctionCore:
             elif isinstance(n, (ast.AsyncFunctionDef, ast.ClassDef)):
                 raise self.mc.error(n, "unsupported construct: nested classes and async functions")
         # A comprehension's variables are its own (Python 3): not the function's locals.
-        comprehension_targets = {id(t) for c in ast.walk(fn) if isinstance(c, ast.comprehension)
-                                 for t in ast.walk(c.target)}
+        comprehension_targets = {id(t) for c in walked(fn) if isinstance(c, ast.comprehension)
+                                 for t in walked(c.target)}
         for n in mine:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id not in self.global_names \
                     and id(n) not in comprehension_targets:

@@ -41,6 +41,7 @@ from typing import Any
 
 from movers.ir.machine import Ctx, ModelError, show
 from movers.ir.program import ClassInfo, Code, Func, Ref, box
+from movers.lang.syntax import children
 
 # A parameter's value in a call matched at compile time: the index of the call's argument (positional ones
 # first, then keywords, in the source's order), a default: ("default", value), or the tuple of the extra
@@ -299,21 +300,17 @@ def own_nodes(fn: ast.AST) -> list[ast.AST]:
     are their defaults (evaluated where they are defined), but not their bodies."""
     out: list[ast.AST] = []
     body: list[ast.AST] = ([fn.body] if isinstance(fn, ast.Lambda) else list(getattr(fn, "body", [])))
-
-    def visit(n: ast.AST) -> None:
+    # Depth first, each node before its children (a stack of what is left, the next on top).
+    todo = body[::-1]
+    while todo:
+        n = todo.pop()
         out.append(n)
         if isinstance(n, (ast.FunctionDef, ast.Lambda, ast.AsyncFunctionDef, ast.ClassDef)):
             args = getattr(n, "args", None)
             if args is not None:
-                for d in [*args.defaults, *args.kw_defaults]:
-                    if d is not None:
-                        visit(d)
-            return
-        for child in ast.iter_child_nodes(n):
-            visit(child)
-
-    for b in body:
-        visit(b)
+                todo.extend([d for d in [*args.defaults, *args.kw_defaults] if d is not None][::-1])
+            continue
+        todo.extend(children(n)[::-1])
     return out
 
 
@@ -541,12 +538,15 @@ def needs(fn: ast.AST) -> set[str]:
     return out
 
 
-def own_cells(fn: ast.AST) -> set[str]:
+def own_cells(fn: ast.AST, nodes: list[ast.AST] | None = None) -> set[str]:
     """The variables of ``fn`` that a nested function rebinds with ``nonlocal``: each lives in a cell, a heap
-    object the function and its closures share, as CPython's cells."""
+    object the function and its closures share, as CPython's cells. ``nodes``: ``own_nodes(fn)``, if known."""
+    nested = [child for child in (own_nodes(fn) if nodes is None else nodes)
+              if isinstance(child, (ast.FunctionDef, ast.Lambda)) and child is not fn]
+    if not nested:
+        return set()  # most functions nest none: no need to list what they bind
     mine = bound_here(fn)
-    return {n for child in own_nodes(fn) if isinstance(child, (ast.FunctionDef, ast.Lambda)) and child is not fn
-            for n in needs(child) if n in mine}
+    return {n for child in nested for n in needs(child) if n in mine}
 
 
 # The class of cells: one field, the variable's value (named with '$': no model field can be taken for it).

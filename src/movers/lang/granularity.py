@@ -49,6 +49,9 @@ from movers.lang.syntax import (
     DICT_CHANGING_METHODS,
     LIST_CHANGING_METHODS,
     SYNC_METHODS,
+    children,
+    fix_locations,
+    walked,
 )
 
 GRANULARITIES = ("access", "statement")
@@ -96,9 +99,10 @@ def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool
     constructor_fields: set[str] = set()
     elements = True
     for fn, is_init in bodies:
-        declared = {n for s in ast.walk(fn) if isinstance(s, ast.Global) for n in s.names}
-        escapes = is_init and _self_escapes(fn)
-        for n in ast.walk(fn):
+        nodes = walked(fn)
+        declared = {n for s in nodes if isinstance(s, ast.Global) for n in s.names}
+        escapes = is_init and _self_escapes(fn, nodes)
+        for n in nodes:
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and n.id in declared:
                 written.add(n.id)
             elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
@@ -113,24 +117,24 @@ def finals(global_names: Iterable[str], bodies: list[tuple[ast.FunctionDef, bool
     return Finals(frozenset(set(global_names) - written), frozenset(constructor_fields - fields_written), elements)
 
 
-def _self_escapes(init: ast.FunctionDef) -> bool:
+def _self_escapes(init: ast.FunctionDef, nodes: list[ast.AST]) -> bool:
     """Whether a constructor lets ``self`` be seen before it returns: any use of ``self`` but as the object
-    of a field access (or passed to a base class's ``__init__``) might publish it."""
+    of a field access (or passed to a base class's ``__init__``) might publish it. ``nodes``: its nodes."""
     allowed: set[int] = set()
-    for n in ast.walk(init):
+    for n in nodes:
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
             allowed.add(id(n.value))
         elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
               and n.args and isinstance(n.args[0], ast.Name)):
             allowed.add(id(n.args[0]))
-    for n in ast.walk(init):
+    for n in nodes:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                 and n.func.value.id == "self":
             return True  # a method called on self may publish it
         if isinstance(n, (ast.FunctionDef, ast.Lambda)) and n is not init:
             return True  # a closure made here may set self's fields later, from any thread
     return any(isinstance(n, ast.Name) and n.id == "self" and isinstance(n.ctx, ast.Load) and id(n) not in allowed
-               for n in ast.walk(init))
+               for n in nodes)
 
 
 class _Whole(Exception):
@@ -206,7 +210,7 @@ class Lowering:
                 v = getattr(s, attr)
                 if v is not None:
                     t = self.temp()
-                    pre.extend(self.stmt(ast.fix_missing_locations(ast.copy_location(
+                    pre.extend(self.stmt(fix_locations(ast.copy_location(
                         ast.Assign(targets=[ast.copy_location(ast.Name(t, ast.Store()), v)], value=v), s))))
                     setattr(s, attr, ast.copy_location(ast.Name(t, ast.Load()), v))
             return [*pre, s]
@@ -289,7 +293,7 @@ class Lowering:
             return [loop]
         after = ast.copy_location(ast.If(test=ast.copy_location(ast.Name(flag, ast.Load()), s),
                                          body=_clears([flag], s) + s.orelse, orelse=_clears([flag], s)), s)
-        return [_set(flag, False, s), loop, ast.fix_missing_locations(after)]
+        return [_set(flag, False, s), loop, fix_locations(after)]
 
     def _for(self, s: ast.For) -> list[ast.stmt]:
         it = s.iter
@@ -461,7 +465,7 @@ class _Cut:
         name = self.low.temp()
         self.temps.append(name)
         a = ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(name, ast.Store()), e)], value=e), e)
-        ast.fix_missing_locations(a)
+        fix_locations(a)
         a.end_lineno, a.end_col_offset = getattr(e, "end_lineno", None), getattr(e, "end_col_offset", None)
         a.movers_text = f"{self.stmt_text}  ({what})" if what else self.stmt_text  # type: ignore[attr-defined]
         self.pre.append(a)
@@ -554,7 +558,7 @@ class _Cut:
         def assign(v: ast.expr) -> ast.stmt:
             a = ast.copy_location(ast.Assign(targets=[_store(acc, e)], value=v), e)
             a.movers_text = self.stmt_text  # type: ignore[attr-defined]
-            return ast.fix_missing_locations(a)
+            return fix_locations(a)
 
         def const(v: Any) -> ast.expr:
             return ast.copy_location(ast.Constant(v), e)
@@ -586,7 +590,7 @@ class _Cut:
                 body.append(ast.copy_location(ast.If(test=done, body=stop, orelse=[]), e))
         self.pre.append(assign(start))
         for s in body:
-            ast.fix_missing_locations(s)
+            fix_locations(s)
             self.pre.extend(self.low.stmt(s))
         if decides:
             return _load(acc, e)
@@ -597,7 +601,7 @@ class _Cut:
         n = _load(acc, e)
         n.movers_tuple = True  # type: ignore[attr-defined]
         kind = "dict" if isinstance(e, ast.DictComp) else "set" if isinstance(e, ast.SetComp) else "list"
-        return ast.fix_missing_locations(ast.copy_location(ast.Call(ast.copy_location(ast.Name(kind, ast.Load()), e),
+        return fix_locations(ast.copy_location(ast.Call(ast.copy_location(ast.Name(kind, ast.Load()), e),
                                                                     [n], []), e))
 
     def _later_events(self, e: ast.BoolOp | ast.IfExp) -> bool:
@@ -613,7 +617,7 @@ class _Cut:
         def assign(v: ast.expr) -> ast.stmt:
             a = ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(name, ast.Store()), e)], value=v), e)
             a.movers_text = self.stmt_text  # type: ignore[attr-defined]
-            return ast.fix_missing_locations(a)
+            return fix_locations(a)
 
         def sub(v: ast.expr) -> list[ast.stmt]:
             outer, depth = self.pre, self.low.depth
@@ -635,7 +639,7 @@ class _Cut:
 
         if isinstance(e, ast.IfExp):
             test = self._walk(e.test, None)
-            self.pre.append(ast.fix_missing_locations(ast.copy_location(
+            self.pre.append(fix_locations(ast.copy_location(
                 ast.If(test=test, body=sub(e.body), orelse=sub(e.orelse)), e)))
             return load()
         self.pre.extend(sub(e.values[0]))
@@ -643,7 +647,7 @@ class _Cut:
             cond: ast.expr = load()
             if isinstance(e.op, ast.Or):
                 cond = ast.copy_location(ast.UnaryOp(ast.Not(), cond), e)
-            self.pre.append(ast.fix_missing_locations(ast.copy_location(ast.If(test=cond, body=sub(v), orelse=[]), e)))
+            self.pre.append(fix_locations(ast.copy_location(ast.If(test=cond, body=sub(v), orelse=[]), e)))
         return load()
 
     def _describe(self, e: ast.expr) -> str:
@@ -695,7 +699,7 @@ class _Cut:
                     unpack = ast.copy_location(ast.Assign(targets=[ast.copy_location(
                         ast.Tuple(elts, ast.Store()), t)], value=_load(value.id, t)), t)
                     unpack.movers_text = self.stmt_text  # type: ignore[attr-defined]
-                    self.pre.append(ast.fix_missing_locations(unpack))
+                    self.pre.append(fix_locations(unpack))
                     for x, n in zip(t.elts, names, strict=True):
                         self._store_from(x.value if isinstance(x, ast.Starred) else x, n.id)
                 else:
@@ -729,10 +733,10 @@ class _Cut:
         t = self.target(t)
         a = ast.copy_location(ast.Assign(targets=[t], value=_load(name, t)), t)
         a.movers_text = f"{self.stmt_text}  (write {self.low.text(t) or ast.unparse(t)})"  # type: ignore[attr-defined]
-        self.pre.append(ast.fix_missing_locations(a))
+        self.pre.append(fix_locations(a))
 
     def _final(self, final: ast.stmt, target: ast.expr) -> ast.stmt:
-        final = ast.fix_missing_locations(final)
+        final = fix_locations(final)
         final.end_lineno, final.end_col_offset = self.s.end_lineno, self.s.end_col_offset
         if self.low._target_events(target):
             final.movers_text = f"{self.stmt_text}  (write {self.low.text(target) or ast.unparse(target)})"  # type: ignore[attr-defined]
@@ -876,7 +880,7 @@ def _evaluation_order(e: ast.AST) -> list[ast.AST]:
                 if kw.arg is None:
                     out.append(kw)  # f(**d): reading d's items
         else:
-            for child in ast.iter_child_nodes(n):
+            for child in children(n):
                 visit(child)
         out.append(n)
 
@@ -886,12 +890,12 @@ def _evaluation_order(e: ast.AST) -> list[ast.AST]:
 
 def _load(name: str, at: ast.AST) -> ast.Name:
     n = ast.Name(name, ast.Load())
-    return ast.fix_missing_locations(ast.copy_location(n, at))
+    return fix_locations(ast.copy_location(n, at))
 
 
 def _store(name: str, at: ast.AST) -> ast.Name:
     n = ast.Name(name, ast.Store())
-    return ast.fix_missing_locations(ast.copy_location(n, at))
+    return fix_locations(ast.copy_location(n, at))
 
 
 def _as_load(t: ast.expr) -> ast.expr:
@@ -916,7 +920,7 @@ def _clears(temps: list[str], at: ast.AST) -> list[ast.stmt]:
         none = ast.copy_location(ast.Constant(None), at)
         a = ast.copy_location(ast.Assign(targets=[_store(name, at)], value=none), at)
         a.movers_text = ""  # type: ignore[attr-defined]
-        out.append(ast.fix_missing_locations(a))
+        out.append(fix_locations(a))
     return out
 
 
@@ -924,11 +928,11 @@ def _set(name: str, v: bool, at: ast.AST) -> ast.stmt:
     """``$v = True`` (or False): a hidden flag, local work."""
     a = ast.copy_location(ast.Assign(targets=[_store(name, at)], value=ast.copy_location(ast.Constant(v), at)), at)
     a.movers_text = ""  # type: ignore[attr-defined]
-    return ast.fix_missing_locations(a)
+    return fix_locations(a)
 
 
 def _temps_used(nodes: Sequence[ast.AST], temps: set[str]) -> set[str]:
-    return {n.id for s in nodes for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in temps}
+    return {n.id for s in nodes for n in walked(s) if isinstance(n, ast.Name) and n.id in temps}
 
 
 def _clear_dead(stmts: list[ast.stmt], live_after: set[str], temps: set[str], at: ast.AST) -> list[ast.stmt]:
@@ -936,8 +940,15 @@ def _clear_dead(stmts: list[ast.stmt], live_after: set[str], temps: set[str], at
     temporary that dies in the test of an ``if`` (a short-circuit, ``_Cut._short_circuit``) is cleared at the
     start of both branches."""
     out: list[ast.stmt] = []
+    # What each statement uses, found before any is changed, and the temporaries live after each (one backward
+    # pass: a hoisted statement's temporaries are read by the few after it, so rescanning the rest for each
+    # statement was quadratic in a long cut statement).
+    used = [_temps_used([s], temps) for s in stmts]
+    live = [live_after] * (len(stmts) + 1)
+    for i in range(len(stmts) - 1, -1, -1):
+        live[i] = live[i + 1] | used[i]
     for i, s in enumerate(stmts):
-        later = live_after | _temps_used(stmts[i + 1:], temps)
+        later = live[i + 1]
         if isinstance(s, ast.If):
             dying = sorted(_temps_used([s.test], temps) - later - _temps_used(s.body + s.orelse, temps))
             s.body = _clears(dying, at) + _clear_dead(s.body, later, temps, at)
@@ -945,7 +956,7 @@ def _clear_dead(stmts: list[ast.stmt], live_after: set[str], temps: set[str], at
             out.append(s)
         else:
             out.append(s)
-            out.extend(_clears(sorted(_temps_used([s], temps) - later), at))
+            out.extend(_clears(sorted(used[i] - later), at))
     return out
 
 
@@ -1018,7 +1029,7 @@ def _evaluated(s: ast.AST) -> list[ast.AST]:
         if isinstance(n, ast.Lambda):
             work.extend(d for d in [*n.args.defaults, *n.args.kw_defaults] if d is not None)
         else:
-            work.extend(ast.iter_child_nodes(n))
+            work.extend(children(n))
     return out
 
 
@@ -1031,7 +1042,7 @@ def _leaves_loop(body: list[ast.stmt]) -> bool:
             return any(walk(x) for x in n.orelse)
         if isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
             return False
-        return any(walk(c) for c in ast.iter_child_nodes(n))
+        return any(walk(c) for c in children(n))
 
     return any(walk(b) for b in body)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from movers.lang.errors import ModelSyntaxError, at
+from movers.lang.syntax import walked
 
 # The members of each supported module a model may name, and the builtin each one is (its canonical name).
 MODULES: dict[str, dict[str, str]] = {
@@ -106,9 +107,16 @@ class _Resolver(ast.NodeTransformer):
 def resolve_imports(tree: ast.Module, filename: str) -> ast.Module:
     """Check the module's imports and rewrite every use of an imported name to its builtin name; the import
     statements are left in place (``_top_level`` skips them). Raises ModelSyntaxError at the import or use."""
+    return resolve_listed(tree, filename)[0]
+
+
+def resolve_listed(tree: ast.Module, filename: str) -> tuple[ast.Module, list[ast.AST] | None]:
+    """``resolve_imports``, and the tree's nodes (``syntax.walked``) where it left the tree as it was (no name
+    to rewrite), else None: the compiler's next passes read them instead of walking the tree again."""
     modules: dict[str, str] = {}
     names: dict[str, tuple[str, str]] = {}
-    for s in ast.walk(tree):
+    nodes = walked(tree)
+    for s in nodes:
         if isinstance(s, (ast.Import, ast.ImportFrom)) and s not in tree.body:
             raise at(filename, s, "import is supported only at the top level of the module")
     for s in tree.body:
@@ -138,8 +146,8 @@ def resolve_imports(tree: ast.Module, filename: str) -> ast.Module:
                 if bound != canon or canon in PENDING:
                     names[bound] = (canon, f"{module}.{a.name}")
     if not modules and not names:
-        return tree
-    return _Resolver(filename, modules, names).visit(tree)  # type: ignore[no-any-return]
+        return tree, nodes
+    return _Resolver(filename, modules, names).visit(tree), None
 
 
-__all__ = ["MODULES", "PENDING", "SUPPORTED", "resolve_imports"]
+__all__ = ["MODULES", "PENDING", "SUPPORTED", "resolve_imports", "resolve_listed"]

@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import ast
 import functools
+import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from movers.lang.errors import ModelSyntaxError, at
 from movers.lang.imports import resolve_imports
 from movers.lang.library.loops import library_loops
+from movers.lang.syntax import walked
 from movers.lang.timeouts import VALUE_METHODS, constant
 
 HERE = Path(__file__).resolve().parent
@@ -85,8 +87,8 @@ def _source(name: str) -> str:
     return (HERE / name).read_text(encoding="utf-8")
 
 
-def _used(tree: ast.Module) -> set[str]:
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in CLASSES}
+def _used(tree: ast.Module, nodes: list[ast.AST] | None = None) -> set[str]:
+    return {n.id for n in (walked(tree) if nodes is None else nodes) if isinstance(n, ast.Name) and n.id in CLASSES}
 
 
 Definition = ast.ClassDef | ast.FunctionDef
@@ -94,7 +96,28 @@ Definition = ast.ClassDef | ast.FunctionDef
 
 def _definitions(name: str, offset: int) -> list[Definition]:
     """The top-level classes and functions of library file ``name``, each renamed (with every use of it) to its
-    dotted name in a model, their lines after ``offset``."""
+    dotted name in a model, their lines after ``offset``: new trees, which the model's compilation may change,
+    unpickled from the file's trees as ``_parsed`` makes them (parsing and resolving them is most of the cost)."""
+    defs: list[Definition] = pickle.loads(_pickled(name))
+    if offset:
+        for d in defs:
+            ast.increment_lineno(d, offset)
+    return defs
+
+
+@functools.cache
+def _pickled(name: str) -> bytes:
+    return pickle.dumps(_parsed(name, 0))
+
+
+@functools.cache
+def _pristine(name: str) -> tuple[Definition, ...]:
+    """The definitions of library file ``name`` at offset 0, for reading only (what they name and use)."""
+    return tuple(_parsed(name, 0))
+
+
+def _parsed(name: str, offset: int) -> list[Definition]:
+    """``_definitions`` made from the file's text."""
     path = str(HERE / name)
     tree = resolve_imports(ast.parse(_source(name), path), path)
     module = FILES[name]
@@ -204,21 +227,37 @@ def _sign(e: ast.expr) -> ast.expr:
     return ast.copy_location(ast.Constant((v > 0) - (v < 0)), e)
 
 
-def add_library(tree: ast.Module, filename: str, source_lines: int) -> Library:
-    """Add to ``tree`` the library definitions it uses (and every one they use, in any library file), numbered
-    after the model's ``source_lines`` lines; the ``Library`` says what was added. Raises ModelSyntaxError where
-    the model redefines a built-in name the library relies on."""
-    lib = Library(offset=source_lines)
-    used = _used(tree)
-    if not used:
-        return lib
-    # Which definitions are needed, over every file (futures_model.py uses queue_model.py's SimpleQueue).
-    every = {d.name: d for name in FILES for d in _definitions(name, 0)}
-    needed = set(_needed(used, every))
+@functools.cache
+def _needed_everywhere(used: frozenset[str]) -> frozenset[str]:
+    """The library definitions a model that names ``used`` gets, over every file (futures_model.py uses
+    queue_model.py's SimpleQueue)."""
+    every = {d.name: d for name in FILES for d in _pristine(name)}
+    needed = set(_needed(set(used), every))
     # A file's classes call each other's methods through values (a Future tells its waiters), which names do
     # not show: a file is compiled whole, with what it uses of the other files.
     files = {_file_of(n) for n in needed}
-    needed = set(_needed({n for n in every if _file_of(n) in files}, every))
+    return frozenset(_needed({n for n in every if _file_of(n) in files}, every))
+
+
+@functools.cache
+def _checked(file: str, name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The built-ins library definition ``name`` of ``file`` relies on, and the methods it calls with a timeout
+    (``_builtins_used``, ``_timed_calls``): the same for every model."""
+    d = next(d for d in _pristine(file) if d.name == name)
+    return frozenset(_builtins_used(d)), frozenset(_timed_calls(d))
+
+
+def add_library(tree: ast.Module, filename: str, source_lines: int,
+                nodes: list[ast.AST] | None = None) -> Library:
+    """Add to ``tree`` the library definitions it uses (and every one they use, in any library file), numbered
+    after the model's ``source_lines`` lines; the ``Library`` says what was added (nothing, and ``tree`` is left
+    as it was, when it uses none). Raises ModelSyntaxError where the model redefines a built-in name the library
+    relies on. ``nodes``: the tree's nodes, if known (``syntax.walked``)."""
+    lib = Library(offset=source_lines)
+    used = _used(tree, nodes)
+    if not used:
+        return lib
+    needed = _needed_everywhere(frozenset(used))
     user = _top_level_names(tree)
     user_methods = {item.name: item for s in tree.body if isinstance(s, ast.ClassDef) for item in s.body
                     if isinstance(item, ast.FunctionDef)}
@@ -227,19 +266,19 @@ def add_library(tree: ast.Module, filename: str, source_lines: int) -> Library:
     line = source_lines
     parts: list[str] = []
     for name in FILES:
-        defs = _definitions(name, line)
-        if not any(d.name in needed for d in defs):
+        if not any(d.name in needed for d in _pristine(name)):
             continue
+        defs = _definitions(name, line)
         text = _source(name)
         lib.files.append((line, str(HERE / name)))
         for d in defs:  # in source order: a class after its bases
             if d.name not in needed:
                 continue
-            for b in sorted(_builtins_used(d)):
+            for b in sorted(_checked(name, d.name)[0]):
                 if b in user:
                     raise at(filename, user[b], f"'{b}' is defined by the model, but movers' model of {d.name} "
                                                 f"uses the built-in '{b}': rename it")
-            for m in sorted(_timed_calls(d)):
+            for m in sorted(_checked(name, d.name)[1]):
                 if m in user_methods:
                     raise at(filename, user_methods[m], f"a method named {m}() in a model that uses {d.name} is "
                                                         f"not supported: movers' model of {d.name} calls "

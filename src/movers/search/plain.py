@@ -79,14 +79,8 @@ class PlainDepthFirst(Strategy):
         record, steps_between, tick = search.record, self._steps_between, search.tick
         visit = visited.add
         check_state = None if getattr(ts.check_state, "checks_nothing", False) else ts.check_state
-        # A state's numbers (store.py) are worked out in line: the lookups run in C, and a part never seen
-        # before (KeyError) goes through ``numbers``, which interns it. Where the thread that moved is known,
-        # only the parts that are new objects are looked up: the successor shares every other part with its
-        # parent, whose numbers are on the stack. Under thread symmetry the numbers are the representative's.
-        inline = not search.symmetry
+        inline = not search.symmetry  # the numbers worked out in line (``_numbers`` says how)
         number, numbers, flat = store_.parts.__getitem__, self._numbers(), store_.flat
-        # The exact store packs the numbers (store.py's ``encode``) into a set; a lossy one takes their hash
-        # (fingerprints.py) and answers and records it in one call, ``seen``.
         seen = getattr(visited, "seen", None)
         packs, expanded, check_every = store_.packs, 0, search.CHECK_EVERY
         transitions = max_d = loops = 0
@@ -178,7 +172,12 @@ class PlainDepthFirst(Strategy):
             self.self_loops = loops
 
     def _numbers(self) -> Callable[[State], Any]:
-        """A state's numbers in the store (under thread symmetry, its representative's)."""
+        """A state's numbers in the store (under thread symmetry, its representative's). Without symmetry
+        ``_loop`` works them out in line: the lookups run in C, and a part never seen before (KeyError) goes
+        through ``numbers``, which interns it. Where the thread that moved is known, only the parts that are
+        new objects are looked up: the successor shares every other part with its parent, whose numbers are on
+        the stack. The exact store packs the numbers (store.py's ``encode``) into a set; a lossy one takes
+        their hash (fingerprints.py) and answers and records it in one call, ``seen``."""
         store_ = self.store
         if not self.search.symmetry:
             return store_.numbers

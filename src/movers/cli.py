@@ -646,7 +646,7 @@ def _ignore_interrupts() -> None:
     """From here on Ctrl-C does nothing: the JSON object is written whole. Only under ``run`` (the process is
     ours); ``main`` called from Python leaves the caller's handlers alone."""
     if signal.getsignal(signal.SIGINT) is _on_interrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, _ignored_interrupt)
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -768,12 +768,19 @@ def _compare_report(args: argparse.Namespace, rows: list[Result], standard: dict
 _interrupted = False
 
 
+def _ignored_interrupt(signum: int, frame: Any) -> None:
+    # Ctrl-C ignored by a Python handler, not SIG_IGN: a second Ctrl-C that arrives while the first one's handler
+    # runs is already pending, and CPython reports a pending signal whose handler became SIG_IGN as an
+    # unraisable "Signal 2 ignored due to race condition" on stderr.
+    pass
+
+
 def _on_interrupt(signum: int, frame: Any) -> None:
     # The first Ctrl-C stops the check, which then reports what it has; later ones are ignored, so that
     # they cannot interrupt that report with a traceback.
     global _interrupted
     _interrupted = True
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, _ignored_interrupt)
     raise KeyboardInterrupt
 
 
@@ -782,7 +789,7 @@ def _defer_interrupt(signum: int, frame: Any) -> None:
     # machinery, which wraps or swallows it: the Ctrl-C is only noted there, and acted on right after.
     global _interrupted
     _interrupted = True
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, _ignored_interrupt)
 
 
 def _import_checker() -> None:
@@ -807,10 +814,10 @@ def run() -> None:
         else:
             signal.signal(signal.SIGINT, _on_interrupt)
             code = main()
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the report is written: nothing is left to stop
+        signal.signal(signal.SIGINT, _ignored_interrupt)  # the report is written: nothing is left to stop
     except KeyboardInterrupt:
         # Ctrl-C on the way into main (before its own handlers) or on the way out: never a traceback.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, _ignored_interrupt)
         _interrupted = True
         if code is None:
             words = sys.argv[1:]

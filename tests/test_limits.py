@@ -358,4 +358,3 @@ def test_commit_atomicity_under_optimistic_ends_on_a_looping_model(tmp_path: Pat
         verdicts.append(json.loads(out.stdout)["verdict"])
     base = movers.check(AUTO_LOOPING, atomicity="commit")
     assert verdicts == [base.verdict, base.verdict] == ["ok", "ok"]
-

@@ -26,6 +26,13 @@ from collections.abc import Iterable
 from typing import Any
 
 
+def search_summary(result: Any) -> tuple[object, ...]:
+    """What two runs of one search must share: verdict, states, transitions, depth, and each violation's kind,
+    message and trace length (the fast path against the closures, a shortcut against its absence)."""
+    return (result.verdict, result.stats.states, result.stats.transitions, result.stats.max_depth,
+            tuple((v.kind, v.message, len(v.trace)) for v in result.violations))
+
+
 def violation_kinds(result: Any) -> list[str]:
     """The sorted distinct kinds of the violations a result reports."""
     return sorted({v.kind for v in result.violations})

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
+from differential import search_summary
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -383,9 +384,6 @@ MODELS = {
 }
 
 
-def _summary(r: movers.Result) -> tuple[object, ...]:
-    return (r.verdict, r.stats.states, r.stats.transitions, r.stats.max_depth,
-            tuple((v.kind, v.message, len(v.trace)) for v in r.violations))
 
 
 def _same_successors(source: str, granularity: str) -> int:
@@ -422,9 +420,9 @@ def test_every_state_has_the_closures_successors(name: str, granularity: str) ->
 def test_the_same_search_without_the_fast_path(name: str, granularity: str, reduction: str,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     kw = {"granularity": granularity, "reduction": reduction, "time_limit": 60}
-    fast = _summary(movers.check(MODELS[name], **kw))  # type: ignore[arg-type]
+    fast = search_summary(movers.check(MODELS[name], **kw))  # type: ignore[arg-type]
     monkeypatch.setattr(system, "FAST_PATH", False)
-    assert fast == _summary(movers.check(MODELS[name], **kw))  # type: ignore[arg-type]
+    assert fast == search_summary(movers.check(MODELS[name], **kw))  # type: ignore[arg-type]
 
 
 # -- what the generated text does --------------------------------------------------------------------------------
@@ -593,7 +591,7 @@ def test_random_call_models_are_the_same_search_without_the_fast_path(src: str, 
                                                                       granularity: str) -> None:
     note(src)
     kw = {"granularity": granularity, "reduction": reduction, "time_limit": 60, "max_states": 20_000}
-    fast = _summary(movers.check(src, **kw))  # type: ignore[arg-type]
+    fast = search_summary(movers.check(src, **kw))  # type: ignore[arg-type]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(system, "FAST_PATH", False)
-        assert fast == _summary(movers.check(src, **kw))  # type: ignore[arg-type]
+        assert fast == search_summary(movers.check(src, **kw))  # type: ignore[arg-type]

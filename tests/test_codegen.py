@@ -13,6 +13,7 @@ import tokenize
 from pathlib import Path
 
 import pytest
+from differential import search_summary
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -98,17 +99,14 @@ Thread(target=worker).start()
 """
 
 
-def _summary(r: movers.Result) -> tuple[object, ...]:
-    return (r.verdict, r.stats.states, r.stats.transitions, r.stats.max_depth,
-            tuple((v.kind, v.message, len(v.trace)) for v in r.violations))
 
 
 def _both(source: str, monkeypatch: pytest.MonkeyPatch, **kw: object) -> tuple[tuple[object, ...], ...]:
     kw.setdefault("time_limit", 60)
-    fast = _summary(movers.check(source, **kw))  # type: ignore[arg-type]
+    fast = search_summary(movers.check(source, **kw))  # type: ignore[arg-type]
     with monkeypatch.context() as m:
         m.setattr(system, "FAST_PATH", False)
-        slow = _summary(movers.check(source, **kw))  # type: ignore[arg-type]
+        slow = search_summary(movers.check(source, **kw))  # type: ignore[arg-type]
     return fast, slow
 
 
@@ -590,7 +588,7 @@ def test_the_plain_search_checks_invariants_as_dfs_does(variant: str, monkeypatc
     assert chosen and all(chosen)
     monkeypatch.setattr(plain, "applies", lambda search: False)
     slow = movers.check(source, **kw)  # type: ignore[arg-type]
-    assert _summary(fast) == _summary(slow)
+    assert search_summary(fast) == search_summary(slow)
     assert [v.trace for v in fast.violations] == [v.trace for v in slow.violations]
     assert fast.verdict == ("ok" if variant == "holds" else "violation")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from differential import search_summary
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -19,18 +20,15 @@ from movers.semantics import system
 REDUCTIONS = ["none", "optimistic", "static-por", "transactions", "dwyer-sda"]
 
 
-def _summary(r: movers.Result) -> tuple[object, ...]:
-    return (r.verdict, r.stats.states, r.stats.transitions, r.stats.max_depth,
-            tuple((v.kind, v.message, len(v.trace)) for v in r.violations))
 
 
 def _both(source: str, **kw: Any) -> tuple[tuple[object, ...], tuple[object, ...]]:
     kw.setdefault("time_limit", 60)
     kw.setdefault("max_states", 20_000)
-    fast = _summary(movers.check(source, **kw))
+    fast = search_summary(movers.check(source, **kw))
     with pytest.MonkeyPatch.context() as m:
         m.setattr(system, "FAST_PATH", False)
-        slow = _summary(movers.check(source, **kw))
+        slow = search_summary(movers.check(source, **kw))
     return fast, slow
 
 

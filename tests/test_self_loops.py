@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from conftest import ROOT
+from differential import search_summary
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
@@ -88,18 +89,15 @@ MODELS = {"busy": BUSY, "writing": WRITING, "filter": shapes.filter_model(3, 1),
           **{name: (ROOT / "examples" / f"{name}.py").read_text() for name in EXAMPLES}}
 
 
-def _summary(r: movers.Result) -> tuple[object, ...]:
-    return (r.verdict, r.stats.states, r.stats.transitions, r.stats.max_depth,
-            tuple((v.kind, v.message, len(v.trace)) for v in r.violations))
 
 
 def _both(source: str, mp: pytest.MonkeyPatch, **kw: object) -> tuple[tuple[object, ...], tuple[object, ...]]:
     """The search on the generated code and on the closures (the fast path off)."""
     kw.setdefault("time_limit", 60)
-    fast = _summary(movers.check(source, **kw))  # type: ignore[arg-type]
+    fast = search_summary(movers.check(source, **kw))  # type: ignore[arg-type]
     with mp.context() as m:
         m.setattr(system, "FAST_PATH", False)
-        slow = _summary(movers.check(source, **kw))  # type: ignore[arg-type]
+        slow = search_summary(movers.check(source, **kw))  # type: ignore[arg-type]
     return fast, slow
 
 
@@ -215,7 +213,7 @@ def test_the_reductions_are_the_closures_and_agree_with_none(name: str, reductio
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     fast, slow = _both(MODELS[name], monkeypatch, granularity="statement", reduction=reduction)
     assert fast == slow
-    none = _summary(movers.check(MODELS[name], granularity="statement", time_limit=60))
+    none = search_summary(movers.check(MODELS[name], granularity="statement", time_limit=60))
     assert fast[0] == none[0] and {v[0] for v in fast[4]} <= {v[0] for v in none[4]} | {"deadlock"}
 
 

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from conftest import ROOT
+from differential import search_summary
 
 import movers
 from movers.checker import compile_source
@@ -110,9 +111,6 @@ MODELS = {
 }
 
 
-def _summary(r: movers.Result) -> tuple[object, ...]:
-    return (r.verdict, r.stats.states, r.stats.transitions, r.stats.max_depth,
-            tuple((v.kind, v.message, len(v.trace)) for v in r.violations))
 
 
 @pytest.mark.parametrize("reduction", ["none", "optimistic"])
@@ -121,9 +119,9 @@ def _summary(r: movers.Result) -> tuple[object, ...]:
 def test_whole_steps_are_the_closures_search(name: str, granularity: str, reduction: str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     kw = {"granularity": granularity, "reduction": reduction, "time_limit": 60}
-    fast = _summary(movers.check(MODELS[name], **kw))  # type: ignore[arg-type]
+    fast = search_summary(movers.check(MODELS[name], **kw))  # type: ignore[arg-type]
     monkeypatch.setattr(system, "FAST_PATH", False)
-    assert fast == _summary(movers.check(MODELS[name], **kw))  # type: ignore[arg-type]
+    assert fast == search_summary(movers.check(MODELS[name], **kw))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("granularity", ["access", "statement"])

@@ -23,6 +23,7 @@ class GhostSystem:
     ghost_state = True
     # Its steps add ghost state: no bare successors; it stores every ghost vector (``System``).
     successors = None
+    bare_system = None
     program_state: Any = None
 
     def __init__(self, inner: System) -> None:

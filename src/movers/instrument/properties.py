@@ -153,6 +153,10 @@ class Checked:
         invariants and races are properties of a state, which the search checks on every state it stores."""
         return None if self.disciplines else self.inner.successors(state)
 
+    @property
+    def bare_system(self) -> TransitionSystem | None:
+        return None if self.disciplines else self.inner.bare_system
+
     def steps(self, state: State) -> list[Outcome]:
         # The plain system's one-pass successors (the full search's fast path), then the disciplines.
         outs = self.inner.steps(state)

@@ -276,6 +276,11 @@ class Node:
     fast_step: Callable[..., Any] | None = None
     fast_succ: Callable[..., Any] | None = None  # guard and whole step: as fast_step, or None when disabled
     fast_guard: Callable[..., bool] | None = None  # the guard: (g, heap, threads, top, t) -> bool
+    # Whether the one-call form (``fast_succ``, else ``fast_step``) reads no thread's stack but its own: its
+    # answer is then a function of the thread's id, the globals, the heap and the thread's own stack, what the
+    # plain search's transition cache keys it by (search/transition_cache.py). Not so for ``join`` or
+    # ``is_alive`` (another thread's stack) or a return handed to the caller's code (``codegen.own_stack_only``).
+    fast_local: bool = False
 
     @property
     def is_sync(self) -> bool:
@@ -315,6 +320,7 @@ class Code:
     # Per node, the function that gives a thread's successor there in one call (its ``fast_succ``, or its
     # ``fast_step`` when it has no guard), else None: the plain full search's dispatch (semantics/system.py).
     fast_dispatch: tuple[Callable[..., Any] | None, ...] = ()
+    fast_local: tuple[bool, ...] = ()  # per node, its ``Node.fast_local`` where ``fast_dispatch`` is its one-call form
     # Per node, the step that goes on from it once a callee returns into it (a call's continuation), with the
     # returned value: ``_r{k}(g, heap, threads, t, frames, top, value) -> state`` (lang/codegen.py), else None;
     # empty when none has one. A callee's whole step that returns calls it (the caller's code is known only

@@ -1626,6 +1626,21 @@ def deferred(held: list[Any] | None = None) -> Iterator[None]:
             attach(*job)
 
 
+def own_stack_only(source: str, name: str) -> bool:
+    """Whether the generated function ``name`` of ``source`` reads no thread's stack but its own (``th``,
+    ``top``): the word ``threads`` appears in it only in its signature and where it copies the threads to
+    replace thread t's stack (``[*threads]``). Then no other thread's stack is read (a ``join``'s guard,
+    ``is_alive``), and no driver is reached that could read one (``_resume``, a return handed to the caller's
+    code through ``_rf``): every helper the text may name gets the threads only as an argument, so the text
+    shows it. The plain search's transition cache rests on this (``Node.fast_local``)."""
+    start = source.find(f"def {name}(g, heap, threads, t, th, top):\n")
+    if start < 0:
+        return False
+    end = source.find("\ndef ", start)
+    body = source[start:end if end >= 0 else len(source)].split("\n", 1)[1]
+    return "threads" not in body.replace("[*threads]", "")
+
+
 def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSource | None],
            names: dict[str, str] | None = None) -> None:
     """Generate, compile and attach (``Node.fast``, ``fast_tracked``, ``fast_step``, ``fast_guard``) the fast
@@ -1650,10 +1665,13 @@ def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSourc
         return
     for k, frag in enumerate(fragments):
         if frag is not None:
-            code.nodes[k].fast = namespace[f"_n{k}"]
-            code.nodes[k].fast_tracked = namespace.get(f"_t{k}")
-            code.nodes[k].fast_step = namespace.get(f"_s{k}")
-            code.nodes[k].fast_succ = namespace.get(f"_x{k}")
+            node = code.nodes[k]
+            node.fast = namespace[f"_n{k}"]
+            node.fast_tracked = namespace.get(f"_t{k}")
+            node.fast_step = namespace.get(f"_s{k}")
+            node.fast_succ = namespace.get(f"_x{k}")
+            one_call = f"_x{k}" if node.fast_succ is not None else f"_s{k}" if node.fast_step is not None else None
+            node.fast_local = one_call is not None and own_stack_only(source, one_call)
     for k, g in enumerate(guards):
         if g is not None:
             code.nodes[k].fast_guard = namespace[f"_g{k}"]
@@ -1662,4 +1680,5 @@ def attach(code: Code, fragments: list[Fragment | None], guards: list[GuardSourc
     code.fast_source = source + code.fast_source
 
 
-__all__ = ["Fallback", "Fragment", "FragmentMaker", "HELPERS", "attach", "expression_function", "function_source"]
+__all__ = ["Fallback", "Fragment", "FragmentMaker", "HELPERS", "attach", "expression_function", "function_source",
+           "own_stack_only"]

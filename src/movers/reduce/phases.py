@@ -83,6 +83,7 @@ class PhaseSystem:
     system's methods, bound here."""
 
     successors = None  # its steps add the phases: no bare successors (``System``)
+    bare_system = None
 
     def __init__(self, inner: System, classification: Classification) -> None:
         self.inner = inner

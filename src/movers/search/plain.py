@@ -8,7 +8,9 @@ the same order as ``dfs.py``, and finds the same counterexample; its stack keeps
 and the steps of a counterexample are found again from the states on the stack (``_steps_between``). Its
 loop stays inlined: it is where the time of a full search goes. A successor that is its parent, the very
 object (a self-loop: a busy wait whose test holds, ``TransitionSystem.successors``), counts as a transition
-and is skipped before any key work: the parent was stored before it was expanded, in every store.
+and is skipped before any key work: the parent was stored before it was expanded, in every store. A thread's
+step is looked up by its short vector before it is run (the transition cache, transition_cache.py), and each
+successor comes with its numbers in the store.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from movers.search.base import Found, SearchBase, Step, Stop, Strategy
 from movers.search.fingerprints import make_store
+from movers.search.transition_cache import cached_successors
 from movers.semantics.state import State
 
 
@@ -33,9 +36,10 @@ def applies(search: SearchBase) -> bool:
 
 class PlainDepthFirst(Strategy):
     """``dfs.py``'s search with successors as bare states wherever the generated code runs every step of a
-    state, and the Outcomes of ``steps`` elsewhere. A stack entry is [state, key, successors, the thread each
-    successor moved (None: not known; an entry None: that step changed more than its thread's
-    stack, and its numbers are worked out whole), next index]."""
+    state, and the Outcomes of ``steps`` elsewhere. A stack entry is [state, its numbers in the store, its
+    successors, their numbers (None: each is numbered when it is met: under symmetry, or from ``steps``), next
+    index]. Without symmetry the successors and their numbers come from the transition cache
+    (transition_cache.py), which numbers only the parts a step made anew."""
 
     self_loops = 0  # successors that were their parent (``TransitionSystem.successors``), skipped unlooked-up
 
@@ -63,24 +67,41 @@ class PlainDepthFirst(Strategy):
         self.stats.states = 1
         if bad:
             return bad
-        both = ts.successors(init)
-        succ0, moved0 = both if both is not None else self.by_steps(init)
+        k0 = store_.numbers(init)
+        self.expand = self._expansion()
+        both = self.expand(init, k0)
+        succ0, kls0 = both if both is not None else self.by_steps(init)
         if not succ0:
             dead = ts.deadlock(init)
             if dead:
                 return Found("deadlock", dead, [], init)
-        self.stack: list[list[Any]] = [[init, store_.numbers(init), succ0, moved0, 0]]
+        self.stack: list[list[Any]] = [[init, k0, succ0, kls0, 0]]
         return None
+
+    def _expansion(self) -> Callable[[State, Any], Any]:
+        """``expand(state, numbers)``: a state's successors and their numbers, through the transition cache
+        (transition_cache.py) where the system's successors are the program's bare ones and a state's numbers are
+        its own (no symmetry); else the successors alone (under symmetry each is numbered as its
+        representative)."""
+        bare = self.ts.bare_system
+        if not self.search.symmetry and bare is not None:
+            return cached_successors(bare, self.store)
+        successors = self.ts.successors
+
+        def expand(s: State, _: Any) -> Any:
+            both = successors(s)
+            return None if both is None else (both[0], None)
+
+        return expand
 
     def _loop(self) -> None:
         search, ts, stats, store_, stack = self.search, self.ts, self.stats, self.store, self.stack
         max_states, visited = search.limits.max_states, store_.keys
-        successors, by_steps = ts.successors, self.by_steps
+        expand, by_steps = self.expand, self.by_steps
         record, steps_between, tick = search.record, self._steps_between, search.tick
         visit = visited.add
         check_state = None if getattr(ts.check_state, "checks_nothing", False) else ts.check_state
-        inline = not search.symmetry  # the numbers worked out in line (``_numbers`` says how)
-        number, numbers, flat = store_.parts.__getitem__, self._numbers(), store_.flat
+        numbers = self._numbers()
         seen = getattr(visited, "seen", None)
         packs, expanded, check_every = store_.packs, 0, search.CHECK_EVERY
         transitions = max_d = loops = 0
@@ -88,8 +109,7 @@ class PlainDepthFirst(Strategy):
         try:
             while stack:
                 entry = stack[-1]
-                parent, pk, succ, moved, i = entry
-                pg, ph = parent[0], parent[1]
+                parent, pk, succ, kls, i = entry
                 n = len(succ)
                 while i < n:
                     s = succ[i]
@@ -100,35 +120,15 @@ class PlainDepthFirst(Strategy):
                         # expanded, so its key needs no work and the store no lookup.
                         loops += 1
                         continue
-                    if moved is not None and inline:
-                        # Successors from the generated code: bare states, each from one thread's step.
-                        try:
-                            t = moved[i - 1]
-                            kl: Any = [*pk]
-                            if s[0] is not pg:
-                                kl[0] = number(s[0])
-                            if s[1] is not ph:  # the heap comes last, after the threads (store.py)
-                                if flat:
-                                    kl[len(s[2]) + 1:] = map(number, s[1])
-                                else:
-                                    kl[-1] = number(s[1])
-                            kl[t + 1] = number(s[2][t])
-                        except (KeyError, TypeError):  # TypeError: t is None, the step changed other parts
-                            kl = numbers(s)
+                    if kls is not None:  # numbered by the expansion (transition_cache.py)
+                        kl = kls[i - 1]
                     else:
                         if type(s) is not tuple:
                             if s is None:
                                 continue
                             record(Found(s.violation[0], s.violation[1], steps_between(stack) + list(s.steps)))
                             continue
-                        if inline:
-                            try:
-                                kl = ([number(s[0]), *map(number, s[2]), *map(number, s[1])] if flat
-                                      else [number(s[0]), *map(number, s[2]), number(s[1])])
-                            except KeyError:
-                                kl = numbers(s)
-                        else:
-                            kl = numbers(s)
+                        kl = numbers(s)
                     if seen is None:
                         k = packs[len(kl)](*kl)
                         if k in visited:
@@ -151,15 +151,15 @@ class PlainDepthFirst(Strategy):
                         if v is not None:
                             self._record_at(s, v[0], v[1])
                             continue
-                    both = successors(s)
-                    nxt, nmoved = both if both is not None else by_steps(s)
+                    both = expand(s, kl)
+                    nxt, nkls = both if both is not None else by_steps(s)
                     if not nxt:
                         dead = ts.deadlock(s)
                         if dead:
                             self._record_at(s, "deadlock", dead)
                         continue
                     entry[4] = i
-                    stack.append([s, kl, nxt, nmoved, 0])
+                    stack.append([s, kl, nxt, nkls, 0])
                     expanded += 1
                     if expanded % check_every == 0:
                         stats.transitions, stats.moves, stats.max_depth = transitions, transitions, max_d
@@ -172,12 +172,9 @@ class PlainDepthFirst(Strategy):
             self.self_loops = loops
 
     def _numbers(self) -> Callable[[State], Any]:
-        """A state's numbers in the store (under thread symmetry, its representative's). Without symmetry
-        ``_loop`` works them out in line: the lookups run in C, and a part never seen before (KeyError) goes
-        through ``numbers``, which interns it. Where the thread that moved is known, only the parts that are
-        new objects are looked up: the successor shares every other part with its parent, whose numbers are on
-        the stack. The exact store packs the numbers (store.py's ``encode``) into a set; a lossy one takes
-        their hash (fingerprints.py) and answers and records it in one call, ``seen``."""
+        """A state's numbers in the store (under thread symmetry, its representative's), for the successors
+        the expansion did not number. The exact store packs the numbers (store.py's ``encode``) into a set; a
+        lossy one takes their hash (fingerprints.py) and answers and records it in one call, ``seen``."""
         store_ = self.store
         if not self.search.symmetry:
             return store_.numbers

@@ -66,6 +66,13 @@ class System(Protocol):
         ...
 
     @property
+    def bare_system(self) -> Any:
+        """The program's own ``TransitionSystem`` where this system's ``successors`` are that system's bare
+        successors (the plain search then runs its threads' steps one by one, through the transition cache:
+        search/transition_cache.py), else None."""
+        ...
+
+    @property
     def program_state(self) -> Callable[[Any], Any] | None:
         """The program part of a state, where ghost components would count one program state several times."""
         ...

@@ -161,6 +161,8 @@ class TransitionSystem:
             code.fast_dispatch = tuple(
                 n.fast_succ if n.fast_succ is not None else (n.fast_step if n.guard is None and n.fast_step else _parts)
                 for n in code.nodes)
+            code.fast_local = tuple(n.fast_local and f is not _parts for n, f in zip(code.nodes, code.fast_dispatch,
+                                                                                       strict=True))
 
     # -- initial state ----------------------------------------------------------------------------------------
 
@@ -373,16 +375,33 @@ class TransitionSystem:
                 if done is same:
                     done = state
                 elif done is give_up:
-                    done = self._thread_successor(g, heap, threads, t, th, top)
-                    if done is None:
-                        continue
-                    if done is _GIVE_UP or done is _GUARD_HOLDS:
-                        if not self._closure_successors(state, t, top, done is _GUARD_HOLDS, out, moved):
-                            return None
-                        continue
+                    if not self.given_up_successors(state, t, out, moved):
+                        return None
+                    continue
                 out.append(done)
                 moved.append(t)
         return out, moved
+
+    @property
+    def bare_system(self) -> TransitionSystem | None:
+        """Itself where ``successors`` gives bare successors (``System.bare_system``)."""
+        return self if self.fast_path and not self.track else None
+
+    def given_up_successors(self, state: State, t: int, out: list[State], moved: list[int | None]) -> bool:
+        """Thread t's successors where its one-call form (``Code.fast_dispatch``) gave up, appended to ``out`` and
+        ``moved`` as ``successors`` gives them: the node's generated guard and step one at a time, else the
+        closures; False where a resolution fails or an assume prunes it (``steps`` then says what happens)."""
+        g, heap, threads = state[0], state[1], state[2]
+        th = threads[t]
+        top = th[-1]
+        done = self._thread_successor(g, heap, threads, t, th, top)
+        if done is None:
+            return True
+        if done is _GIVE_UP or done is _GUARD_HOLDS:
+            return self._closure_successors(state, t, top, done is _GUARD_HOLDS, out, moved)
+        out.append(done)
+        moved.append(t)
+        return True
 
     def _thread_successor(self, g: tuple, heap: tuple, threads: tuple, t: int, th: tuple, top: tuple) -> Any:
         """Thread t's successor from the node's generated guard and step taken one at a time: the state, None
@@ -647,6 +666,7 @@ class TransitionSystem:
 
 
 _GIVE_UP = object()  # ``successors``: this thread's step is not on the generated code
+GIVE_UP = _GIVE_UP  # what a one-call form that gives up returns (``Code.fast_dispatch``), for the plain search
 _GUARD_HOLDS = object()  # ``successors``: nor is it, but its guard holds
 
 

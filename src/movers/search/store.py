@@ -218,6 +218,11 @@ class StateStore:
         nums = self.find_numbers(s)
         return None if nums is None else self.packs[len(nums)](*nums)
 
+    @property
+    def by_number(self) -> list[Any]:
+        """Every interned part, at its number (the transition cache reads a step's new stack here)."""
+        return self._list
+
     def number(self, part: Any) -> int:
         """The number of one part (interning it if new): thread symmetry sorts threads by it."""
         n = self.parts.get(part)

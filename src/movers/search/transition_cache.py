@@ -14,18 +14,21 @@ thread's id, the globals, the heap and the thread's own stack, and writes only t
 another function's code). The plain search numbers every part of a state it meets (search/store.py), so the
 short vector of thread t's step from a state is ``(t, number of the globals, number of t's stack, number(s) of
 the heap)``, read off the parent's numbers with no hashing of the parts themselves. The cache keeps, per short
-vector, what the step gave: disabled (None), a self-loop (``SAME``), or the successor's globals, heap and stack
-with their numbers. A hit gives the successor and its numbers without running the step or hashing its parts:
-it is the answer of the same step from equal parts, so it is the same successor. On the filter lock at access
-granularity a thread's step meets its short vector again in 92 transitions of 100 (benchmarks/
-transition_cache.py).
+vector, what the step gave: disabled (None), a self-loop (``SAME``), the number of the thread's new stack where
+nothing else changed (the stack itself is the store's, ``StateStore.by_number``), or else the successor's
+globals, heap and stack with their numbers. A hit gives the successor and its numbers without running the step
+or hashing its parts: it is the answer of the same step from equal parts, so it is the same successor. On the
+filter lock at access granularity a thread's step meets its short vector again in 92 transitions of 100
+(benchmarks/transition_cache.py).
 
 Not cached, and run every time as ``TransitionSystem.successors`` runs them: a step whose node has no one-call
 form or that leaves it (the closures, every resolution of a choice), one that reads another thread's stack, and
-one that changes the number of threads. The cache holds at most ``LIMIT`` answers and starts afresh when it is
-full, so its memory is bounded whatever the model. The states the search stores and the order it meets them in
-are those of the search without the cache (``tests/test_transition_cache.py``); ``TRANSITION_CACHE`` turns it
-off, for measuring.
+one that changes the number of threads. Memory is bounded whatever the model: at every look back (every
+``WINDOW`` answers kept) a cache holding more than ``LIMIT`` answers, or more than one for every ``PER_STATE``
+states stored, starts afresh (about 300 bytes an answer: at most about 150 bytes a stored state, and 20 MB);
+and a cache that found a successor for fewer than one look-up in ``MIN_HITS`` is turned off for the rest of
+the search. The states the search stores, the order it meets them in and their numbers are those of the search
+without the cache (``tests/test_transition_cache.py``); ``TRANSITION_CACHE`` turns it off, for measuring.
 """
 
 from __future__ import annotations
@@ -38,13 +41,14 @@ from movers.semantics.state import State
 from movers.semantics.system import GIVE_UP
 
 TRANSITION_CACHE = True
-# At most this many answers (about 250 bytes each: the key, the entry and the dict's slot; the parts it names
-# are the store's own); a full cache is cleared, which costs only the misses that refill it.
+# A cache is cleared where it holds more than LIMIT answers or more than one for every PER_STATE states stored
+# (looked at every WINDOW answers kept): an answer costs about 300 bytes (its key, its entry, the dict's slot;
+# the parts it names are the store's own), and clearing costs only the misses that refill it. Where fewer than
+# one look-up in MIN_HITS found a successor (a hit that found the step disabled saves only a guard's test,
+# about what the key costs), it is turned off for the rest of the search: a model whose steps rarely meet their
+# short vector again (threads that all write one dict, each state's heap new) would pay the keys for nothing.
 LIMIT = 1 << 16
-# Every WINDOW answers kept, the cache looks back: where fewer than one look-up in MIN_HITS found a successor
-# (a hit that found the step disabled saves only a guard's test, about what the key costs), it is turned off
-# for the rest of the search: a model whose steps rarely meet their short vector again (threads that all
-# write one dict, each state's heap new) would pay the keys and save nothing.
+PER_STATE = 2
 WINDOW = 4096
 MIN_HITS = 4
 
@@ -59,11 +63,12 @@ def cached_successors(ts: Any, store: Any) -> Expand:  # noqa: C901  (the hot lo
     has numbered a state already (its heap layout, ``flat``, is decided)."""
     cache: dict[tuple[Any, ...], Any] = {}
     size = LIMIT if TRANSITION_CACHE else 0
-    number, numbers, flat = store.parts.__getitem__, store.numbers, store.flat
+    number, numbers, flat, part = store.parts.__getitem__, store.numbers, store.flat, store.by_number.__getitem__
     given_up, give_up, same = ts.given_up_successors, GIVE_UP, SAME
     on = size > 0
     looked = found = 0  # look-ups, and hits that gave a successor, since the last look back
-    check_at = min(WINDOW, size)
+    check_at = WINDOW
+    stored = store.keys
 
     def look_back() -> None:
         """Every WINDOW answers kept: turn the cache off where it found too few, clear it where it is full."""
@@ -72,9 +77,9 @@ def cached_successors(ts: Any, store: Any) -> Expand:  # noqa: C901  (the hot lo
             on = False
             cache.clear()
             return
-        if len(cache) >= size:
+        if len(cache) >= min(size, max(WINDOW, len(stored) // PER_STATE)):
             cache.clear()
-        check_at = min(len(cache) + WINDOW, size)
+        check_at = len(cache) + WINDOW
         looked = found = 0
 
     def expand(s: State, pk: Any) -> tuple[list[State], list[Any]] | None:
@@ -104,15 +109,17 @@ def cached_successors(ts: Any, store: Any) -> Expand:  # noqa: C901  (the hot lo
                         kls.append(pk)
                         continue
                     w = [*threads]
-                    w[t] = e[2]
-                    succ.append((e[0], e[1], tuple(w)))
                     kl = [*pk]
-                    kl[0] = e[3]
-                    kl[t + 1] = e[4]
-                    if flat:
-                        kl[n + 1:] = e[5]
+                    if type(e) is int:  # only the thread's stack changed: e is its number
+                        w[t] = part(e)
+                        succ.append((g, heap, tuple(w)))
+                        kl[t + 1] = e
                     else:
-                        kl[-1] = e[5]
+                        w[t] = e[2]
+                        succ.append((e[0], e[1], tuple(w)))
+                        kl[0] = e[3]
+                        kl[t + 1] = e[4]
+                        kl[n + 1:] = e[5:]  # the heap's numbers (one, where it is not flat)
                     kls.append(kl)
                     continue
             top = th[-1]
@@ -141,7 +148,8 @@ def cached_successors(ts: Any, store: Any) -> Expand:  # noqa: C901  (the hot lo
             succ.append(done)
             kls.append(kl)
             if on and code.fast_local[pc] and len(done[2]) == n:
-                cache[key] = (done[0], done[1], done[2][t], kl[0], kl[t + 1], tuple(kl[n + 1:]) if flat else kl[-1])
+                cache[key] = (kl[t + 1] if done[0] is g and done[1] is heap else
+                              (done[0], done[1], done[2][t], kl[0], kl[t + 1], *kl[n + 1:]))
                 if len(cache) >= check_at:
                     look_back()
         return succ, kls
@@ -172,4 +180,4 @@ def _numbered(done: State, t: int, n: int, g: tuple, heap: tuple, pk: Any, numbe
     return kl
 
 
-__all__ = ["LIMIT", "MIN_HITS", "TRANSITION_CACHE", "WINDOW", "cached_successors"]
+__all__ = ["LIMIT", "MIN_HITS", "PER_STATE", "TRANSITION_CACHE", "WINDOW", "cached_successors"]

@@ -125,3 +125,10 @@ def test_ignores_other_atoms(f: Formula, lasso: tuple[list[Letter], list[Letter]
 def test_atoms_of_a_formula_without_any() -> None:
     assert translate(parse("true U false")).atoms == frozenset()
     assert translate(Atom("p")).atoms == {"p"}
+
+
+def test_contradictions_are_dropped() -> None:
+    """A tableau node with a literal and its negation is dropped while expanding (no letter could enter it),
+    which keeps the product with the model small."""
+    assert translate(parse("p && !p")).size == 1
+    assert translate(parse("[]p && []!p")).size == 1

@@ -14,11 +14,11 @@ subformula ``a U b``: the nodes whose ``Old`` has ``b`` or has not ``a U b`` (th
 The labels. In the paper a node is labelled by its literals (``Old`` ∩ literals), which must hold at the
 *position where the node is*: the node sequence n0 n1 n2 ... is a run over w0 w1 w2 ... when ``init`` is in
 ``Incoming(n0)``, n_i is in ``Incoming(n_(i+1))``, and w_i satisfies n_i's literals. The interface here
-(``docs`` of issue 26) reads the letter on the edge: a run q0 q1 q2 ... over the same word has
-q_(i+1) in ``successors(q_i, w_i)``. A fresh initial state 0 (the paper's ``init``) bridges the two: the
-run is 0 n0 n1 n2 ..., and ``successors(q, w)`` are the nodes n with q in ``Incoming(n)`` whose literals
-hold in w (the edge into a node reads the letter of that node's position). The state 0 is visited once, so
-the acceptance sets (of tableau nodes) mean what they mean in the paper.
+(issue 26's, which the fair-cycle search uses) reads the letter on the edge: a run q0 q1 q2 ... over the
+same word has q_(i+1) in ``successors(q_i, w_i)``. A fresh initial state 0 (the paper's ``init``) bridges
+the two: the run is 0 n0 n1 n2 ..., and ``successors(q, w)`` are the nodes n with q in ``Incoming(n)``
+whose literals hold in w (the edge into a node reads the letter of that node's position). The state 0 is
+visited once, so the acceptance sets (of tableau nodes) mean what they mean in the paper.
 """
 
 from __future__ import annotations

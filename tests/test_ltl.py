@@ -230,3 +230,15 @@ def test_fixpoints_agree_with_the_expansion_laws(
 def test_empty_cycle_is_refused() -> None:
     with pytest.raises(ValueError):
         holds_on_lasso(p, [P], [])
+
+
+@pytest.mark.parametrize("text", ["!" * 5000 + "p", "(" * 5000 + "p" + ")" * 5000, "[]" * 3000 + "p"])
+def test_deep_nesting_is_an_error_not_a_crash(text: str) -> None:
+    with pytest.raises(FormulaError) as e:
+        parse(text)
+    assert "nests" in e.value.message
+
+
+def test_nesting_within_the_limit_parses() -> None:
+    assert negation_normal_form(parse("!" * 90 + "p")) == p
+    assert parse("(" * 90 + "p" + ")" * 90) == p

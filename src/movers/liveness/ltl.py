@@ -139,6 +139,8 @@ def _tokens(text: str) -> list[_Token]:
 
 _BINARY_TEMPORAL = ("U", "R", "V", "W")
 _AND = ("&&", "/\\")
+# Deeper formulas are refused rather than left to hit Python's recursion limit here or in the translation.
+MAX_NESTING = 100
 _OR = ("||", "\\/")
 
 
@@ -148,6 +150,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.toks = _tokens(text)
         self.i = 0
+        self.nesting = 0
 
     def peek(self) -> _Token:
         return self.toks[self.i]
@@ -195,7 +198,16 @@ class _Parser:
         return f
 
     def unary(self) -> Formula:
+        self.nesting += 1
+        try:
+            return self._unary()
+        finally:
+            self.nesting -= 1
+
+    def _unary(self) -> Formula:
         t = self.take()
+        if self.nesting > MAX_NESTING:
+            raise FormulaError(f"the formula nests more than {MAX_NESTING} operators or parentheses", t.column)
         if t.kind == "!":
             return Not(self.unary())
         if t.kind == "[]":

@@ -87,6 +87,7 @@ class Checked:
         self.next_node = inner.next_node
         self.guard_reads = inner.guard_reads
         self.evaluate_predicate = inner.evaluate_predicate
+        self.atoms = inner.atoms  # the letter of a state, for ltl(...) properties
         self.reset = inner.reset
         self._decl_state: Any = None
         self._decls: Any = None

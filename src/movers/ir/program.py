@@ -391,6 +391,19 @@ class AtomicBlock:
     has_commit: bool = False
 
 
+@dataclass(frozen=True)
+class LtlDeclaration:
+    """``ltl("formula")`` or ``ltl("formula", name="fair")``: a property of every fair run, its formula in
+    SPIN's syntax over the ``@predicate`` names, kept as written (``liveness/ltl.py`` parses it). ``name`` is
+    the one given, else ``ltl_k`` for the k-th declaration of the module; ``line`` and ``col`` (1-based) are
+    the call's, for messages."""
+
+    name: str
+    formula: str
+    line: int
+    col: int
+
+
 @dataclass(eq=False)
 class Program:
     filename: str
@@ -400,6 +413,10 @@ class Program:
     functions: dict[str, Code]
     init: Code
     invariants: list[tuple[str, Code]] = field(default_factory=list)
+    # ``@predicate`` functions by name, the atomic propositions of ``ltl_formulas``
+    # (``semantics.system.TransitionSystem.atoms``).
+    predicates: dict[str, Code] = field(default_factory=dict)
+    ltl_formulas: list[LtlDeclaration] = field(default_factory=list)
     exclusives: list[Exclusive] = field(default_factory=list)
     atomic_blocks: list[AtomicBlock] = field(default_factory=list)
     locking: list[LockingDeclaration] = field(default_factory=list)

@@ -6,8 +6,9 @@ over integer slots (globals by slot, locals by slot, fields by index).
 This module is the entry point (``compile_model``) and the front end: ``ModuleCompiler`` parses the module,
 checks its shape (the one import allowed, definitions at the top level, decorators), declares its globals,
 classes (fields laid out base-first) and methods, compiles the top-level declarations (``exclusive``,
-``guarded_by``, ``thread_local``, ``self_locking``, ``lock_protected``) and checks that invariants are pure
-(``_check_pure``). Errors in the model are ``ModelSyntaxError``s at ``file:line:col`` (``lang/errors.py``).
+``guarded_by``, ``thread_local``, ``self_locking``, ``lock_protected``, ``ltl``) and checks that invariants
+and predicates are pure (``_check_pure``). Errors in the model are ``ModelSyntaxError``s at
+``file:line:col`` (``lang/errors.py``).
 
 The body of each function, method and of the module's initialisation is compiled by a ``FunctionCompiler``,
 assembled here from a core and one mixin per kind of construct, each dispatching by method name on the type
@@ -50,6 +51,7 @@ from movers.ir.program import (
     Exclusive,
     Func,
     LockingDeclaration,
+    LtlDeclaration,
     Node,
     Program,
     Ref,
@@ -156,6 +158,8 @@ class ModuleCompiler:
         self.dataclass_fields: dict[str, list[tuple[str, Any, str]]] = {}
         self.compared_fields: frozenset[str] = frozenset()
         self.invariants: list[tuple[str, Code]] = []
+        self.predicates: dict[str, Code] = {}  # ``@predicate`` functions, the atoms of ``ltl(...)``
+        self.ltl_formulas: list[LtlDeclaration] = []
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
@@ -299,6 +303,8 @@ class ModuleCompiler:
             functions=self.functions,
             init=init,
             invariants=self.invariants,
+            predicates=self.predicates,
+            ltl_formulas=self.ltl_formulas,
             exclusives=self.exclusives,
             atomic_blocks=self.atomic_blocks,
             locking=self.locking,
@@ -312,6 +318,8 @@ class ModuleCompiler:
         self._mark_library(program)
         for _, code in self.invariants:
             self._check_pure(program, code)
+        for code in self.predicates.values():
+            self._check_pure(program, code, "predicate")
         sites = lazy_points_to(program)
         self.plain_found, self.compared_at_found = resolve_comparisons(program, self.compare_sites, sites)
         if self.granularity == "access":  # statement granularity makes every truth test a read (no second pass)
@@ -514,7 +522,7 @@ class ModuleCompiler:
 
     def _compile_functions(self) -> None:
         """Every function and method: all are declared first (a body may call one defined after it), then
-        compiled; ``@invariant`` functions are recorded."""
+        compiled; ``@invariant`` and ``@predicate`` functions are recorded."""
         for name, fn in self.function_nodes.items():
             code = self._new_code(fn, name, None)
             self.functions[name] = code
@@ -541,13 +549,17 @@ class ModuleCompiler:
     def _compile_function(self, name: str, fn: ast.FunctionDef) -> None:
         decorators = [self._decorator_name(d) for d in fn.decorator_list]
         for d, dn in zip(decorators, fn.decorator_list, strict=True):
-            if d != "invariant":
+            if d not in ("invariant", "predicate"):
                 raise self.error(dn, f"unsupported decorator '@{d}' on a function")
         FunctionCompiler(self, self.functions[name], fn, None).compile_function()
+        for d in ("invariant", "predicate"):
+            if d in decorators and self.functions[name].params:
+                raise self.error(fn, f"an @{d} takes no arguments: it is a function of the state only "
+                                     f"(read globals instead)")
         if "invariant" in decorators:
-            if self.functions[name].params:
-                raise self.error(fn, "an @invariant takes no arguments")
             self.invariants.append((name, self.functions[name]))
+        if "predicate" in decorators:
+            self.predicates[name] = self.functions[name]
 
     # -- lambdas and nested functions (lang/functions_model.py) -----------------------------------------------
 
@@ -672,24 +684,24 @@ class ModuleCompiler:
             self.lifted[id(child)] = lf
             self._lift(synth, qn, frozenset(n for n in captured if n in cells))
 
-    def _check_pure(self, program: Program, invariant: Code) -> None:
-        """An @invariant is evaluated in every state and must not change it, block or branch: reject, at the
-        statement that would, writes to globals, fields and elements, synchronisation, assert, assume and
-        choose, in the invariant and in everything it calls."""
+    def _check_pure(self, program: Program, invariant: Code, what: str = "invariant") -> None:
+        """An @invariant (a @predicate) is evaluated in every state and must not change it, block or branch:
+        reject, at the statement that would, writes to globals, fields and elements, synchronisation, assert,
+        assume and choose, in the invariant and in everything it calls."""
         for code in program.reachable_codes([invariant]):
             for n in code.nodes:
                 why = ""
                 if n.is_sync:
                     why = "a synchronisation operation"
                 elif n.kind in ("assert", "assume"):
-                    why = f"'{n.kind}' (an invariant returns its truth: use 'return')"
+                    why = f"'{n.kind}' (an {what} returns its truth: use 'return')"
                 elif n.chooses:
                     why = "a nondeterministic choice"
                 elif n.writes or n.fields_written or n.elements_written:
                     why = "a write to the state"
                 if why:
                     raise ModelSyntaxError(self.filename, n.line, max(n.col, 1),
-                                           f"the @invariant {invariant.name}() must not change the state or "
+                                           f"the @{what} {invariant.name}() must not change the state or "
                                            f"block: this is {why}")
 
     @staticmethod
@@ -857,6 +869,9 @@ class ModuleCompiler:
 
     def _declaration(self, call: ast.Call) -> None:
         kind = call.func.id  # type: ignore[attr-defined]
+        if kind == "ltl":
+            self._ltl_declaration(call)
+            return
         if kind in LOCKING_DECLARATIONS:
             self._locking_declaration(kind, call)
             return
@@ -894,6 +909,28 @@ class ModuleCompiler:
                 return t == k
 
         self.exclusives.append(Exclusive(target, pred, call.lineno, text))
+
+    def _ltl_declaration(self, call: ast.Call) -> None:
+        """``ltl("formula")`` or ``ltl("formula", name="n")``, both string literals: the formula is kept as
+        written, to be parsed by ``liveness/ltl.py`` (a model is never run, so only a literal has a value)."""
+        usage = 'write ltl("[] (p -> <> q)") or ltl("[] (p -> <> q)", name="response")'
+        if len(call.args) != 1 or any(k.arg != "name" for k in call.keywords):
+            raise self.error(call, f"ltl(…) takes one formula and an optional name=: {usage}")
+        formula = call.args[0]
+        if not (isinstance(formula, ast.Constant) and type(formula.value) is str):
+            raise self.error(formula, f"ltl(…): the formula must be a string literal: {usage}")
+        if not formula.value.strip():
+            raise self.error(formula, f"ltl(…): the formula is empty: {usage}")
+        name = f"ltl_{len(self.ltl_formulas) + 1}"
+        for k in call.keywords:
+            if not (isinstance(k.value, ast.Constant) and type(k.value.value) is str and k.value.value.strip()):
+                raise self.error(k.value, f"ltl(…): name= must be a non-empty string literal: {usage}")
+            name = k.value.value
+        for d in self.ltl_formulas:
+            if d.name == name:
+                raise self.error(call, f"the property '{name}' is declared twice (first at line {d.line}): give "
+                                       f"each ltl(…) its own name=")
+        self.ltl_formulas.append(LtlDeclaration(name, formula.value, call.lineno, call.col_offset + 1))
 
     def _locking_declaration(self, kind: str, call: ast.Call) -> None:
         """``self_locking(Cls)`` / ``lock_protected(Cls)``: one model class, named directly (Dwyer et al.

@@ -483,7 +483,8 @@ class FunctionCore:
         self.here(nxt)
 
     def is_invariant(self, fn: ast.FunctionDef) -> bool:
-        return any(isinstance(d, ast.Name) and d.id == "invariant" for d in fn.decorator_list)
+        """An ``@invariant`` or ``@predicate``: a function of the state, evaluated atomically (never a step)."""
+        return any(isinstance(d, ast.Name) and d.id in ("invariant", "predicate") for d in fn.decorator_list)
 
     def lowering(self, shared: bool = True) -> Lowering:
         """The cutting of this function's statements at their shared accesses (lang/granularity.py). Its

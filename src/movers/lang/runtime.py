@@ -22,8 +22,8 @@ What each construct does here:
 - ``wait_until(cond)``: see the limits.
 - ``with indivisible():``: holds one global re-entrant lock, so indivisible blocks are atomic with respect to
   each other (not to code outside such blocks; in the checker they are one step, atomic w.r.t. everything).
-- ``with atomic():``, ``commit()``, ``@invariant``, ``exclusive``, ``guarded_by``, ``thread_local``,
-  ``self_locking``, ``lock_protected``: no-ops
+- ``with atomic():``, ``commit()``, ``@invariant``, ``@predicate``, ``ltl(...)``, ``exclusive``,
+  ``guarded_by``, ``thread_local``, ``self_locking``, ``lock_protected``: no-ops
   (specifications, checked only by ``movers check``).
 - ``@synchronized`` on a method, ``with synchronized(obj):``, ``wait(obj)``, ``notify(obj)``,
   ``notify_all(obj)``: Java monitors, one re-entrant lock and one condition per object, created lazily.
@@ -86,8 +86,10 @@ __all__ = [
     "indivisible",
     "invariant",
     "lock_protected",
+    "ltl",
     "notify",
     "notify_all",
+    "predicate",
     "self_locking",
     "synchronized",
     "thread_local",
@@ -401,6 +403,17 @@ def commit() -> None:
 def invariant(f: F) -> F:
     """``@invariant``: the function is checked in every state by the checker; unchanged here."""
     return f
+
+
+def predicate(f: F) -> F:
+    """``@predicate``: the function names an atomic proposition of ``ltl(...)`` formulas, evaluated in every
+    state by the checker (``--liveness ltl``); unchanged here."""
+    return f
+
+
+def ltl(formula: str, name: str | None = None) -> None:
+    """Declares a linear temporal logic property over the ``@predicate`` functions (checked by the checker
+    only, with ``--liveness ltl``)."""
 
 
 def exclusive(loc: object, pred: Callable[..., object]) -> None:

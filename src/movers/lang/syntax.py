@@ -28,7 +28,7 @@ DEQUE_METHOD_NAMES = {"appendleft", "popleft", "extendleft", "rotate"}
 DEQUE_CHANGING_METHODS = DEQUE_METHOD_NAMES
 BUILTIN_METHODS |= DICT_METHOD_NAMES | SET_METHOD_NAMES | LIST_METHOD_NAMES | DEQUE_METHOD_NAMES
 CHANGING_METHODS = {"set", "clear", "append", "pop"}
-DECLARATIONS = {"exclusive", "guarded_by", "thread_local", "self_locking", "lock_protected"}
+DECLARATIONS = {"exclusive", "guarded_by", "thread_local", "self_locking", "lock_protected", "ltl"}
 LOCKING_DECLARATIONS = {"self_locking", "lock_protected"}
 BUILTIN_CLASS_NAMES = {"Lock", "RLock", "Condition", "Semaphore", "BoundedSemaphore", "Event", "Barrier", "Thread",
                        "list", "object"}

@@ -112,6 +112,15 @@ class InitError(Exception):
         self.line = line
 
 
+class PredicateError(ModelError):
+    """A ``@predicate`` failed at a state (a runtime error, an uncaught exception) or returned something that
+    is not a bool: the state has no letter, so no LTL verdict is sound there (``TransitionSystem.atoms``)."""
+
+    def __init__(self, predicate: str, message: str) -> None:
+        super().__init__(f"predicate {predicate}() {message}")
+        self.predicate = predicate
+
+
 # CPython's names for the checker's value representations, as users know those values.
 _TYPE_NAMES = (("'NoneType'", "None"), ("'Ref'", "object"), ("'Func'", "function"), ("'Bool'", "bool"))
 
@@ -642,6 +651,38 @@ class TransitionSystem:
         ctx.load_thread(((code, code.entry, *code.new_frame_locals(a)),))
         _run_to_completion(ctx, GLUE_LIMIT, code.name)
         return ctx.retval
+
+    def atoms(self, state: State) -> frozenset[str]:
+        """The names of the ``@predicate`` functions true at ``state``: the letter an ``ltl(...)`` property
+        reads there. Each is evaluated as an invariant is (``instrument/properties.Checked.check_state``): its
+        generated code when it has some and answers, else run to completion on the state. Only the liveness
+        check asks, so no other search pays for it. Raises ``PredicateError`` for a predicate that fails or
+        returns what is not a bool (Python's truth of an arbitrary value would be a guess at the atom)."""
+        true = [name for name, code in self.program.predicates.items() if self._holds(state, name, code)]
+        return frozenset(true)
+
+    def _holds(self, state: State, name: str, code: Code) -> bool:
+        fast = code.fast_value
+        if fast is not None and self.fast_path:
+            try:  # like a guard: no frame, no Ctx; any other answer is the closures' to give
+                v = fast(state[0], state[1])
+                if type(v) is bool:
+                    return v
+            except Exception:  # noqa: BLE001, S110  (the closures evaluate it again and report)
+                pass
+        ctx = Ctx(state[0], state[1], state[2], -1)
+        ctx.load_thread(((code, code.entry, *code.new_frame_locals([])),))
+        try:
+            _run_to_completion(ctx, GLUE_LIMIT, code.name)
+        except RUNTIME_ERRORS as e:
+            raise PredicateError(name, f"fails: {runtime_message(e)}") from None
+        except Raised as e:
+            raise PredicateError(name, f"fails: uncaught exception: {describe(ctx.heap, e.ref)}") from None
+        v = unbox(ctx.retval)
+        if type(v) is not bool:
+            raise PredicateError(name, f"returns {show(ctx.retval)}, not a bool: an atom of a formula is true "
+                                       f"or false (write a comparison, as 'return x > 0')")
+        return v
 
     def check_state(self, state: State) -> tuple[str, str] | None:
         """A violation of a state property (none here; instrumentations add invariants)."""

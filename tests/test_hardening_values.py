@@ -396,3 +396,48 @@ def test_whole_array_reads_are_seen_by_every_reduction(name: str, reduction: str
     src, kind = WHOLE_ARRAY[name]
     r = check(src, reduction, time_limit=60)
     assert r.verdict == "violation" and kinds(r) == [kind], (r.verdict, r.error, r.limit)
+
+
+# An ``@invariant`` is judged as ``if`` judges its value (an empty container is false: before, any object was
+# true, and this model was verified), and an exception it does not catch is its failure, not a crash of movers.
+_INVARIANTS = {
+    "empty_list": ("return xs", "invariant ok() is false"),
+    "empty_dict": ("return d", "invariant ok() is false"),
+    "raises": ("if xs == []:\n        raise ValueError('empty')\n    return True",
+               "invariant ok() fails: uncaught exception: ValueError: empty"),
+}
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["generated", "closures"])
+@pytest.mark.parametrize("granularity", ["access", "statement"])
+@pytest.mark.parametrize("case", sorted(_INVARIANTS))
+def test_an_invariants_value_is_judged_as_python_does(case: str, granularity: str, fast: bool,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from movers.semantics import system
+
+    body, message = _INVARIANTS[case]
+    src = f"""
+from movers.lang import *
+
+xs = [1]
+d = {{1: 2}}
+
+
+@invariant
+def ok():
+    {body}
+
+
+def w():
+    xs.pop()
+    d.pop(1)
+
+
+Thread(target=w).start()
+"""
+    monkeypatch.setattr(system, "FAST_PATH", fast)
+    r = movers.check(src, granularity=granularity)
+    assert r.verdict == "violation" and r.violations[0].kind == "invariant", r.error
+    assert r.violations[0].message == message
+    untouched = src.replace("    xs.pop()\n    d.pop(1)\n", "    pass\n")
+    assert movers.check(untouched, granularity=granularity).verdict == "ok"

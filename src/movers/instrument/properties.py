@@ -110,15 +110,8 @@ class Checked:
 
     def check_state(self, state: State) -> tuple[str, str] | None:
         for name, code in self.invariants:
-            fast = code.fast_value
-            if fast is not None and self.inner.fast_path:
-                try:  # the invariant as generated code, like a guard: no frame, no Ctx
-                    if fast(state[0], state[1]):
-                        continue
-                except Exception:  # noqa: BLE001, S110  (the closures evaluate it again and report)
-                    pass
             try:
-                ok = self.inner.call(state, code)
+                ok = self.inner.holds(state, code)
             except RUNTIME_ERRORS as e:
                 return ("invariant", f"invariant {name}() fails: {runtime_message(e)}")
             if not ok:

@@ -418,6 +418,9 @@ class Program:
     predicates: dict[str, Code] = field(default_factory=dict)
     ltl_formulas: list[LtlDeclaration] = field(default_factory=list)
     exclusives: list[Exclusive] = field(default_factory=list)
+    # Python's truth of a value in a state (a Ctx, the value): the language's (``lang.runtime_ops.truth_of``:
+    # an empty list, dict or deque is false). An ``@invariant`` is judged by it, as ``if`` would judge it.
+    truth: Callable[[Any, Any], bool] | None = None
     atomic_blocks: list[AtomicBlock] = field(default_factory=list)
     locking: list[LockingDeclaration] = field(default_factory=list)
     # "access": a step makes at most one access to shared memory; "statement": one statement (lang/granularity.py).

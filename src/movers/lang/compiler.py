@@ -91,6 +91,7 @@ from movers.lang.granularity import DEFAULT_GRANULARITY, GRANULARITIES, Finals, 
 from movers.lang.imports import resolve_listed
 from movers.lang.iteration import IterationCompiler
 from movers.lang.library import Library, add_library, library_error
+from movers.lang.runtime_ops import truth_of
 from movers.lang.statements import StatementCompiler
 from movers.lang.strings import LIST_VALUED
 from movers.lang.syntax import (
@@ -303,6 +304,7 @@ class ModuleCompiler:
             functions=self.functions,
             init=init,
             invariants=self.invariants,
+            truth=truth_of,
             predicates=self.predicates,
             ltl_formulas=self.ltl_formulas,
             exclusives=self.exclusives,

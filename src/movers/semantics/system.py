@@ -652,6 +652,30 @@ class TransitionSystem:
         _run_to_completion(ctx, GLUE_LIMIT, code.name)
         return ctx.retval
 
+    def holds(self, state: State, code: Code) -> bool:
+        """Python's truth of what the model function ``code`` (an ``@invariant``: no parameters, pure) returns on
+        ``state``: its generated code where that answers with a value that is not an object, else run to
+        completion and judged as ``if`` judges it (``Program.truth``: an empty list is false). Raises one of
+        ``RUNTIME_ERRORS`` where it fails, an exception it does not catch included."""
+        fast = code.fast_value
+        if fast is not None and self.fast_path:
+            try:  # like a guard: no frame, no Ctx; an object's truth, or a failure, is the closures' to give
+                v = fast(state[0], state[1])
+            except Exception:  # noqa: BLE001, S110
+                pass
+            else:
+                if type(v) is not Ref:
+                    return bool(v)
+        ctx = Ctx(state[0], state[1], state[2], -1)
+        ctx.load_thread(((code, code.entry, *code.new_frame_locals([])),))
+        try:
+            _run_to_completion(ctx, GLUE_LIMIT, code.name)
+        except Raised as e:
+            raise ModelError(f"uncaught exception: {describe(ctx.heap, e.ref)}") from None
+        v = ctx.retval
+        truth = self.program.truth
+        return truth(ctx, v) if type(v) is Ref and truth is not None else bool(v)
+
     def atoms(self, state: State) -> frozenset[str]:
         """The names of the ``@predicate`` functions true at ``state``: the letter an ``ltl(...)`` property
         reads there. Each is evaluated as an invariant is (``instrument/properties.Checked.check_state``): its

@@ -591,11 +591,18 @@ class Checker:
                 if f.kind == "atomicity" and hasattr(ts, "serial_order"):
                     order = ts.serial_order(f.steps)
                     message += ("; the shadow store ran, serially: " + ", then ".join(order)) if order else ""
-                violations.append(violation(system, f.kind, message, f.steps))
+                v = violation(system, f.kind, message, f.steps)
+                v.cycle_start = f.cycle_start
+                violations.append(v)
             return Result("violation", name, stats, violations, model=self.program.filename)
         if out.limit is not None:
             return Result("incomplete", name, stats, limit=out.limit, model=self.program.filename)
-        return Result("ok", name, stats, model=self.program.filename)
+        result = Result("ok", name, stats, model=self.program.filename)
+        if self.options.liveness is not None:
+            mode = self.options.fairness_mode
+            result.headline = (f"verified: no fair cycle violates {self.options.liveness} "
+                               f"({'every cycle counts: no fairness' if mode == 'none' else mode + ' fairness'})")
+        return result
 
 
 def check(

@@ -15,11 +15,48 @@ acceptance sets it must meet) and the message of a violation. Any fair cycle of 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from movers.search.fair_cycles import STUTTER, Automaton, Graph, Lasso, Target, Trivial
 from movers.semantics.state import State
+
+STUTTER = -1  # the thread of a stutter self-loop: no thread moves
+
+
+class Automaton(Protocol):
+    """A Büchi automaton as the product reads it (``liveness/buchi.py``'s ``Buchi``)."""
+
+    initial: tuple[int, ...]
+    acceptance: tuple[frozenset[int], ...]
+
+    def successors(self, q: int, true_atoms: frozenset[str]) -> tuple[int, ...]: ...
+
+
+class Trivial:
+    """The one-state automaton that accepts every run: the product with it is the program's graph."""
+
+    initial: tuple[int, ...] = (0,)
+    acceptance: tuple[frozenset[int], ...] = ()
+    atoms: frozenset[str] = frozenset()
+
+    def successors(self, q: int, true_atoms: frozenset[str]) -> tuple[int, ...]:
+        return (0,)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a forbidden cycle may use, over the product graph's nodes (numbers): ``keep_node(n)``,
+    ``keep_edge(n, thread, m)`` (None: every one), and the acceptance sets (of automaton states) it must meet;
+    ``starved``: the thread it starves, if any."""
+
+    keep_node: Callable[[int], bool] | None = None
+    keep_edge: Callable[[int, int, int], bool] | None = None
+    acceptance: tuple[frozenset[int], ...] = ()
+    starved: int | None = None
+
+
+Nodes = Sequence[tuple[State, int]]  # the product graph's nodes: (program state, automaton state)
 
 
 def _fairness_text(fairness: str) -> str:
@@ -44,10 +81,13 @@ class Property:
     def __init__(self, ts: Any) -> None:
         self.ts = ts
 
-    def targets(self, g: Graph) -> Iterator[Target]:
+    def targets(self, nodes: Nodes, done: Sequence[bool]) -> Iterator[Target]:
+        """The restrictions of the graph (``done[n]``: every thread has terminated at node ``n``) in which any
+        fair cycle is a violation."""
         raise NotImplementedError
 
-    def message(self, g: Graph, target: Target, lasso: Lasso, fairness: str) -> str:
+    def message(self, entry: State, moved: int, target: Target, fairness: str) -> str:
+        """A violation's message: ``entry`` is the cycle's first state, ``moved`` a bit per thread moving in it."""
         raise NotImplementedError
 
     def _where(self, s: State, t: int) -> str:
@@ -63,17 +103,16 @@ class Property:
 class Termination(Property):
     name = "termination"
 
-    def targets(self, g: Graph) -> Iterator[Target]:
-        done = g.done
+    def targets(self, nodes: Nodes, done: Sequence[bool]) -> Iterator[Target]:
         # Every edge but the stutter loop of a state where every thread has terminated.
         yield Target(keep_edge=lambda n, t, m: t != STUTTER or not done[n])
 
-    def message(self, g: Graph, target: Target, lasso: Lasso, fairness: str) -> str:
-        s = g.nodes[lasso.entry][0]
+    def message(self, entry: State, moved: int, target: Target, fairness: str) -> str:
+        s = entry
         alive = sum(1 << t for t, th in enumerate(s[2]) if th)
-        still = alive & ~lasso.moved
+        still = alive & ~moved
         text = (f"the program does not terminate {_fairness_text(fairness)}: a cycle that repeats forever, in which "
-                f"{_threads_text(self.ts, lasso.moved & alive)}")
+                f"{_threads_text(self.ts, moved & alive)}")
         if still:
             text += "; " + "; ".join(f"thread {t} never moves (at {self._where(s, t)})"
                                      for t in range(still.bit_length()) if still >> t & 1)
@@ -83,10 +122,10 @@ class Termination(Property):
 class Starvation(Property):
     name = "starvation"
 
-    def targets(self, g: Graph) -> Iterator[Target]:
-        count = max((len(s[2]) for s, _ in g.nodes), default=0)
+    def targets(self, nodes: Nodes, done: Sequence[bool]) -> Iterator[Target]:
+        count = max((len(s[2]) for s, _ in nodes), default=0)
         for t in range(count):
-            waiting = [self._waiting(s, t) for s, _ in g.nodes]
+            waiting = [self._waiting(s, t) for s, _ in nodes]
             if not any(waiting):
                 continue
             yield Target(keep_node=waiting.__getitem__, keep_edge=lambda n, u, m, t=t: u != t,  # type: ignore[misc]
@@ -98,12 +137,12 @@ class Starvation(Property):
         node = self.ts.next_node(s, t)
         return node is not None and node.guard is not None
 
-    def message(self, g: Graph, target: Target, lasso: Lasso, fairness: str) -> str:
+    def message(self, entry: State, moved: int, target: Target, fairness: str) -> str:
         t = target.starved
         assert t is not None
-        s = g.nodes[lasso.entry][0]
+        s = entry
         return (f"thread {t} starves: waiting at {self._where(s, t)}, {_fairness_text(fairness)}, while "
-                f"{_threads_text(self.ts, lasso.moved)} forever")
+                f"{_threads_text(self.ts, moved)} forever")
 
 
 PROPERTIES: dict[str, type[Property]] = {"termination": Termination, "starvation": Starvation}
@@ -122,4 +161,5 @@ def make_property(name: str | None, ts: Any) -> Property:
     return PROPERTIES[name](ts)
 
 
-__all__ = ["PROPERTIES", "Property", "Starvation", "Termination", "make_property", "unavailable"]
+__all__ = ["PROPERTIES", "STUTTER", "Automaton", "Property", "Starvation", "Target", "Termination", "Trivial",
+           "make_property", "unavailable"]

@@ -34,35 +34,15 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from movers.liveness.properties import STUTTER, Automaton, Target, Trivial, make_property
 from movers.search.base import Found, SearchBase, Step, Stop, Strategy
 from movers.semantics.state import State
 
-STUTTER = -1  # the thread of a stutter self-loop: no thread moves
 FAIRNESS = ("weak", "strong", "none")
 
 Edge = tuple[int, int, tuple[Step, ...]]  # (thread or STUTTER, target node, the steps of the edge)
-
-
-class Automaton(Protocol):
-    """A Büchi automaton as the product reads it (``liveness/buchi.py``'s ``Buchi``)."""
-
-    initial: tuple[int, ...]
-    acceptance: tuple[frozenset[int], ...]
-
-    def successors(self, q: int, true_atoms: frozenset[str]) -> tuple[int, ...]: ...
-
-
-class Trivial:
-    """The one-state automaton that accepts every run: the product with it is the program's graph."""
-
-    initial: tuple[int, ...] = (0,)
-    acceptance: tuple[frozenset[int], ...] = ()
-    atoms: frozenset[str] = frozenset()
-
-    def successors(self, q: int, true_atoms: frozenset[str]) -> tuple[int, ...]:
-        return (0,)
 
 
 @dataclass
@@ -84,17 +64,6 @@ class Graph:
             edges.append(self.succ[p][i][2])
             n = p
         return [st for e in reversed(edges) for st in e]
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a forbidden cycle may use: ``keep_node(n)``, ``keep_edge(n, thread, m)`` (None: every one), and the
-    acceptance sets (of automaton states) it must meet; ``starved``: the thread it starves, if any."""
-
-    keep_node: Callable[[int], bool] | None = None
-    keep_edge: Callable[[int, int, int], bool] | None = None
-    acceptance: tuple[frozenset[int], ...] = ()
-    starved: int | None = None
 
 
 @dataclass
@@ -381,8 +350,6 @@ class FairCycles(Strategy):
 
     def __init__(self, search: SearchBase) -> None:
         super().__init__(search)
-        from movers.liveness.properties import make_property
-
         self.prop = make_property(search.liveness, self.ts)
         self.fairness = search.fairness
 
@@ -396,12 +363,12 @@ class FairCycles(Strategy):
         self.stats.states = len(g.nodes)
         self.stats.transitions = self.stats.moves = sum(len(e) for e in g.succ)
         self.stats.max_depth = max(g.depth, default=0)
-        for target in self.prop.targets(g):
+        for target in self.prop.targets(g.nodes, g.done):
             comps = fair_components(g, target, self.fairness)
             if comps:
                 comp = min(comps, key=lambda c: min(g.depth[v] for v in c))
                 lo = lasso(g, comp, target, self.fairness)
-                message = self.prop.message(g, target, lo, self.fairness)
+                message = self.prop.message(g.nodes[lo.entry][0], lo.moved, target, self.fairness)
                 return Found("liveness", message, lo.stem + lo.cycle, g.nodes[lo.entry][0], len(lo.stem))
         return None
 

@@ -415,3 +415,14 @@ def test_text_report_marks_the_cycle_and_the_fairness(tmp_path: Path, capsys: py
     assert "under weak fairness" in out and "thread setter never moves" in out
     assert main(["check", str(f), "--liveness", "termination", "--fairness", "strong", "--quiet"]) == 0
     assert "verified: no fair cycle violates termination (strong fairness)" in capsys.readouterr().out
+
+
+def test_an_incomplete_run_counts_the_states_it_built() -> None:
+    r = _check(FINITE, liveness="termination", max_states=3)
+    assert r.stats.states == 3
+
+
+def test_trail_is_refused_with_liveness(tmp_path: Path) -> None:
+    f = tmp_path / "spin.py"
+    f.write_text(SPIN)
+    assert main(["check", str(f), "--liveness", "termination", "--trail", str(tmp_path / "t.trail")]) == 2

@@ -351,6 +351,9 @@ def _output_problem(args: argparse.Namespace) -> str | None:
     inputs = [("the model", args.model)] + ([("the trail", args.trail)] if args.command == "replay" else [])
     outputs = [(o, v) for o, v in (("--trail", args.trail if args.command == "check" else None),
                                    ("--html", getattr(args, "html", None))) if v is not None]
+    if args.command == "check" and args.trail is not None and getattr(args, "liveness", None):
+        # A trail replays up to the step where its violation shows; a lasso's violation is its cycle.
+        return "--trail: not with --liveness yet (movers replay does not replay a lasso's cycle)"
     for option, path in outputs:
         if path == "":
             return f"{option}: the path is empty"

@@ -79,10 +79,11 @@ class Lasso:
 
 
 def build(ts: Any, automaton: Automaton, label: Callable[[State], frozenset[str]] | None,
-          max_states: int | None, tick: Callable[[int], None]) -> Graph | Found:
-    """The reachable graph of the product, breadth first, or the first safety violation met. Raises
-    ``Stop("max-states")`` past ``max_states`` nodes (counted as program states)."""
-    g = Graph()
+          max_states: int | None, tick: Callable[[int], None], g: Graph | None = None) -> Graph | Found:
+    """The reachable graph of the product, breadth first (into ``g`` if given, so that a limit that stops it
+    leaves what was built to count), or the first safety violation met. Raises ``Stop("max-states")`` past
+    ``max_states`` program states."""
+    g = g if g is not None else Graph()
     index: dict[tuple[State, int], int] = {}
     steps_of: dict[State, tuple[list[Any], int]] = {}
     programs: set[State] = set()
@@ -355,11 +356,11 @@ class FairCycles(Strategy):
 
     def explore(self) -> Found | None:
         search = self.search
-        built = build(self.ts, self.prop.automaton, self.prop.label, search.limits.max_states, search.tick)
+        g = Graph()
+        search._store = g.nodes  # the states counted, also when a limit stops the build
+        built = build(self.ts, self.prop.automaton, self.prop.label, search.limits.max_states, search.tick, g)
         if isinstance(built, Found):
             return built
-        g = built
-        search._store = g.nodes
         self.stats.states = len(g.nodes)
         self.stats.transitions = self.stats.moves = sum(len(e) for e in g.succ)
         self.stats.max_depth = max(g.depth, default=0)

@@ -426,3 +426,32 @@ def test_trail_is_refused_with_liveness(tmp_path: Path) -> None:
     f = tmp_path / "spin.py"
     f.write_text(SPIN)
     assert main(["check", str(f), "--liveness", "termination", "--trail", str(tmp_path / "t.trail")]) == 2
+
+
+def test_a_safety_violation_met_while_building_the_graph_is_reported_as_such() -> None:
+    source = """
+import threading
+
+count = 0
+
+@invariant
+def small():
+    return count < 2
+
+def worker():
+    global count
+    while True:
+        count = count + 1
+
+threading.Thread(target=worker).start()
+"""
+    r = _check(source, liveness="termination")
+    assert r.verdict == "violation" and r.violations[0].kind == "invariant"
+    assert r.violations[0].cycle_start is None
+
+
+def test_statistics_count_steps_not_stutter_loops() -> None:
+    safety = _check(FINITE)
+    live = _check(FINITE, liveness="termination")
+    assert live.stats.states == safety.stats.states
+    assert live.stats.transitions == safety.stats.transitions

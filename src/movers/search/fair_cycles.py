@@ -358,12 +358,14 @@ class FairCycles(Strategy):
         search = self.search
         g = Graph()
         search._store = g.nodes  # the states counted, also when a limit stops the build
-        built = build(self.ts, self.prop.automaton, self.prop.label, search.limits.max_states, search.tick, g)
+        try:
+            built = build(self.ts, self.prop.automaton, self.prop.label, search.limits.max_states, search.tick, g)
+        finally:
+            # Steps executed (a stutter loop is none), as the other searches count them.
+            self.stats.transitions = self.stats.moves = sum(1 for es in g.succ for e in es if e[0] != STUTTER)
+            self.stats.max_depth = max(g.depth, default=0)
         if isinstance(built, Found):
             return built
-        self.stats.states = len(g.nodes)
-        self.stats.transitions = self.stats.moves = sum(len(e) for e in g.succ)
-        self.stats.max_depth = max(g.depth, default=0)
         for target in self.prop.targets(g.nodes, g.done):
             comps = fair_components(g, target, self.fairness)
             if comps:

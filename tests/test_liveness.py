@@ -455,3 +455,64 @@ def test_statistics_count_steps_not_stutter_loops() -> None:
     live = _check(FINITE, liveness="termination")
     assert live.stats.states == safety.stats.states
     assert live.stats.transitions == safety.stats.transitions
+
+
+def _brute_force_fair(g: Graph, fairness: str, acceptance: tuple[frozenset[int], ...]) -> bool:
+    """Whether some closed walk is fair and accepting, by trying every set of edges: a closed walk's edges are a
+    strongly connected set of edges, and every such set is the edges of some closed walk."""
+    edges = [(v, i) for v in range(len(g.nodes)) for i in range(len(g.succ[v]))]
+    for pick in range(1, 1 << len(edges)):
+        chosen = [edges[k] for k in range(len(edges)) if pick >> k & 1]
+        arcs = [(v, g.succ[v][i][1], g.succ[v][i][0]) for v, i in chosen]
+        nodes = {v for v, _, _ in arcs} | {w for _, w, _ in arcs}
+        reach = {n: {n} for n in nodes}
+        for _ in nodes:
+            for v, w, _ in arcs:
+                reach[v] |= reach[w]
+        if any(reach[a] != nodes for a in nodes):
+            continue
+        moved = {t for _, _, t in arcs if t >= 0}
+        threads = {t for v in nodes for t in range(4) if g.enabled[v] >> t & 1}
+        if fairness == "weak":
+            ok = all(t in moved or any(not g.enabled[v] >> t & 1 for v in nodes) for t in threads)
+        elif fairness == "strong":
+            ok = all(t in moved for t in threads)
+        else:
+            ok = True
+        if ok and all(any(g.nodes[v][1] in acc for v in nodes) for acc in acceptance):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_scc_search_agrees_with_trying_every_cycle(seed: int) -> None:
+    import random
+
+    rnd = random.Random(seed)
+    n = rnd.randint(1, 4)
+    edges = {v: [(rnd.randint(0, 2), rnd.randrange(n)) for _ in range(rnd.randint(0, 2))] for v in range(n)}
+    g = _graph(edges, {v: rnd.randrange(8) for v in range(n)})
+    g.nodes = [((v,), rnd.randrange(2)) for v in range(n)]
+    g.parent = [(-1, -1)] * n  # every node initial: the stems are empty
+    acceptance = rnd.choice([(), (frozenset({1}),), (frozenset({0}), frozenset({1}))])
+    target = Target(acceptance=acceptance)
+    for fairness in ("weak", "strong", "none"):
+        comps = fair_components(g, target, fairness)
+        assert bool(comps) == _brute_force_fair(g, fairness, acceptance), (fairness, edges, g.enabled)
+        for comp in comps:
+            lo = lasso(g, comp, target, fairness)
+            # The cycle closes, and it is fair on its own: the witnesses are on it.
+            walk = [lo.entry]
+            for _t, (src, dst) in lo.cycle:
+                assert src == walk[-1]
+                walk.append(dst)
+            assert walk[-1] == lo.entry and lo.cycle
+            on = set(walk)
+            moved = {t for t, _ in lo.cycle}
+            for t in range(3):
+                enabled = [bool(g.enabled[v] >> t & 1) for v in on]
+                if fairness == "weak":
+                    assert t in moved or not all(enabled)
+                elif fairness == "strong":
+                    assert t in moved or not any(enabled)
+            assert all(any(g.nodes[v][1] in acc for v in on) for acc in acceptance)

@@ -516,3 +516,45 @@ def test_the_scc_search_agrees_with_trying_every_cycle(seed: int) -> None:
                 elif fairness == "strong":
                     assert t in moved or not any(enabled)
             assert all(any(g.nodes[v][1] in acc for v in on) for acc in acceptance)
+
+
+def test_a_product_property_plugs_into_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What ``ltl`` will be: a property over the product with an automaton; here GF one (x is 1 infinitely
+    # often) as the automaton of a negated formula "eventually x stays 0", and FG !one, which toggling breaks.
+    from movers.liveness import properties
+
+    def factory(automaton: Any) -> Any:
+        def make(ts: Any) -> properties.Accepting:
+            slot = ts.program.globals.index("x")
+            return properties.Accepting(ts, automaton, lambda s: frozenset({"one"}) if s[0][slot] == 1 else
+                                        frozenset(), "the formula")
+        return make
+
+    monkeypatch.setitem(properties.PROPERTIES, "ltl", factory(InfinitelyOften()))
+    assert Options(liveness="ltl").problem() is None  # the refusal goes once ``ltl`` is registered
+    r = _check(TOGGLE, liveness="ltl")
+    assert r.verdict == "violation" and r.violations[0].kind == "liveness"
+    v = r.violations[0]
+    assert v.message.startswith("the formula fails under weak fairness")
+    states = _replay(TOGGLE, v.steps)
+    assert states[v.cycle_start] == states[-1]
+    monkeypatch.setitem(properties.PROPERTIES, "ltl", factory(EventuallyAlwaysNot()))
+    assert _check(TOGGLE, liveness="ltl").verdict == "ok"
+
+
+def test_a_stutter_loop_is_a_cycle_of_no_step(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # An automaton that accepts every run: the ended program's last state, repeated, is a violation.
+    from movers.liveness import properties
+
+    monkeypatch.setitem(properties.PROPERTIES, "ltl", lambda ts: properties.Accepting(
+        ts, properties.Trivial(), lambda s: frozenset(), "false"))
+    f = tmp_path / "finite.py"
+    f.write_text(FINITE)
+    assert main(["check", str(f), "--liveness", "ltl", "--quiet"]) == 1
+    assert "-- the cycle: the last state repeats forever, no thread moving --" in capsys.readouterr().out
+    r = _check(FINITE, liveness="ltl")
+    v = r.violations[0]
+    assert v.cycle_start == len(v.trace) == len(v.steps) > 0
+    states = _replay(FINITE, v.steps)
+    assert not any(states[-1][2])  # every thread has terminated there

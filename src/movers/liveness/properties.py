@@ -145,7 +145,30 @@ class Starvation(Property):
                 f"{_threads_text(self.ts, moved)} forever")
 
 
-PROPERTIES: dict[str, type[Property]] = {"termination": Termination, "starvation": Starvation}
+class Accepting(Property):
+    """A product with a Büchi automaton (``ltl``: the automaton of the negated formula, whose atoms ``label``
+    gives): a violation is a fair cycle of the product that meets every acceptance set, stutter loops of ended
+    programs included (a finite run is its last state forever)."""
+
+    name = "ltl"
+
+    def __init__(self, ts: Any, automaton: Automaton, label: Callable[[State], frozenset[str]], what: str) -> None:
+        super().__init__(ts)
+        self.automaton = automaton
+        self.label = label
+        self.what = what
+
+    def targets(self, nodes: Nodes, done: Sequence[bool]) -> Iterator[Target]:
+        yield Target(acceptance=self.automaton.acceptance)
+
+    def message(self, entry: State, moved: int, target: Target, fairness: str) -> str:
+        return (f"{self.what} fails {_fairness_text(fairness)}: a run that repeats a cycle forever, in which "
+                f"{_threads_text(self.ts, moved)}")
+
+
+# The properties by name (``--liveness``). ``ltl`` joins with the ltl(...) declarations: a factory giving
+# ``Accepting(ts, automaton of the negated formula, ts.atoms, ...)``.
+PROPERTIES: dict[str, Callable[[Any], Property]] = {"termination": Termination, "starvation": Starvation}
 
 
 def unavailable(name: str) -> str | None:
@@ -161,5 +184,5 @@ def make_property(name: str | None, ts: Any) -> Property:
     return PROPERTIES[name](ts)
 
 
-__all__ = ["PROPERTIES", "STUTTER", "Automaton", "Property", "Starvation", "Target", "Termination", "Trivial",
-           "make_property", "unavailable"]
+__all__ = ["PROPERTIES", "STUTTER", "Accepting", "Automaton", "Property", "Starvation", "Target", "Termination",
+           "Trivial", "make_property", "unavailable"]

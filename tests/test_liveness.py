@@ -558,3 +558,17 @@ def test_a_stutter_loop_is_a_cycle_of_no_step(monkeypatch: pytest.MonkeyPatch, t
     assert v.cycle_start == len(v.trace) == len(v.steps) > 0
     states = _replay(FINITE, v.steps)
     assert not any(states[-1][2])  # every thread has terminated there
+
+
+def test_a_state_whose_every_step_is_pruned_is_a_dead_end_not_a_stutter_loop() -> None:
+    # assume(False) prunes the thread's only step: no run goes on from there, so there is no cycle (a stutter
+    # loop there would be a cycle without fairness).
+    source = """
+import threading
+
+def worker():
+    assume(False)
+
+threading.Thread(target=worker).start()
+"""
+    assert _check(source, liveness="termination", fairness="none").verdict == "ok"

@@ -130,7 +130,7 @@ def build(ts: Any, automaton: Automaton, label: Callable[[State], frozenset[str]
                 continue  # an assume pruned it
             for q2 in qs:
                 edges.append((o.thread, add(o.state, q2, (n, len(edges)), g.depth[n] + 1), o.steps))
-        if not edges:
+        if not outs:  # no thread can move (a state every step of which an assume prunes has no run through it)
             for q2 in qs:
                 edges.append((STUTTER, add(s, q2, (n, len(edges)), g.depth[n] + 1), ()))
         n += 1

@@ -10,10 +10,11 @@ satisfy their linear specification", POPL 1985, and Emerson & Lei, "Modalities f
    within ``--max-states``, the time limit and the memory ceiling; a node is a program state and a state of
    the property's Büchi automaton (``liveness/properties.py``; the one-state automaton for termination and
    starvation), and a violation met on the way ends the run as the safety search reports it. A state where
-   no thread can move gets the stutter self-loop (SPIN's stutter extension), labelled ``STUTTER``;
-2. the property restricts the graph (``Target``: which nodes and edges a forbidden cycle may use, which
-   acceptance sets it must meet), and Tarjan's algorithm (iterative) splits the rest into strongly
-   connected components;
+   no thread can move gets the stutter self-loop (SPIN's stutter extension), labelled ``STUTTER`` (not a state
+   whose every step an assume prunes: no run goes through it);
+2. the property restricts the graph (``Target``, liveness/properties.py: which nodes and edges a forbidden
+   cycle may use, which acceptance sets it must meet), and Tarjan's algorithm (iterative) splits the rest
+   into strongly connected components;
 3. a non-trivial component (it has an edge) holds a fair accepting cycle exactly when it meets every
    acceptance set and, for weak fairness (justice), every thread moves on one of its edges or is disabled
    at one of its states; for strong fairness (compassion), every thread enabled somewhere in it moves in
@@ -39,8 +40,6 @@ from typing import Any
 from movers.liveness.properties import STUTTER, Automaton, Target, Trivial, make_property
 from movers.search.base import Found, SearchBase, Step, Stop, Strategy
 from movers.semantics.state import State
-
-FAIRNESS = ("weak", "strong", "none")
 
 Edge = tuple[int, int, tuple[Step, ...]]  # (thread or STUTTER, target node, the steps of the edge)
 
@@ -295,7 +294,7 @@ def lasso(g: Graph, comp: frozenset[int], target: Target, fairness: str) -> Lass
         path.append((entry, i))
         here = g.succ[entry][i][1]
     if here != entry:
-        _walk(g, comp, keep, here, path, lambda v: v == entry, first_step=False)
+        _walk(g, comp, keep, here, path, lambda v: v == entry)
     cycle = [st for v, i in path for st in g.succ[v][i][2]]
     moved_on = 0
     for v, i in path:
@@ -317,10 +316,10 @@ def _edge_of(g: Graph, comp: frozenset[int], keep: Callable[[int, int, int], boo
 
 
 def _walk(g: Graph, comp: frozenset[int], keep: Callable[[int, int, int], bool] | None, start: int,
-          path: list[tuple[int, int]], goal: Callable[[int], bool], first_step: bool = False) -> int:
+          path: list[tuple[int, int]], goal: Callable[[int], bool]) -> int:
     """Extend ``path`` by a shortest path inside ``comp`` from ``start`` to a node where ``goal`` holds (``start``
     itself if it does); the node reached."""
-    if goal(start) and not first_step:
+    if goal(start):
         return start
     prev: dict[int, tuple[int, int]] = {start: (-1, -1)}
     queue = deque([start])
@@ -376,5 +375,5 @@ class FairCycles(Strategy):
         return None
 
 
-__all__ = ["FAIRNESS", "STUTTER", "Automaton", "FairCycles", "Graph", "Lasso", "Target", "Trivial", "build",
+__all__ = ["STUTTER", "Automaton", "FairCycles", "Graph", "Lasso", "Target", "Trivial", "build",
            "components", "fair_components", "lasso"]

@@ -39,6 +39,7 @@ from typing import Any
 
 from movers.liveness.properties import STUTTER, Automaton, Target, Trivial, make_property
 from movers.search.base import Found, SearchBase, Step, Stop, Strategy
+from movers.search.limits import poll
 from movers.semantics.state import State
 
 Edge = tuple[int, int, tuple[Step, ...]]  # (thread or STUTTER, target node, the steps of the edge)
@@ -179,6 +180,8 @@ def components(g: Graph, nodes: Iterable[int], inside: set[int] | frozenset[int]
                     continue
                 if w not in index:
                     work[-1] = (v, i)
+                    if len(index) % 4096 == 0:
+                        poll()  # the limits, off the main thread, where no timer interrupts
                     index[w] = low[w] = len(index)
                     stack.append(w)
                     on.add(w)

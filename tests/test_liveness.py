@@ -572,3 +572,11 @@ def worker():
 threading.Thread(target=worker).start()
 """
     assert _check(source, liveness="termination", fairness="none").verdict == "ok"
+
+
+def test_html_report_marks_the_cycle(tmp_path: Path) -> None:
+    f = tmp_path / "poller.py"
+    f.write_text(POLLER)
+    page = tmp_path / "r.html"
+    assert main(["check", str(f), "--liveness", "termination", "--quiet", "--html", str(page)]) == 1
+    assert "the cycle starts here, and repeats forever" in page.read_text()

@@ -591,11 +591,18 @@ class Checker:
                 if f.kind == "atomicity" and hasattr(ts, "serial_order"):
                     order = ts.serial_order(f.steps)
                     message += ("; the shadow store ran, serially: " + ", then ".join(order)) if order else ""
-                violations.append(violation(system, f.kind, message, f.steps))
+                v = violation(system, f.kind, message, f.steps)
+                v.cycle_start = f.cycle_start
+                violations.append(v)
             return Result("violation", name, stats, violations, model=self.program.filename)
         if out.limit is not None:
             return Result("incomplete", name, stats, limit=out.limit, model=self.program.filename)
-        return Result("ok", name, stats, model=self.program.filename)
+        result = Result("ok", name, stats, model=self.program.filename)
+        if self.options.liveness is not None:
+            mode = self.options.fairness_mode
+            result.headline = (f"verified: no fair cycle violates {self.options.liveness} "
+                               f"({'every cycle counts: no fairness' if mode == 'none' else mode + ' fairness'})")
+        return result
 
 
 def check(
@@ -620,6 +627,8 @@ def check(
     max_violations: int = 1,
     granularity: str = "access",
     races: bool = False,
+    liveness: str | None = None,
+    fairness: str | None = None,
     options: Options | None = None,
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
@@ -633,7 +642,9 @@ def check(
     ``store``: the visited store of the depth-first search, "exact", "hashcompact" (64-bit fingerprints) or
     "bitstate" (a bit array of 2^``bits`` bits); see search/fingerprints.py. ``symmetry="threads"``
     remembers states up to a renaming of the threads where the model cannot observe thread numbers
-    (semantics/symmetry.py; otherwise the search runs without it, and a note says why).
+    (semantics/symmetry.py; otherwise the search runs without it, and a note says why). ``liveness``
+    ("termination", "starvation") checks a liveness property under ``fairness`` ("weak" by default, "strong",
+    "none"): search/fair_cycles.py.
     """
     name = str(reduction)
     problem = _model_problem(model, source)
@@ -643,7 +654,7 @@ def check(
         options = Options(reduction, search, Limits(max_states, time_limit, max_depth, max_memory), store=store,
                           bits=bits, symmetry=symmetry, workers=workers, atomicity=atomicity,
                           max_violations=max_violations, refine=refine, infer_locks=infer_locks,
-                          granularity=granularity, races=races)
+                          granularity=granularity, races=races, liveness=liveness, fairness=fairness)
     name = str(options.reduction)
     problem = options.problem()
     if problem:

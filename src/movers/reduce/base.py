@@ -67,6 +67,9 @@ class Capabilities:
     # It classifies locations (optimistic, transactions): --show-classification, --no-refine and
     # --no-infer-locks mean something with it.
     classifies: bool = False
+    # --liveness: its graph keeps every cycle of the full one, with the threads that move on it (fair cycles,
+    # search/fair_cycles.py). Reductions need a cycle proviso and fairness arguments no one has made yet.
+    liveness: bool = False
     # Why it refuses a model (a message), where its theory needs more of the model than the language gives.
     refuses_model: Callable[[Any], str | None] | None = None
 

@@ -12,7 +12,7 @@ ALL_KINDS = frozenset({"assertion", "deadlock", "invariant", "discipline", "atom
 class NoReduction(ReductionBase):
     name = "none"
     capabilities = Capabilities(atomicity=frozenset({"commit", "reduction", "auto"}), symmetry=True, workers=True,
-                                plain=True, races=True)
+                                plain=True, races=True, liveness=True)
     stores_all = True  # store() is always True: the search may skip asking
     preserves = ALL_KINDS
 

@@ -29,6 +29,7 @@ RULES = {
     "atomicity": "An atomic block is not serialisable in some interleaving",
     "runtime-error": "A step fails at run time in some interleaving",
     "race": "Two threads can each access the same location next, one a write, with no synchronisation between",
+    "liveness": "A fair run repeats a cycle forever that the --liveness property forbids",
 }
 
 

@@ -24,7 +24,7 @@ from movers.report.result import Result, TraceStep, Violation
 from movers.report.safe import printable
 from movers.report.shorten import entries_text, short_entries
 from movers.report.steps import thread_names
-from movers.report.text import compare_verdict, headline, store_line
+from movers.report.text import CYCLE_MARK, STUTTER_MARK, compare_verdict, headline, store_line
 
 HEADLINE = {"error": "error: the model could not be checked"}
 HELD_BY = re.compile(r"\s*\(held by ([^)]+)\)")
@@ -265,6 +265,8 @@ def _lanes(k: int, v: Violation, names: dict[int, str]) -> str:
     head = "".join(f'<th class="lane" data-thread="{t}">{esc(names[t])}</th>' for t in cols)
     rows = []
     for i, st in enumerate(v.trace, 1):
+        if v.cycle_start == i - 1:  # a liveness violation's lasso: from here on, the cycle
+            rows.append(_cycle_row(len(cols), CYCLE_MARK))
         cells = []
         for t in cols:
             if t != st.thread:
@@ -278,8 +280,14 @@ def _lanes(k: int, v: Violation, names: dict[int, str]) -> str:
                 f'<span class="line">{st.line}</span><code class="src">{esc(st.shown_source())}</code>'
                 + (f'<span class="changes">{esc(ch)}</span>' if ch else "") + "</button></td>")
         rows.append(f'<tr><td class="stepno">{i}</td>{"".join(cells)}</tr>')
+    if v.cycle_start is not None and v.cycle_start >= len(v.trace):
+        rows.append(_cycle_row(len(cols), STUTTER_MARK))
     return (f'<table class="grid lanes" id="lanes-{k}"><thead><tr><th class="stepno">step</th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
+
+
+def _cycle_row(lanes: int, mark: str) -> str:
+    return f'<tr class="cycle"><td class="stepno"></td><td colspan="{max(lanes, 1)}"><b>{esc(mark)}</b></td></tr>'
 
 
 def deadlock_rows(v: Violation, names: dict[int, str]) -> list[tuple[str, str, str, str, str, str]]:

@@ -14,7 +14,7 @@ from movers.search.stats import Stats
 VERDICTS = ("ok", "violation", "incomplete", "error")
 # What a step's changes say of a thread (``{"thread worker#0": "terminated"}``).
 THREAD_EVENTS = ("started", "terminated", "woken")
-KINDS = ("assertion", "deadlock", "invariant", "discipline", "atomicity", "runtime-error", "race")
+KINDS = ("assertion", "deadlock", "invariant", "discipline", "atomicity", "runtime-error", "race", "liveness")
 
 
 @dataclass
@@ -76,10 +76,13 @@ class Violation:
     state: dict[str, Any] = field(default_factory=dict)
     # A failed assertion: the values its condition reads, where it fails ({"count": "1"}).
     values: dict[str, str] = field(default_factory=dict)
+    # A liveness violation (a lasso): the index in ``trace`` where the cycle begins, which then repeats forever
+    # (``len(trace)`` when the cycle is a stutter loop: no step); None for every other kind.
+    cycle_start: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         d = {"kind": self.kind, "message": self.message, "trace": [s.to_json() for s in self.trace],
-             "state": self.state}
+             "cycle_start": self.cycle_start, "state": self.state}
         if self.values:
             d["values"] = self.values
         return d

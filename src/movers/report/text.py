@@ -119,6 +119,11 @@ def _library_call(st: TraceStep) -> str | None:
     return None
 
 
+# Where a liveness violation's lasso (``Violation.cycle_start``) turns into its cycle.
+CYCLE_MARK = "-- the cycle starts here, and repeats forever --"
+STUTTER_MARK = "-- the cycle: the last state repeats forever, no thread moving --"
+
+
 def trace_rows(trace: list[TraceStep], library_steps: bool = False) -> list[tuple[str, TraceStep, str, str]]:
     """The rows of a counterexample's table: (step number or range, the step, source, changes). Unless
     ``library_steps``, the steps a thread takes in a call of the modelled library (lang/library) right after
@@ -195,6 +200,8 @@ def print_result(
             console.print(Text(printable("  where " + entries_text(v.values))),
                           soft_wrap=True)
         if not v.trace:
+            if v.cycle_start is not None:  # the initial state's stutter loop
+                console.print(STUTTER_MARK)
             continue
         where = f" in {model}" if model else ""
         n = len(v.trace)
@@ -206,10 +213,16 @@ def print_result(
         table.add_column("line", no_wrap=True)
         table.add_column("source", overflow="fold")
         table.add_column("changes", overflow="fold")
+        marked = v.cycle_start is None
         for label, st, source, changes in trace_rows(v.trace, library_steps):
+            if not marked and int(label.split("-")[0]) > v.cycle_start:  # type: ignore[operator]
+                table.add_row("", "", "", Text(CYCLE_MARK, style="bold"), "")
+                marked = True
             # Text, not markup: model source may contain brackets.
             table.add_row(label, Text(printable(st.who)), str(st.line), Text(printable(source, True)),
                           Text(printable(changes)))
+        if not marked:  # a stutter loop: the last state repeats, no thread moving
+            table.add_row("", "", "", Text(STUTTER_MARK, style="bold"), "")
         console.print(table)
         if v.state and "threads" in v.state and (full_state or v.kind in ("deadlock", "race")):
             print_state(v.state, console, globals_too=full_state)

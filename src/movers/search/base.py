@@ -34,6 +34,8 @@ class Found:
     message: str
     steps: list[Step] = field(default_factory=list)
     state: State | None = None  # the state in which it shows (deadlocks, invariants)
+    # A liveness violation's lasso: the index in ``steps`` of the cycle's first step (search/fair_cycles.py).
+    cycle_start: int | None = None
 
 
 @dataclass
@@ -104,6 +106,9 @@ class SearchBase:
         # --all-violations / --max-violations N: the depth-first search goes on after a violation, keeping
         # one per kind and message (SPIN's -e, TLC's -continue); ``found_all`` holds them in the order found.
         self.max_violations = options.max_violations
+        # --liveness: the property the fair-cycle search (fair_cycles.py) looks for, under --fairness.
+        self.liveness = options.liveness
+        self.fairness = options.fairness_mode
         self.found_all: list[Found] = []
         self.stats = Stats()
         self.truncated = False

@@ -6,6 +6,7 @@ found, the visited store), as Java PathFinder's search classes and Stateright's 
 - ``dfs.py``: the general depth-first search (the default), with the search stack;
 - ``plain.py``: the same, hand-inlined for the plain full search (``--reduction none``), where it applies;
 - ``bfs.py``: breadth-first, for shortest counterexamples;
+- ``fair_cycles.py``: the fair-cycle search of ``--liveness``;
 - ``incremental.py``: passes until a reduction's weakening predicates settle (the reduction's
   ``incremental``), in either order.
 
@@ -22,6 +23,7 @@ from movers.search import plain
 from movers.search.base import Enough, Found, Limits, Outcome, SearchBase, Step, Stop, Strategy, thaw
 from movers.search.bfs import BreadthFirst
 from movers.search.dfs import DepthFirst
+from movers.search.fair_cycles import FairCycles
 from movers.search.incremental import Incremental
 from movers.search.plain import PlainDepthFirst
 
@@ -31,6 +33,7 @@ STRATEGIES: dict[str, Callable[[SearchBase, str], Strategy]] = {
     "plain": lambda search, order: PlainDepthFirst(search),
     "bfs": lambda search, order: BreadthFirst(search),
     "incremental": Incremental,
+    "fair": lambda search, order: FairCycles(search),
 }
 
 class Search(SearchBase):
@@ -38,7 +41,10 @@ class Search(SearchBase):
 
     def choose(self, order: str) -> str:
         """The strategy for ``run(order)``: a reduction whose predicates weaken during the search needs passes
-        (in that order); the plain full search its fast loop; else the order asked for."""
+        (in that order); the plain full search its fast loop; else the order asked for. ``--liveness``: the
+        fair-cycle search."""
+        if self.liveness is not None:
+            return "fair"
         if self.red.capabilities.incremental:
             return "incremental"
         if order == "dfs":

@@ -16,12 +16,15 @@ from movers.search.limits import Budget, default_max_memory_mb, problems
 # What one step is (``--granularity``): lang/granularity.py; the first is the default.
 GRANULARITIES = ("access", "statement")
 
-__all__ = ["ATOMICITY", "GRANULARITIES", "Limits", "Options", "SEARCHES", "SYMMETRY"]
+__all__ = ["ATOMICITY", "FAIRNESS", "GRANULARITIES", "LIVENESS", "Limits", "Options", "SEARCHES", "SYMMETRY"]
 
 # The searches (``--search``); search/ has one module per strategy.
 SEARCHES = ("dfs", "bfs")
 ATOMICITY = ("commit", "reduction", "auto")
 SYMMETRY = ("threads", "off")
+# ``--liveness`` (liveness/properties.py) and ``--fairness`` (search/fair_cycles.py); weak is the default.
+LIVENESS = ("termination", "starvation", "ltl")
+FAIRNESS = ("weak", "strong", "none")
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,14 @@ class Options:
     # ``--races``: report a state where two threads' next steps are conflicting accesses that no
     # synchronisation orders (instrument/races.py). Off by default: flag-based algorithms race by design.
     races: bool = False
+    # ``--liveness``: the property the fair-cycle search checks (search/fair_cycles.py), or None (safety only);
+    # ``--fairness``: which cycles count (None: weak, when --liveness is given).
+    liveness: str | None = None
+    fairness: str | None = None
+
+    @property
+    def fairness_mode(self) -> str:
+        return self.fairness or "weak"
 
     def but(self, **changes: Any) -> Options:
         """A copy with some fields changed (``dataclasses.replace``)."""
@@ -93,7 +104,7 @@ class Options:
             return f"unknown granularity '{self.granularity}' (access or statement)"
         return (self.limits.problem() or self._violations_problem() or self._workers_problem()
                 or self._symmetry_problem() or self._store_problem() or self._atomicity_problem()
-                or self._races_problem())
+                or self._races_problem() or self._liveness_problem())
 
     def _violations_problem(self) -> str | None:
         from movers.reduce import capabilities
@@ -205,3 +216,28 @@ class Options:
         if self.atomicity is not None:
             return "--races: not with --atomicity (check the two separately)"
         return None
+
+    def _liveness_problem(self) -> str | None:
+        """What ``--liveness`` refuses: everything but the full depth-first search of the exact graph, which
+        the fair-cycle search builds whole (a reduction, a symmetry quotient or a lossy store may lose cycles)."""
+        from movers.liveness.properties import unavailable
+        from movers.reduce import capabilities, names_text, supporting
+
+        if self.liveness is None:
+            return "--fairness needs --liveness" if self.fairness is not None else None
+        if self.liveness not in LIVENESS:
+            return f"unknown --liveness '{self.liveness}' (known: {', '.join(LIVENESS)})"
+        if self.fairness is not None and self.fairness not in FAIRNESS:
+            return f"unknown --fairness '{self.fairness}' (known: {', '.join(FAIRNESS)})"
+        why = [w for w, bad in (
+            (f"--reduction {self.reduction}", not capabilities(self.reduction).liveness),
+            ("--search bfs", self.search != "dfs"),
+            (f"--workers {self.workers}", type(self.workers) is int and self.workers > 1),
+            ("--symmetry threads", self.symmetry != "off"), (f"--store {self.store}", self.store != "exact"),
+            ("--max-depth", self.limits.max_depth is not None), ("--atomicity", self.atomicity is not None),
+            ("--max-violations / --all-violations", self.max_violations != 1)) if bad]
+        if why:
+            return (f"--liveness {self.liveness}: the fair-cycle search builds the whole state graph of --reduction "
+                    f"{names_text(supporting(lambda c: c.liveness))} (exact store, one process) for now, not with "
+                    f"{', '.join(why)}")
+        return unavailable(self.liveness)

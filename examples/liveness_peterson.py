@@ -23,7 +23,7 @@ crit = 0
 def proc(i):
     global turn, crit
     j = 1 - i
-    for r in range(2):
+    for _round in range(2):
         flag[i] = True
         turn = j
         while flag[j] and turn == j:

@@ -7,8 +7,8 @@
 #         leaves its loop once the other, enabled, moves on); without fairness a run where one thread
 #         spins for ever while the other never moves is a (non-progress) cycle.
 #         No main code after the starts (CPython's interpreter waits for the threads at exit).
-#         SPIN (benchmarks/promela/liveness_peterson.pml): non-progress cycle without fairness, none with
-#         -f (weak fairness).
+#         SPIN 6.5 (benchmarks/promela/liveness_peterson.pml, LTL <> both done): acceptance cycle
+#         without fairness, none with -f (weak fairness): termination violated, resp. holds.
 # Expected: ok
 # Liveness termination: none violation, weak ok, strong ok
 # Liveness starvation: none ok, weak ok, strong ok

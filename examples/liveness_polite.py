@@ -5,7 +5,8 @@
 #         a livelock, fair under weak and strong fairness alike, so termination is violated under all
 #         three. Nobody ever waits at a blocking operation (the retry loop is busy), so starvation, which
 #         concerns threads waiting at an acquire, a join, a blocking get..., holds.
-#         SPIN (benchmarks/promela/liveness_polite.pml): non-progress cycle, also with -f.
+#         SPIN 6.5 (benchmarks/promela/liveness_polite.pml, LTL <> both done): acceptance cycle without
+#         fairness and with -f (weak fairness): termination violated.
 # Expected: ok
 # Liveness termination: none violation, weak violation, strong violation
 # Liveness starvation: none ok, weak ok, strong ok

@@ -5,7 +5,8 @@
 #         holds the lock. Under weak fairness the poller may win the lock every time: the setter starves
 #         (it waits at its acquire in every state of the cycle and is disabled in some) and the poller
 #         never ends. Under strong fairness the setter, enabled infinitely often, gets the lock: no
-#         starvation, and every run ends.
+#         starvation, and every run ends. SPIN 6.5 (benchmarks/promela/liveness_spinlock.pml, LTL <> both
+#         done): acceptance cycle without fairness and with -f (weak fairness); SPIN has no strong one.
 # Expected: ok
 # Liveness termination: none violation, weak violation, strong ok
 # Liveness starvation: none violation, weak violation, strong ok

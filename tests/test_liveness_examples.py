@@ -253,3 +253,30 @@ def test_movers_agrees_with_the_naive_search(path: Path, prop: str, fairness: st
         assert r.verdict == want, (granularity, r.error, [(v.kind, v.message) for v in r.violations])
         if want == "violation":
             assert r.violations[0].kind == "liveness"
+
+
+# SPIN's verdicts on the Promela twins (benchmarks/promela/liveness_*.pml), where SPIN is installed: its
+# weak fairness (-f) is the spec's weak fairness; it has no strong fairness.
+
+PROMELA = Path(__file__).parent.parent / "benchmarks" / "promela"
+SPIN_TWINS = {"liveness_peterson": "liveness_peterson.py", "liveness_polite": "liveness_polite.py",
+              "liveness_spinlock": "liveness_spinlock.py"}
+
+
+@pytest.mark.parametrize("twin", sorted(SPIN_TWINS))
+def test_spin_agrees_on_termination(twin: str, tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    if not (shutil.which("spin") and shutil.which("gcc")):
+        pytest.skip("spin or gcc not installed")
+    (tmp_path / f"{twin}.pml").write_text((PROMELA / f"{twin}.pml").read_text())
+    subprocess.run(["spin", "-a", f"{twin}.pml"], cwd=tmp_path, check=True, capture_output=True, timeout=60)
+    subprocess.run(["gcc", "-O1", "-o", "pan", "pan.c"], cwd=tmp_path, check=True, capture_output=True,
+                   timeout=120)
+    want = expected(EXAMPLES / SPIN_TWINS[twin])
+    for fairness, flags in (("none", ["-a"]), ("weak", ["-a", "-f"])):
+        out = subprocess.run(["./pan", *flags], cwd=tmp_path, capture_output=True, text=True, timeout=120).stdout
+        errors = re.search(r"errors: (\d+)", out)
+        assert errors, out
+        assert ("violation" if int(errors.group(1)) else "ok") == want["termination", fairness], (fairness, out)

@@ -77,7 +77,8 @@ Deques (section 4.11): module-level ``q = deque([v, ...])`` (``from collections 
 (``IndexError`` as CPython raises it). ``list(c)``, ``sorted(c)``, ``sum(c)``... of a container are one access.
 Queues: ``q = queue.Queue()`` / ``queue.Queue(maxsize)`` with ``q.put(v)`` (blocks while full), ``t = q.get()``
 (blocks while empty), ``put_nowait``, ``get_nowait`` (``queue.Full``, ``queue.Empty``), ``qsize``, ``empty``,
-``full``, each one atomic step: movers runs CPython's queue code step by step, so for queues only the verdicts
+``full``, ``task_done`` (a step that changes nothing: the count of unfinished tasks is not kept), each one atomic
+step: movers runs CPython's queue code step by step, so for queues only the verdicts
 correspond, not the state counts.
 Executors (section 6.5), a coarse model of ``concurrent.futures.ThreadPoolExecutor``: in the module's code,
 ``with ThreadPoolExecutor(max_workers=K) as pool:`` (or ``pool = ThreadPoolExecutor(K)`` and
@@ -119,6 +120,8 @@ _CHANGING = {"append", "pop", "insert", "remove", "extend", "clear", "setdefault
              "appendleft", "popleft"}
 _READERS = {"list", "tuple", "sorted", "sum", "min", "max", "any", "all"}  # builtins that read a container
 _CONTAINER_METHODS = _CHANGING | {"get", "index", "count", "copy"}
+# The instructions that can block (each a node with a guard in movers).
+_BLOCKING = {"acq", "join", "wait", "qget", "qput", "take", "result", "shutdown"}
 _LAMBDA = "lambda:"  # the thread of `Thread(target=lambda: f(...))`: f's, entered through a call
 _EXC = "#exc"  # the local holding the exception being handled, (class, args), while its handler runs
 GRANULARITIES = ("access", "statement")
@@ -846,6 +849,9 @@ class _Function:
             return self._new(("qget", self._queue_call(s.value, "get"), self._target(s.targets[0]), cont))
         if isinstance(s, ast.Expr) and self._queue_call(s.value, "get") is not None:
             return self._new(("qget", self._queue_call(s.value, "get"), None, cont))
+        if isinstance(s, ast.Expr) and self._queue_call(s.value, "task_done") is not None:
+            # one step that changes nothing here: the count of unfinished tasks is not modelled
+            return self._new(("qdone", self._queue_call(s.value, "task_done"), cont))
         if isinstance(s, ast.Expr) and self._queue_call(s.value, "put") is not None:
             value = s.value.args[0]  # type: ignore[attr-defined]
             if self.accesses(value):
@@ -1274,9 +1280,21 @@ class NaiveModel:
     def successors(self, state: tuple) -> tuple[list[tuple], set[str]]:
         """The successor states and the kinds of violation found in this state's steps. A step runs the
         instruction at the thread's pc, then the glue instructions after it (see the module docstring)."""
+        out, kinds = self.steps(state)
+        return [s for _, s in out if s], kinds
+
+    def waiting(self, state: tuple, t: int) -> bool:
+        """Whether thread t rests at a blocking instruction (an acquire, a join, ``wait_until``, a blocking
+        queue operation, an executor's wait): movers' node with a guard, where a thread *waits* (liveness)."""
+        pc = state[4][t][0]
+        return pc >= 0 and self.threads[t].code[pc][0] in _BLOCKING
+
+    def steps(self, state: tuple) -> tuple[list[tuple[int, tuple]], set[str]]:
+        """Each thread's steps from ``state`` as (thread, successor) pairs, the successor ``()`` for a step
+        whose path ends (a violation, a false ``assume``), and the kinds of violation found."""
         g, arrays, objects, owners, frames = state
         self._frames = frames
-        out: list[tuple] = []
+        out: list[tuple[int, tuple]] = []
         kinds: set[str] = set()
         live = False
         for t, (pc, loc) in enumerate(frames):
@@ -1297,7 +1315,7 @@ class NaiveModel:
                     if isinstance(o, str):
                         if o:
                             kinds.add(o)
-                        out.append(())  # a step whose successor is dropped: not a deadlock
+                        out.append((t, ()))  # a step whose successor is dropped: not a deadlock
                         continue
                     nxt = o[4]
                     if nxt >= 0 and not fn.costly[nxt]:
@@ -1307,10 +1325,10 @@ class NaiveModel:
                         todo.append(o)
                         continue
                     frame = (nxt, () if nxt < 0 else tuple(sorted(o[5].items())))
-                    out.append((o[0], o[1], o[2], o[3], frames[:t] + (frame,) + frames[t + 1 :]))
+                    out.append((t, (o[0], o[1], o[2], o[3], frames[:t] + (frame,) + frames[t + 1 :])))
         if live and not out:
             kinds.add("deadlock")
-        return [s for s in out if s], kinds
+        return out, kinds
 
     def _execute(self, t: int, fn: _Function, here: _Next) -> list[_Next | str] | None:
         """The outcomes of the instruction at ``here``'s pc ([] when it blocks; None for a release of a lock
@@ -1432,6 +1450,8 @@ class NaiveModel:
             return self._executor_op(t, fn, here, ins, env, local(locd))
         elif op == "nop":
             nxt = ins[1]
+        elif op == "qdone":
+            nxt = ins[2]
         elif op == "endexc":  # the end of an except clause: the exception is gone
             locd.pop(_EXC, None)
             nxt = ins[1]

@@ -484,12 +484,19 @@ EXAMPLES_SMOKE = {
     "atomicity_commit_last.py": ("ok", "pass"),
     "bank_transfer.py": ("ok", "pass"),
     "bank_transfer_deadlock.py": ("violation (deadlock)", "hang"),
+    "liveness_peterson.py": ("ok", "pass"),
+    "liveness_spinlock.py": ("ok", "pass"),
+    "liveness_polite.py": ("ok", "hang"),
+    "liveness_philosophers.py": ("ok", "hang"),
+    "liveness_philosophers_arbiter.py": ("ok", "pass"),
+    "liveness_producer_consumer.py": ("ok", "hang"),
 }
 # The examples written as plain Python (the module's code is the main thread; no movers.lang): they import
 # only what a Python developer's threading code imports.
 PLAIN = {"bank_transfer.py", "bank_transfer_deadlock.py", "racy_counter.py", "condition_queue.py",
          "dining_philosophers.py", "dining_philosophers_ordered.py", "peterson.py", "symmetric_workers.py",
-         "counter_bench.py"}
+         "counter_bench.py", "liveness_peterson.py", "liveness_spinlock.py", "liveness_polite.py",
+         "liveness_philosophers.py", "liveness_philosophers_arbiter.py", "liveness_producer_consumer.py"}
 
 
 def header(path: Path) -> dict[str, str]:
@@ -517,7 +524,7 @@ def test_every_example_is_classified_and_documented():
         code = [ln for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
         imports = [ln for ln in code if ln.startswith(("import ", "from "))]
         if name in PLAIN:
-            assert imports and all(ln.split()[1] in ("threading", "dataclasses") for ln in imports), name
+            assert imports and all(ln.split()[1] in ("threading", "dataclasses", "queue") for ln in imports), name
         else:
             assert code[0] == "from movers.lang import *", name
             assert imports == [code[0]], name

@@ -3,12 +3,15 @@
 #         consumer waits in get() while the queue is empty; when the producer puts an item, either
 #         consumer may take it. Under weak fairness the second consumer can starve: the producer and the
 #         first consumer hand every item over between them, and the waiting consumer is disabled (the
-#         queue empty) at some state of that cycle. Under strong fairness it is enabled infinitely often
-#         (the queue not empty), so it gets an item. Termination is violated under every fairness: the
+#         queue empty) at some state of that cycle. Under strong fairness too: get() waits on a Condition
+#         and each put()'s notify may wake the other consumer (Python promises no order among waiters;
+#         CPython happens to wake the first, and under that order this consumer would be served). A model
+#         where get() is one step, enabled whenever the queue holds an item, says ok under strong fairness
+#         (tests/test_liveness_examples.py, NAIVE_MODEL). Termination is violated under every fairness: the
 #         threads are servers that never end (by design).
 # Expected: ok
 # Liveness termination: none violation, weak violation, strong violation
-# Liveness starvation: none violation, weak violation, strong ok
+# Liveness starvation: none violation, weak violation, strong violation
 # Smoke test: no (the threads never end)
 import queue
 import threading

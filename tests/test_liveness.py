@@ -375,9 +375,10 @@ def test_refusals(changes: dict[str, Any], named: str) -> None:
     assert r.verdict == "error" and r.exit_code == 2
 
 
-def test_ltl_is_refused_in_one_place_until_it_exists() -> None:
-    problem = Options(liveness="ltl").problem()
-    assert problem is not None and "not yet" in problem
+def test_ltl_needs_a_formula_and_fairness_needs_liveness() -> None:
+    assert Options(liveness="ltl").problem() is None
+    r = _check(FINITE, liveness="ltl")
+    assert r.verdict == "error" and "declares no formula" in str(r.error)
     assert Options(liveness="termination").problem() is None
     assert Options(fairness="strong").problem() == "--fairness needs --liveness"
 
@@ -524,14 +525,14 @@ def test_a_product_property_plugs_into_the_check(monkeypatch: pytest.MonkeyPatch
     from movers.liveness import properties
 
     def factory(automaton: Any) -> Any:
-        def make(ts: Any) -> properties.Accepting:
+        def make(ts: Any) -> list[properties.Property]:
             slot = ts.program.globals.index("x")
-            return properties.Accepting(ts, automaton, lambda s: frozenset({"one"}) if s[0][slot] == 1 else
-                                        frozenset(), "the formula")
+            return [properties.Accepting(ts, automaton, lambda s: frozenset({"one"}) if s[0][slot] == 1 else
+                                         frozenset(), "the formula")]
         return make
 
     monkeypatch.setitem(properties.PROPERTIES, "ltl", factory(InfinitelyOften()))
-    assert Options(liveness="ltl").problem() is None  # the refusal goes once ``ltl`` is registered
+    assert Options(liveness="ltl").problem() is None
     r = _check(TOGGLE, liveness="ltl")
     assert r.verdict == "violation" and r.violations[0].kind == "liveness"
     v = r.violations[0]
@@ -547,8 +548,8 @@ def test_a_stutter_loop_is_a_cycle_of_no_step(monkeypatch: pytest.MonkeyPatch, t
     # An automaton that accepts every run: the ended program's last state, repeated, is a violation.
     from movers.liveness import properties
 
-    monkeypatch.setitem(properties.PROPERTIES, "ltl", lambda ts: properties.Accepting(
-        ts, properties.Trivial(), lambda s: frozenset(), "false"))
+    monkeypatch.setitem(properties.PROPERTIES, "ltl", lambda ts: [properties.Accepting(
+        ts, properties.Trivial(), lambda s: frozenset(), "false")])
     f = tmp_path / "finite.py"
     f.write_text(FINITE)
     assert main(["check", str(f), "--liveness", "ltl", "--quiet"]) == 1

@@ -393,6 +393,9 @@ class Checker:
         problem = self.options.problem()
         if self.atomicity is not None and not problem:
             problem = self._atomicity_problem()
+        if self.options.liveness == "ltl" and not problem and not self.program.ltl_formulas:
+            problem = ("--liveness ltl: the model declares no formula: write ltl(\"[] (p -> <> q)\") at module "
+                       "level, its atoms @predicate functions (docs/liveness.md)")
         if problem is None and self.capabilities.refuses_model is not None:
             problem = self.capabilities.refuses_model(self.program)
         if problem:

@@ -105,6 +105,9 @@ from movers.lang.syntax import (
 from movers.lang.threadinfo import SUBCLASS_FIELDS
 from movers.lang.timeouts import TimeoutCompiler
 from movers.lang.withs import ContextCompiler, exit_parameter_refusal
+from movers.liveness.ltl import FormulaError
+from movers.liveness.ltl import atoms as formula_atoms
+from movers.liveness.ltl import parse as parse_formula
 
 # How the tokenizer breaks lines (str.splitlines also breaks at form feeds and others, shifting line numbers).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -161,6 +164,7 @@ class ModuleCompiler:
         self.invariants: list[tuple[str, Code]] = []
         self.predicates: dict[str, Code] = {}  # ``@predicate`` functions, the atoms of ``ltl(...)``
         self.ltl_formulas: list[LtlDeclaration] = []
+        self._ltl_calls: list[ast.expr] = []  # each formula's literal, for where an unknown atom is reported
         self.exclusives: list[Exclusive] = []
         self.atomic_blocks: list[AtomicBlock] = []
         self.locking: list[LockingDeclaration] = []
@@ -296,6 +300,7 @@ class ModuleCompiler:
             fc.finish()
         for d in declarations:
             self._declaration(d)
+        self._check_ltl_atoms()
         program = Program(
             filename=self.filename,
             source=self.source,
@@ -932,7 +937,25 @@ class ModuleCompiler:
             if d.name == name:
                 raise self.error(call, f"the property '{name}' is declared twice (first at line {d.line}): give "
                                        f"each ltl(…) its own name=")
+        try:
+            parse_formula(formula.value)
+        except FormulaError as e:  # at the character of the literal's text that the parser points at
+            where = ast.Constant(None, lineno=formula.lineno, col_offset=formula.col_offset + 1 + e.column)
+            raise self.error(where, f"ltl(…): {e.message}") from None
         self.ltl_formulas.append(LtlDeclaration(name, formula.value, call.lineno, call.col_offset + 1))
+        self._ltl_calls.append(formula)
+
+    def _check_ltl_atoms(self) -> None:
+        """Every atom of an ``ltl(…)`` formula names an ``@predicate`` (once every function is compiled)."""
+        for d, node in zip(self.ltl_formulas, self._ltl_calls, strict=True):
+            unknown = sorted(formula_atoms(parse_formula(d.formula)) - self.predicates.keys())
+            if unknown:
+                known = ", ".join(sorted(self.predicates)) or "none declared"
+                raise self.error(node, f"ltl(…): {', '.join(repr(a) for a in unknown)} "
+                                       f"{'is not an @predicate' if len(unknown) == 1 else 'are not @predicates'} "
+                                       f"of the model (its @predicate functions: {known}); an atom of a formula "
+                                       f"is the name of a function declared with @predicate, without parameters, "
+                                       f"returning a bool")
 
     def _locking_declaration(self, kind: str, call: ast.Call) -> None:
         """``self_locking(Cls)`` / ``lock_protected(Cls)``: one model class, named directly (Dwyer et al.

@@ -9,8 +9,9 @@ acceptance sets it must meet) and the message of a violation. Any fair cycle of 
   deadlocked state's stutter loop is reported as a deadlock before);
 - ``starvation``: for each thread t, a fair cycle in which t is *waiting* at every state (alive, its next
   node has a guard: an acquire, a wait, a join...) and moves on no edge: t is the starved thread;
-- ``ltl``: a product cycle that is fair and meets every acceptance set of the automaton for the negated
-  formula (parts A and B of issue 26; refused until they are merged, ``unavailable``).
+- ``ltl``: for each ``ltl(...)`` formula of the model, a product cycle that is fair and meets every acceptance
+  set of the Büchi automaton of the negated formula (liveness/buchi.py), whose atoms are the model's
+  ``@predicate`` functions.
 """
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ STUTTER = -1  # the thread of a stutter self-loop: no thread moves
 class Automaton(Protocol):
     """A Büchi automaton as the product reads it (``liveness/buchi.py``'s ``Buchi``)."""
 
-    initial: tuple[int, ...]
-    acceptance: tuple[frozenset[int], ...]
+    @property
+    def initial(self) -> tuple[int, ...]: ...
+
+    @property
+    def acceptance(self) -> tuple[frozenset[int], ...]: ...
 
     def successors(self, q: int, true_atoms: frozenset[str]) -> tuple[int, ...]: ...
 
@@ -166,23 +170,33 @@ class Accepting(Property):
                 f"{_threads_text(self.ts, moved)}")
 
 
-# The properties by name (``--liveness``). ``ltl`` joins with the ltl(...) declarations: a factory giving
-# ``Accepting(ts, automaton of the negated formula, ts.atoms, ...)``.
-PROPERTIES: dict[str, Callable[[Any], Property]] = {"termination": Termination, "starvation": Starvation}
+def ltl_properties(ts: Any) -> list[Property]:
+    """``--liveness ltl``: one product per ``ltl(...)`` declaration of the model, in the order written, each
+    with the Büchi automaton of its negated formula (liveness/buchi.py) over the model's ``@predicate``
+    functions (``TransitionSystem.atoms``)."""
+    from movers.liveness.buchi import translate
+    from movers.liveness.ltl import Not, parse
+
+    return [Accepting(ts, translate(Not(parse(d.formula))), ts.atoms, f"ltl {d.name} `{d.formula}` (line {d.line})")
+            for d in ts.program.ltl_formulas]
+
+
+# The properties by name (``--liveness``): each gives the properties one run checks, one after the other.
+PROPERTIES: dict[str, Callable[[Any], list[Property]]] = {
+    "termination": lambda ts: [Termination(ts)], "starvation": lambda ts: [Starvation(ts)], "ltl": ltl_properties}
 
 
 def unavailable(name: str) -> str | None:
     """Why ``--liveness name`` cannot run in this build (the one place that says so), or None."""
-    if name == "ltl" and "ltl" not in PROPERTIES:
-        return ("--liveness ltl: not yet (the ltl(...) declarations and their Büchi automata are not part of this "
-                "build); --liveness termination and starvation are")
+    if name not in PROPERTIES:
+        return f"--liveness {name}: not part of this build"
     return None
 
 
-def make_property(name: str | None, ts: Any) -> Property:
+def make_properties(name: str | None, ts: Any) -> list[Property]:
     assert name is not None and name in PROPERTIES, unavailable(str(name))
     return PROPERTIES[name](ts)
 
 
 __all__ = ["PROPERTIES", "STUTTER", "Accepting", "Automaton", "Property", "Starvation", "Target", "Termination",
-           "Trivial", "make_property", "unavailable"]
+           "Trivial", "ltl_properties", "make_properties", "unavailable"]

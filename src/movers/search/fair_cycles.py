@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from movers.liveness.properties import STUTTER, Automaton, Target, Trivial, make_property
+from movers.liveness.properties import STUTTER, Automaton, Property, Target, Trivial, make_properties
 from movers.search.base import Found, SearchBase, Step, Stop, Strategy
 from movers.search.limits import poll
 from movers.semantics.state import State
@@ -353,27 +353,35 @@ class FairCycles(Strategy):
 
     def __init__(self, search: SearchBase) -> None:
         super().__init__(search)
-        self.prop = make_property(search.liveness, self.ts)
+        self.props = make_properties(search.liveness, self.ts)
         self.fairness = search.fairness
 
     def explore(self) -> Found | None:
+        """Each of the run's properties in turn (``ltl``: one per formula), each on its own product graph."""
+        for prop in self.props:
+            found = self._explore(prop)
+            if found is not None:
+                return found
+        return None
+
+    def _explore(self, prop: Property) -> Found | None:
         search = self.search
         g = Graph()
         search._store = g.nodes  # the states counted, also when a limit stops the build
         try:
-            built = build(self.ts, self.prop.automaton, self.prop.label, search.limits.max_states, search.tick, g)
+            built = build(self.ts, prop.automaton, prop.label, search.limits.max_states, search.tick, g)
         finally:
             # Steps executed (a stutter loop is none), as the other searches count them.
             self.stats.transitions = self.stats.moves = sum(1 for es in g.succ for e in es if e[0] != STUTTER)
             self.stats.max_depth = max(g.depth, default=0)
         if isinstance(built, Found):
             return built
-        for target in self.prop.targets(g.nodes, g.done):
+        for target in prop.targets(g.nodes, g.done):
             comps = fair_components(g, target, self.fairness)
             if comps:
                 comp = min(comps, key=lambda c: min(g.depth[v] for v in c))
                 lo = lasso(g, comp, target, self.fairness)
-                message = self.prop.message(g.nodes[lo.entry][0], lo.moved, target, self.fairness)
+                message = prop.message(g.nodes[lo.entry][0], lo.moved, target, self.fairness)
                 return Found("liveness", message, lo.stem + lo.cycle, g.nodes[lo.entry][0], len(lo.stem))
         return None
 

@@ -533,14 +533,15 @@ def test_a_product_property_plugs_into_the_check(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setitem(properties.PROPERTIES, "ltl", factory(InfinitelyOften()))
     assert Options(liveness="ltl").problem() is None
-    r = _check(TOGGLE, liveness="ltl")
+    toggle = TOGGLE.replace("import threading\n", "import threading\nfrom movers.lang import ltl\nltl(\"true\")\n", 1)
+    r = _check(toggle, liveness="ltl")
     assert r.verdict == "violation" and r.violations[0].kind == "liveness"
     v = r.violations[0]
     assert v.message.startswith("the formula fails under weak fairness")
-    states = _replay(TOGGLE, v.steps)
+    states = _replay(toggle, v.steps)
     assert states[v.cycle_start] == states[-1]
     monkeypatch.setitem(properties.PROPERTIES, "ltl", factory(EventuallyAlwaysNot()))
-    assert _check(TOGGLE, liveness="ltl").verdict == "ok"
+    assert _check(toggle, liveness="ltl").verdict == "ok"
 
 
 def test_a_stutter_loop_is_a_cycle_of_no_step(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
@@ -550,14 +551,15 @@ def test_a_stutter_loop_is_a_cycle_of_no_step(monkeypatch: pytest.MonkeyPatch, t
 
     monkeypatch.setitem(properties.PROPERTIES, "ltl", lambda ts: [properties.Accepting(
         ts, properties.Trivial(), lambda s: frozenset(), "false")])
+    finite = FINITE.replace("import threading\n", "import threading\nfrom movers.lang import ltl\nltl(\"true\")\n", 1)
     f = tmp_path / "finite.py"
-    f.write_text(FINITE)
+    f.write_text(finite)
     assert main(["check", str(f), "--liveness", "ltl", "--quiet"]) == 1
     assert "-- the cycle: the last state repeats forever, no thread moving --" in capsys.readouterr().out
-    r = _check(FINITE, liveness="ltl")
+    r = _check(finite, liveness="ltl")
     v = r.violations[0]
     assert v.cycle_start == len(v.trace) == len(v.steps) > 0
-    states = _replay(FINITE, v.steps)
+    states = _replay(finite, v.steps)
     assert not any(states[-1][2])  # every thread has terminated there
 
 

@@ -118,12 +118,12 @@ def test_predicates_and_formulas_recorded() -> None:
 def test_default_names_follow_the_declarations_order() -> None:
     p = compile_src("""
         from movers.lang import *
-        ltl("<> a", name="first")
-        ltl("[] a")
-        ltl("a U b")
+        ltl("<> true", name="first")
+        ltl("[] true")
+        ltl("true U false")
     """)
     assert [(d.name, d.formula, d.line) for d in p.ltl_formulas] == [  # type: ignore[attr-defined]
-        ("first", "<> a", 2), ("ltl_2", "[] a", 3), ("ltl_3", "a U b", 4)]
+        ("first", "<> true", 2), ("ltl_2", "[] true", 3), ("ltl_3", "true U false", 4)]
 
 
 def test_ltl_is_no_step_of_the_module() -> None:

@@ -423,10 +423,12 @@ def test_an_incomplete_run_counts_the_states_it_built() -> None:
     assert r.stats.states == 3
 
 
-def test_trail_is_refused_with_liveness(tmp_path: Path) -> None:
+def test_a_lasso_is_saved_as_a_trail(tmp_path: Path) -> None:
+    # (tests/test_liveness_trail.py replays them.)
     f = tmp_path / "spin.py"
     f.write_text(SPIN)
-    assert main(["check", str(f), "--liveness", "termination", "--trail", str(tmp_path / "t.trail")]) == 2
+    assert main(["check", str(f), "--liveness", "termination", "--trail", str(tmp_path / "t.trail")]) == 1
+    assert json.loads((tmp_path / "t.trail").read_text())["cycle_start"] is not None
 
 
 def test_a_safety_violation_met_while_building_the_graph_is_reported_as_such() -> None:

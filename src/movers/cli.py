@@ -351,9 +351,6 @@ def _output_problem(args: argparse.Namespace) -> str | None:
     inputs = [("the model", args.model)] + ([("the trail", args.trail)] if args.command == "replay" else [])
     outputs = [(o, v) for o, v in (("--trail", args.trail if args.command == "check" else None),
                                    ("--html", getattr(args, "html", None))) if v is not None]
-    if args.command == "check" and args.trail is not None and getattr(args, "liveness", None):
-        # A trail replays up to the step where its violation shows; a lasso's violation is its cycle.
-        return "--trail: not with --liveness yet (movers replay does not replay a lasso's cycle)"
     for option, path in outputs:
         if path == "":
             return f"{option}: the path is empty"
@@ -539,7 +536,8 @@ def _check(args: argparse.Namespace) -> int:
         try:
             recorded = {"search": args.search, "refine": not args.no_refine, "infer_locks": args.infer_locks,
                         "symmetry": args.symmetry, "store": args.store, "bits": args.bits,
-                        "max_depth": args.max_depth, "granularity": args.granularity, "races": args.races}
+                        "max_depth": args.max_depth, "granularity": args.granularity, "races": args.races,
+                        "liveness": args.liveness, "fairness": args.fairness}
             # Decoded as the check decoded it (a coding line), so that replay's hash of the model agrees.
             write_trail(args.trail, r, read_model(args.model), args.model, args.atomicity, recorded)
         except (OSError, ModelSyntaxError) as e:  # the model changed or went away since the check read it

@@ -56,11 +56,13 @@ def model_hash(source: str) -> str:
 # The check's options a trail keeps beyond its reduction and --atomicity, with their defaults (a trail that
 # lacks one was found with the default), and the types they take.
 OPTIONS: dict[str, Any] = {"search": "dfs", "refine": True, "infer_locks": True, "symmetry": "off",
-                           "store": "exact", "bits": 26, "max_depth": None, "granularity": "access", "races": False}
+                           "store": "exact", "bits": 26, "max_depth": None, "granularity": "access", "races": False,
+                           "liveness": None, "fairness": None}
 _OPTION_TYPES: dict[str, tuple[type, ...]] = {"search": (str,), "refine": (bool,), "infer_locks": (bool,),
                                               "symmetry": (str,), "store": (str,), "bits": (int,),
                                               "max_depth": (int, type(None)), "granularity": (str,),
-                                              "races": (bool,)}
+                                              "races": (bool,), "liveness": (str, type(None)),
+                                              "fairness": (str, type(None))}
 
 
 def trail_of(result: Result, source: str, model: str, atomicity: str | None = None,
@@ -72,7 +74,7 @@ def trail_of(result: Result, source: str, model: str, atomicity: str | None = No
     return {
         "movers_trail": SCHEMA, "model": model, "model_sha256": model_hash(source), "reduction": result.reduction,
         "atomicity": atomicity, "options": kept, "kind": v.kind, "message": v.message,
-        "steps": [[t, list(c)] for t, c in v.steps],
+        "steps": [[t, list(c)] for t, c in v.steps], "cycle_start": v.cycle_start,
     }
 
 
@@ -107,6 +109,11 @@ def read_trail(path: str | os.PathLike[str]) -> dict[str, Any]:
     for name in ("model", "model_sha256", "reduction", "kind", "message"):
         if name in data and not isinstance(data[name], str):
             raise TrailError(f"{path}: the trail's {name!r} is not a string")
+    start = data.get("cycle_start")
+    if start is not None and not (type(start) is int and 0 <= start <= len(steps)):
+        raise TrailError(f"{path}: the trail's 'cycle_start' is not null or an index of its steps")
+    if start is not None and not isinstance(data.get("options", {}).get("liveness"), str):
+        raise TrailError(f"{path}: the trail has a cycle but no 'liveness' option saying what it violates")
     if data.get("atomicity") is not None and not isinstance(data["atomicity"], str):
         raise TrailError(f"{path}: the trail's 'atomicity' is not a string or null")
     options = data.get("options", {})
@@ -125,7 +132,7 @@ def read_trail(path: str | os.PathLike[str]) -> dict[str, Any]:
     problem = Options(data.get("reduction", "none"), options["search"], Limits(max_depth=options["max_depth"]),
                       store=options["store"], bits=options["bits"], symmetry=options["symmetry"],
                       atomicity=data.get("atomicity"), granularity=options["granularity"],
-                      races=options["races"]).problem()
+                      races=options["races"], liveness=options["liveness"], fairness=options["fairness"]).problem()
     if problem:
         raise TrailError(f"{path}: the trail's options are refused: {problem}")
     return data
@@ -220,9 +227,11 @@ def _replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result | st
     checker = Checker(program, Options(atomicity=atomicity, races=check_options(trail)["races"]))
     ts = checker.system()
     steps = [(int(t), tuple(c)) for t, c in trail["steps"]]
+    states: list[Any] = []
     while True:
         try:
-            outcome = _run_steps(ts, steps, changed)
+            states.clear()
+            outcome = _run_steps(ts, steps, changed, states)
             break
         except Refine as r:
             # Commit-atomicity's commit points come from a classification guessed and refined as the run goes
@@ -235,7 +244,12 @@ def _replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result | st
             return str(e)
     settle()  # the outcome is known: building its report is not cut short by the limits
     state, found, done = outcome
-    if found is None:
+    start = trail.get("cycle_start")
+    if found is None and start is not None:
+        opts = check_options(trail)
+        why = lasso_violation(ts, states, steps, start, opts["liveness"], opts["fairness"] or "weak")
+        found = None if why is None else ("liveness", why)
+    elif found is None:
         dead = ts.deadlock(state)
         if dead:
             found = ("deadlock", dead)
@@ -246,6 +260,8 @@ def _replay(model: str | os.PathLike[str], trail: dict[str, Any]) -> Result | st
                       notes=[f"replayed {done} steps: the violation ({trail.get('kind')}) no longer happens"])
     system = getattr(ts, "replay_system", ts)
     v = violation(system, found[0], found[1], steps[:done])
+    if found[0] == "liveness":
+        v.cycle_start = start
     # A replay is the place to study one counterexample: it carries the state after every step.
     attach_states(v, system)
     notes = [f"replayed {done} of the trail's {len(steps)} steps"
@@ -260,9 +276,12 @@ class _Misfit(Exception):
     """The trail does not fit the model: where and why."""
 
 
-def _run_steps(ts: Any, steps: list[tuple[int, tuple[int, ...]]], changed: bool | None) -> tuple[Any, Any, int]:
-    """Execute ``steps`` from the initial state: (the last state, the violation met or None, steps run)."""
+def _run_steps(ts: Any, steps: list[tuple[int, tuple[int, ...]]], changed: bool | None,
+               states: list[Any]) -> tuple[Any, Any, int]:
+    """Execute ``steps`` from the initial state: (the last state, the violation met or None, steps run); each
+    state on the way (the initial one first) is appended to ``states``."""
     state = ts.initial()
+    states.append(state)
     found: tuple[str, str] | None = ts.check_state(state)  # an invariant broken from the start: 0 steps
     done = 0
     for k, (t, choices) in enumerate(steps if found is None else [], 1):
@@ -290,11 +309,56 @@ def _run_steps(ts: Any, steps: list[tuple[int, tuple[int, ...]]], changed: bool 
         if o.state is None:
             raise _Misfit(_misfit(k, f"an assume() pruned the trail's run (thread {t}, {_at(node)})", changed))
         state = o.state
+        states.append(state)
         v = ts.check_state(state)
         if v is not None:
             found = v
             break
     return state, found, done
+
+
+def lasso_violation(ts: Any, states: list[Any], steps: list[tuple[int, tuple[int, ...]]], start: int,
+                    liveness: str, fairness: str) -> str | None:
+    """What the lasso whose states are ``states`` (``steps`` from the initial state, the cycle from step
+    ``start`` on) violates of ``--liveness liveness`` under ``fairness`` (docs/liveness.md), checked on the run
+    itself, not by a search: the cycle must come back to its first state (or, with no step, be the stutter
+    loop of a state where no thread can move) and be fair; then termination fails unless every thread has
+    ended there, starvation where a thread waits at every state of the cycle without moving, ``ltl`` where
+    the run's word (each state's true ``@predicate`` functions) falsifies a formula. None: it violates
+    nothing (the model changed)."""
+    from movers.liveness.ltl import holds_on_lasso, parse
+
+    if len(states) != len(steps) + 1:
+        return None
+    cycle = states[start:-1] if start < len(steps) else states[-1:]
+    if start < len(steps) and states[start] != states[-1]:
+        return None  # the cycle does not close
+    count = len(states[-1][2])
+    if start == len(steps) and any(ts.enabled(states[-1], t) for t in range(count)):
+        return None  # no stutter loop where a thread can move
+    moved = {t for t, _ in steps[start:]}
+    for t in range(count):
+        if t in moved or fairness == "none":
+            continue
+        enabled = [ts.enabled(s, t) for s in cycle]
+        if all(enabled) or (fairness == "strong" and any(enabled)):
+            return None  # an unfair cycle: t could move and never does
+    if liveness == "termination":
+        if start == len(steps) and not any(states[-1][2]):
+            return None
+        return f"the program does not terminate under {fairness} fairness: the cycle repeats forever"
+    if liveness == "starvation":
+        for t in range(count):
+            if t not in moved and all(s[2][t] and _next(s, t) is not None and _next(s, t).guard is not None
+                                      for s in cycle):
+                return f"thread {t} starves under {fairness} fairness: waiting at {_at(_next(cycle[0], t))}"
+        return None
+    stem = [ts.atoms(s) for s in states[:start]]
+    loop = [ts.atoms(s) for s in cycle]
+    for d in ts.program.ltl_formulas:
+        if not holds_on_lasso(parse(d.formula), stem, loop):
+            return f"ltl {d.name} `{d.formula}` (line {d.line}) fails under {fairness} fairness"
+    return None
 
 
 def _next(state: Any, t: int) -> Any:

@@ -24,6 +24,12 @@ is the exit code of ``replay``:
   3 incomplete);
 - 2: the file is not a trail, or the model does not compile.
 
+A liveness violation (``--liveness``) is a lasso: its trail also has ``cycle_start``, the index of the
+cycle's first step (null for every other kind), and its options the property and the fairness. Replaying it
+runs the steps, then checks the lasso itself rather than searching (``lasso_violation``): the cycle comes back
+to its first state (no step: the stutter loop of a state where no thread can move), it is fair under the
+trail's fairness, and it violates the property; if not, the violation no longer happens (0).
+
 A violation of an *inferred* classification (``discipline`` found by ``optimistic`` or ``transactions``
 with ``--no-refine``) depends on the search that inferred it and is not replayed: only declared
 predicates are checked on the way.

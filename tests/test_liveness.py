@@ -585,3 +585,72 @@ def test_html_report_marks_the_cycle(tmp_path: Path) -> None:
     page = tmp_path / "r.html"
     assert main(["check", str(f), "--liveness", "termination", "--quiet", "--html", str(page)]) == 1
     assert "the cycle starts here, and repeats forever" in page.read_text()
+
+
+# -- ltl(...) formulas: checked at compile time, each on its own product ---------------------------------------
+
+LTL_MODEL = """
+from movers.lang import *
+
+flag = False
+done = False
+
+
+@predicate
+def raised():
+    return flag
+
+
+@predicate
+def finished():
+    return done
+
+
+def setter():
+    global flag
+    flag = True
+
+
+def waiter():
+    global done
+    while not flag:
+        pass
+    done = True
+
+
+ltl("FORMULA")
+Thread(target=setter).start()
+Thread(target=waiter).start()
+"""
+
+
+@pytest.mark.parametrize(("formula", "fairness", "verdict"), [
+    ("<> finished", "weak", "ok"), ("<> finished", "strong", "ok"), ("<> finished", "none", "violation"),
+    ("[] (raised -> <> finished)", "weak", "ok"), ("[] !finished", "weak", "violation"),
+    ("<> [] finished", "weak", "ok"), ("[] <> raised", "weak", "ok"), ("!raised U finished", "weak", "violation"),
+    ("!finished U raised", "weak", "ok")])
+def test_ltl_formulas(formula: str, fairness: str, verdict: str) -> None:
+    r = _check(LTL_MODEL.replace("FORMULA", formula), liveness="ltl", fairness=fairness)
+    assert r.verdict == verdict, [(v.kind, v.message) for v in r.violations]
+    if verdict == "violation":
+        v = r.violations[0]
+        assert v.kind == "liveness" and f"`{formula}`" in v.message and v.cycle_start is not None
+
+
+def test_each_formula_is_checked_and_the_failing_one_named() -> None:
+    src = LTL_MODEL.replace('ltl("FORMULA")', 'ltl("<> finished", name="ends")\nltl("[] !raised", name="never")')
+    r = _check(src, liveness="ltl")
+    assert r.verdict == "violation" and r.violations[0].message.startswith("ltl never `[] !raised`")
+
+
+@pytest.mark.parametrize(("formula", "where", "says"), [
+    ("<> finishd", ":30:5:", "'finishd' is not an @predicate"),
+    ("X finished", ":30:6:", "the next operator X is not supported"),
+    ("[] (raised ->", ":30:19:", "")])
+def test_a_bad_formula_is_refused_where_it_is(formula: str, where: str, says: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "m.py"
+    f.write_text(LTL_MODEL.replace("FORMULA", formula))
+    assert main(["check", str(f), "--liveness", "ltl"]) == 2
+    err = capsys.readouterr().err
+    assert f"m.py{where}" in err and says in err, err

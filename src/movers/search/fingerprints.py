@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from bitarray import bitarray
@@ -74,7 +74,7 @@ class FingerprintSet:
     slot, at most three quarters full, so 11-21 bytes per state), where a Python set of ints costs ~70. The
     slot is the fingerprint's low bits."""
 
-    __slots__ = ("table", "bits", "mask", "n", "room")
+    __slots__ = ("table", "bits", "mask", "n", "room", "seen")
 
     def __init__(self, bits: int = 16) -> None:
         self.bits = bits
@@ -82,22 +82,30 @@ class FingerprintSet:
         self.table = array("q", [EMPTY]) * (1 << bits)
         self.n = 0
         self.room = 3 << (bits - 2)  # at most three quarters full (half full measured no faster)
+        self.seen: Callable[[int], bool] = self._seen()
 
-    def seen(self, fp: int) -> bool:
-        """Whether ``fp`` is in the set; if not, add it (one probe for both: the search's hot loop)."""
-        table, mask = self.table, self.mask
-        i = fp & mask
-        while True:
-            v = table[i]
-            if v == fp:
-                return True
-            if v == -1:  # EMPTY, as a constant: this is the hot loop's
-                table[i] = fp
-                self.n += 1
-                if self.n > self.room:
-                    self._grow()
-                return False
-            i = (i + 1) & mask
+    def _seen(self) -> Callable[[int], bool]:
+        """``seen(fp)``: whether ``fp`` is in the set; if not, add it (one probe for both: the search's hot
+        loop). A closure over the table and its mask, read faster than attributes, taken again after a grow."""
+        table, mask, room = self.table, self.mask, self.room
+
+        def seen(fp: int) -> bool:
+            nonlocal table, mask, room
+            i = fp & mask
+            while True:
+                v = table[i]
+                if v == fp:
+                    return True
+                if v == -1:  # EMPTY, as a constant: this is the hot loop's
+                    table[i] = fp
+                    self.n += 1
+                    if self.n > room:
+                        self._grow()
+                        table, mask, room = self.table, self.mask, self.room
+                    return False
+                i = (i + 1) & mask
+
+        return seen
 
     def add(self, fp: int) -> None:
         self.seen(fp)
@@ -105,14 +113,16 @@ class FingerprintSet:
     def _grow(self) -> None:
         old = self.table
         self.bits += 1
-        self.mask = (1 << self.bits) - 1
-        self.table = array("q", [EMPTY]) * (1 << self.bits)
+        self.mask = mask = (1 << self.bits) - 1
+        self.table = table = array("q", [EMPTY]) * (1 << self.bits)
         self.room = 3 << (self.bits - 2)
-        self.n = 0
-        seen = self.seen
+        # Every fingerprint once, each distinct: placed with no comparison and no count (``seen``, inlined).
         for fp in old:
-            if fp != EMPTY:
-                seen(fp)
+            if fp != -1:  # EMPTY
+                i = fp & mask
+                while table[i] != -1:
+                    i = (i + 1) & mask
+                table[i] = fp
 
     def discard(self, fp: int) -> None:
         """Used only to undo the insertion that went past --max-states, just before the search stops."""

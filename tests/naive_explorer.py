@@ -91,6 +91,9 @@ releases and finally blocks ran, and ``result()`` raises it again. ``result()`` 
 ``shutdown`` (and the end of the ``with`` block, also when an exception leaves it) until every submitted task
 is. Submitting, starting, returning, ``result()`` and ``shutdown`` are one step each, where movers runs
 CPython's executor (lang/library) step by step: only the verdicts compare, not the state counts.
+Liveness declarations (docs/language.md section 7.10): an ``@predicate`` function whose body is ``return e``
+(``holds(state, name)`` evaluates ``e`` on a state's globals and containers, a bool or an error) and
+``ltl("formula", name=...)`` (its formula kept in ``formulas``) are read, not run, wherever they stand.
 Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str``, ``repr``,
 ``range``, ``sum``, ``sorted``, ``min``, ``max``, ``any``, ``all``, ``abs``, ``list`` and ``tuple``): strings,
 their methods, f-strings, slices and comprehensions included.

@@ -34,13 +34,13 @@ def formulas(depth: int = 3, atoms: tuple[str, ...] = ("p", "q")) -> st.SearchSt
 
 
 def liveness_formulas(atoms: tuple[str, ...] = ("p", "q", "r")) -> st.SearchStrategy[str]:
-    """Random formulas, and twice as often the usual liveness shapes over random atoms or their negations (random
+    """Random formulas, and as often the usual liveness shapes over random atoms or their negations (random
     formulas are mostly decided by the first state, where fairness cannot matter)."""
     literal = st.builds(lambda neg, a: neg + a, st.sampled_from(["", "!"]), st.sampled_from(atoms))
     shapes = st.sampled_from(["<> ({a})", "[] <> ({a})", "<> [] ({a})", "[] (({a}) -> <> ({b}))", "({a}) U ({b})",
                               "[] <> ({a}) -> [] <> ({b})", "<> ({a}) || [] ({b})"])
     shaped = st.builds(lambda f, a, b: f.format(a=a, b=b), shapes, literal, literal)
-    return st.one_of(formulas(3, atoms), shaped, shaped)
+    return st.one_of(shaped, formulas(3, atoms))
 
 
 # ------------------------------------------------------------------------ the automaton on single lassos
@@ -307,13 +307,14 @@ PREDICATES = {"p": "x == 1", "q": "b", "r": "y > x"}
 
 
 @st.composite
-def _statement(draw: st.DrawFn, depth: int) -> list[str]:
-    kind = draw(st.sampled_from(["simple", "simple", "with", "while", "if", "wait"] if depth else ["simple"]))
+def _statement(draw: st.DrawFn, depth: int, waits: bool = True) -> list[str]:
+    kinds = ["simple", "simple", "with", "while", "if", *(["wait"] if waits else [])]
+    kind = draw(st.sampled_from(kinds if depth else ["simple"]))
     if kind == "simple":
         return [draw(st.sampled_from(_SIMPLE))]
     if kind == "wait":
         return [f"wait_until({draw(st.sampled_from(_CONDS))})"]
-    inner = draw(st.lists(_statement(depth - 1), min_size=1, max_size=2))
+    inner = draw(st.lists(_statement(depth - 1, waits), min_size=1, max_size=2))
     body = ["    " + line for s in inner for line in s]
     if kind == "with":
         return ["with m:", *body]
@@ -322,18 +323,19 @@ def _statement(draw: st.DrawFn, depth: int) -> list[str]:
 
 
 @st.composite
-def liveness_models(draw: st.DrawFn) -> str:
+def liveness_models(draw: st.DrawFn, fair: bool = False) -> str:
     """2-3 threads over ints x, y (0..2), a bool b and a lock m, whose loops may run forever, sometimes with a
     ticker thread that runs forever on its own variable (with or without the lock: fairness decides whether
-    the others move), and the predicates p, q, r (``PREDICATES``)."""
+    the others move), and the predicates p, q, r (``PREDICATES``). ``fair``: always a ticker, and the other
+    threads neither loop forever at their top nor wait, so that fairness decides more verdicts."""
     lines = ["from movers.lang import *", "import threading", "", "m = threading.Lock()",
              f"x = {draw(st.integers(0, 2))}", f"y = {draw(st.integers(0, 2))}", f"b = {draw(st.booleans())}",
              "t = 0", ""]
     n = draw(st.integers(2, 3))
-    ticker = draw(st.sampled_from(["", "", "t = 1 - t", "with m:\n            t = 1 - t"]))
+    ticker = draw(st.sampled_from(["", "", *["t = 1 - t", "with m:\n            t = 1 - t"] * (1 + 2 * fair)]))
     for i in range(n - bool(ticker)):
-        body = [line for s in draw(st.lists(_statement(2), min_size=1, max_size=3)) for line in s]
-        if draw(st.integers(0, 2)) == 0:
+        body = [line for s in draw(st.lists(_statement(2, not fair), min_size=1, max_size=3)) for line in s]
+        if not fair and draw(st.integers(0, 2)) == 0:
             body = ["while True:", *("    " + line for line in body)]
         lines += ["", f"def t{i}():", "    global x, y, b", *("    " + line for line in body), ""]
     if ticker:
@@ -374,6 +376,16 @@ def _naive_graph(source: str) -> Graph | None:
 @RANDOM
 @given(liveness_models(), liveness_formulas())
 def test_random_models_agree_on_ltl(source: str, formula: str) -> None:
+    _agree_on_ltl(source, formula)
+
+
+@RANDOM
+@given(liveness_models(fair=True), liveness_formulas())
+def test_random_models_where_fairness_matters_agree_on_ltl(source: str, formula: str) -> None:
+    _agree_on_ltl(source, formula)
+
+
+def _agree_on_ltl(source: str, formula: str) -> None:
     source = _finish(source, formula, _threads(source))
     note(source)
     g = _naive_graph(source)

@@ -257,6 +257,21 @@ def test_known_models(name: str, granularity: str) -> None:
             assert r.violations[0].kind == "liveness"
 
 
+def test_each_formula_is_checked() -> None:
+    """Two formulas: the first holds, the second fails under weak fairness only; the run's verdict is the
+    second's, and movers names it."""
+    import movers
+
+    source = model(SPINNER.format(spin=LOCKED_SPIN), {"p": "x == 1", "q": "x == 0"}, "[] <> p || [] <> q")
+    source = source.replace("\nthreading.", '\nltl("[] <> p", name="often_one")\nthreading.', 1)
+    g = build_graph(source)
+    assert len(g.formulas) == 2
+    assert [decide_ltl(g, f).verdict for f in FAIRNESS] == [V, V, OK]
+    r = movers.check(source, liveness="ltl", fairness="weak")
+    assert r.verdict == V and "often_one" in r.violations[0].message
+    assert movers.check(source, liveness="ltl", fairness="strong").verdict == OK
+
+
 def test_a_safety_violation_comes_first() -> None:
     source = model("""
         # threads: a

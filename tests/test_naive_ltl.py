@@ -322,14 +322,16 @@ PREDICATES = {"p": "x == 1", "q": "b", "r": "y > x"}
 
 
 @st.composite
-def _statement(draw: st.DrawFn, depth: int, waits: bool = True) -> list[str]:
-    kinds = ["simple", "simple", "with", "while", "if", *(["wait"] if waits else [])]
+def _statement(draw: st.DrawFn, depth: int, blocking: bool = True, locked: bool = False) -> list[str]:
+    """A statement; without ``blocking``, no ``wait_until`` and no ``with m:`` inside one (no deadlock)."""
+    kinds = ["simple", "simple", "while", "if", *(["with"] if blocking or not locked else []),
+             *(["wait"] if blocking else [])]
     kind = draw(st.sampled_from(kinds if depth else ["simple"]))
     if kind == "simple":
         return [draw(st.sampled_from(_SIMPLE))]
     if kind == "wait":
         return [f"wait_until({draw(st.sampled_from(_CONDS))})"]
-    inner = draw(st.lists(_statement(depth - 1, waits), min_size=1, max_size=2))
+    inner = draw(st.lists(_statement(depth - 1, blocking, locked or kind == "with"), min_size=1, max_size=2))
     body = ["    " + line for s in inner for line in s]
     if kind == "with":
         return ["with m:", *body]
@@ -342,7 +344,7 @@ def liveness_models(draw: st.DrawFn, fair: bool = False) -> str:
     """2-3 threads over ints x, y (0..2), a bool b and a lock m, whose loops may run forever, sometimes with a
     ticker thread that runs forever on its own variable (with or without the lock: fairness decides whether
     the others move), and the predicates p, q, r (``PREDICATES``). ``fair``: always a ticker, and the other
-    threads neither loop forever at their top nor wait, so that fairness decides more verdicts."""
+    threads neither loop forever at their top nor block, so that fairness decides more verdicts."""
     lines = ["from movers.lang import *", "import threading", "", "m = threading.Lock()",
              f"x = {draw(st.integers(0, 2))}", f"y = {draw(st.integers(0, 2))}", f"b = {draw(st.booleans())}",
              "t = 0", ""]
@@ -381,31 +383,31 @@ def _movers_verdict(source: str, **kw: Any) -> tuple[str, str | None] | None:
     return r.verdict, (r.violations[0].kind if r.violations else None)
 
 
-def _naive_graph(source: str) -> Graph | None:
+def _naive_graph(source: str, granularity: str = "access") -> Graph | None:
     try:
-        return build_graph(source, max_states=2000)
+        return build_graph(source, granularity, max_states=2000)
     except RuntimeError:  # more states than movers is given: its run is incomplete too
         return None
 
 
 @RANDOM
-@given(liveness_models(), liveness_formulas())
-def test_random_models_agree_on_ltl(source: str, formula: str) -> None:
-    _agree_on_ltl(source, formula)
+@given(liveness_models(), liveness_formulas(), st.sampled_from(GRANULARITIES))
+def test_random_models_agree_on_ltl(source: str, formula: str, granularity: str) -> None:
+    _agree_on_ltl(source, formula, granularity)
 
 
 @RANDOM
-@given(liveness_models(fair=True), liveness_formulas())
-def test_random_models_where_fairness_matters_agree_on_ltl(source: str, formula: str) -> None:
-    _agree_on_ltl(source, formula)
+@given(liveness_models(fair=True), liveness_formulas(), st.sampled_from(GRANULARITIES))
+def test_random_models_where_fairness_matters_agree_on_ltl(source: str, formula: str, granularity: str) -> None:
+    _agree_on_ltl(source, formula, granularity)
 
 
-def _agree_on_ltl(source: str, formula: str) -> None:
+def _agree_on_ltl(source: str, formula: str, granularity: str) -> None:
     source = _finish(source, formula, _threads(source))
     note(source)
-    g = _naive_graph(source)
+    g = _naive_graph(source, granularity)
     for fairness in FAIRNESS:
-        got = _movers_verdict(source, liveness="ltl", fairness=fairness)
+        got = _movers_verdict(source, liveness="ltl", fairness=fairness, granularity=granularity)
         if got is None or g is None:
             continue
         want = decide_ltl(g, fairness)

@@ -91,6 +91,9 @@ releases and finally blocks ran, and ``result()`` raises it again. ``result()`` 
 ``shutdown`` (and the end of the ``with`` block, also when an exception leaves it) until every submitted task
 is. Submitting, starting, returning, ``result()`` and ``shutdown`` are one step each, where movers runs
 CPython's executor (lang/library) step by step: only the verdicts compare, not the state counts.
+Liveness declarations (docs/language.md section 7.10): an ``@predicate`` function whose body is ``return e``
+(``holds(state, name)`` evaluates ``e`` on a state's globals and containers, a bool or an error) and
+``ltl("formula", name=...)`` (its formula kept in ``formulas``) are read, not run, wherever they stand.
 Expressions are Python's own (``eval``, with the builtins ``bool``, ``int``, ``len``, ``str``, ``repr``,
 ``range``, ``sum``, ``sorted``, ``min``, ``max``, ``any``, ``all``, ``abs``, ``list`` and ``tuple``): strings,
 their methods, f-strings, slices and comprehensions included.
@@ -1091,7 +1094,11 @@ class NaiveModel:
         handles: dict[str, tuple[str, tuple]] = {}  # t = Thread(target=f, args=(...)): not yet started
         started: dict[str, int] = {}  # a started handle's thread index
         main: list[ast.stmt] = []  # the module's code from its first step after a start() on: MainThread
+        self.predicates: dict[str, CodeType] = {}  # each @predicate's returned expression (liveness)
+        self.formulas: list[str] = []  # the ltl("...") declarations' formulas, in the order written
         for s in tree.body:
+            if self._declaration(s):
+                continue
             if main or (starts and not self._starts(s)) or _pool_call(s.items[0].context_expr if isinstance(
                     s, ast.With) and s.items else s.value if isinstance(s, ast.Assign) else None) is not None:
                 main.append(s)
@@ -1220,6 +1227,28 @@ class NaiveModel:
         if not isinstance(target, ast.Name):
             raise Unsupported(ast.unparse(target))
         return target.id, tuple(args)
+
+    def _declaration(self, s: ast.stmt) -> bool:
+        """Records ``s`` when it is an ``@predicate`` function (its body one ``return e``, docstring and
+        ``global`` aside) or an ``ltl("formula", name=...)`` declaration: they are not code any thread runs."""
+        if isinstance(s, ast.FunctionDef) and any(_callee(d) == "predicate" for d in s.decorator_list):
+            body = [b for b in s.body if not isinstance(b, ast.Global | ast.Expr)]
+            if s.args.args or len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+                raise Unsupported(f"@predicate {s.name}: only `return e`")
+            self.predicates[s.name] = _expr(body[0].value)
+            return True
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and _callee(s.value.func) == "ltl":
+            self.formulas.append(ast.literal_eval(s.value.args[0]))
+            return True
+        return False
+
+    def holds(self, state: tuple, name: str) -> bool:
+        """The value of the ``@predicate`` ``name`` at ``state`` (it must be a bool, as in movers)."""
+        g, arrays, objects, _, _ = state
+        v = _eval(self.predicates[name], self._env(g, arrays, objects, {}))
+        if not isinstance(v, bool):
+            raise ValueError(f"predicate {name}() returns {v!r}, not a bool")
+        return v
 
     def _starts(self, s: ast.stmt) -> bool:
         """Whether ``s`` only creates or starts a thread (the module's code runs on atomically through it)."""

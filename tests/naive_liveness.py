@@ -46,6 +46,8 @@ class Graph:
     done: list[bool] = field(default_factory=list)  # every thread has terminated
     threads: int = 0
     safety: set[str] = field(default_factory=set)  # the kinds of safety violation met
+    labels: list[frozenset[str]] = field(default_factory=list)  # the @predicates true at each state
+    formulas: list[str] = field(default_factory=list)  # the model's ltl("...") formulas
 
     @property
     def states(self) -> int:
@@ -64,7 +66,7 @@ def build_graph(source: str, granularity: str = "access", max_states: int = 20_0
     """Every reachable state of ``source`` at ``granularity`` with its steps, by breadth-first search."""
     model = NaiveModel(source, granularity)
     n_threads = len(model.initial[4])
-    graph = Graph(threads=n_threads)
+    graph = Graph(threads=n_threads, formulas=list(model.formulas))
     index: dict[object, int] = {}
     order: list[tuple] = []
 
@@ -86,6 +88,7 @@ def build_graph(source: str, granularity: str = "access", max_states: int = 20_0
         graph.enabled.append(frozenset(t for t, _ in steps))
         graph.waiting.append(frozenset(t for t in range(n_threads) if model.waiting(state, t)))
         graph.done.append(all(pc < 0 for pc, _ in state[4]))
+        graph.labels.append(frozenset(p for p in model.predicates if model.holds(state, p)))
         for t, succ in steps:
             if succ:
                 graph.edges.append((i, t, number(succ)))
@@ -133,21 +136,30 @@ def _idle(graph: Graph, comp: set[int], comp_edges: list) -> set[int]:
     return set(range(graph.threads)) - {t for _, t, _ in comp_edges}
 
 
-def has_fair_cycle(graph: Graph, states: Iterable[int], edges: list[tuple[int, int, int]], fairness: str) -> bool:
-    """Whether the subgraph on ``states`` with ``edges`` has a cycle that is fair under ``fairness``."""
+def has_fair_cycle(graph: Graph, states: Iterable[int], edges: list[tuple[int, int, int]], fairness: str,
+                   accepting: Callable[[set[int]], bool] | None = None) -> bool:
+    """Whether the subgraph on ``states`` with ``edges`` has a cycle that is fair under ``fairness`` and, with
+    ``accepting`` (a Büchi condition: whether a cycle through exactly these states meets it, which more states
+    never break), an accepting one: a component is the biggest cycle through its states, so it is tested
+    whole, as for fairness."""
+    accepts = accepting or (lambda comp: True)
     for comp, comp_edges in components(states, edges):
         if fairness == "none":
-            return True
+            if accepts(comp):
+                return True
+            continue
         idle = _idle(graph, comp, comp_edges)
         if fairness == "weak":
-            if all(any(t not in graph.enabled[s] for s in comp) for t in idle):
+            if all(any(t not in graph.enabled[s] for s in comp) for t in idle) and accepts(comp):
                 return True
             continue
         # strong: drop the states where an idle thread is enabled, look again at what is left
         keep = {s for s in comp if not (idle & graph.enabled[s])}
         if keep == comp:
-            return True
-        if keep and has_fair_cycle(graph, keep, comp_edges, fairness):
+            if accepts(comp):
+                return True
+            continue
+        if keep and has_fair_cycle(graph, keep, comp_edges, fairness, accepting):
             return True
     return False
 

@@ -163,7 +163,7 @@ class Accepting(Property):
         self.what = what
 
     def targets(self, nodes: Nodes, done: Sequence[bool]) -> Iterator[Target]:
-        yield Target(acceptance=self.automaton.acceptance)
+        yield Target(keep_node=lambda n: nodes[n][1] >= 0, acceptance=self.automaton.acceptance)
 
     def message(self, entry: State, moved: int, target: Target, fairness: str) -> str:
         return (f"{self.what} fails {_fairness_text(fairness)}: a run that repeats a cycle forever, in which "

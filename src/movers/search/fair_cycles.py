@@ -120,7 +120,9 @@ def build(ts: Any, automaton: Automaton, label: Callable[[State], frozenset[str]
         outs, mask = steps_of[s]
         g.enabled.append(mask)
         g.done.append(not any(s[2]))
-        qs = automaton.successors(q, label(s) if label is not None else frozenset())
+        # Where the automaton has no move, the program goes on without it (automaton state -1, in no cycle the
+        # property looks for): every reachable program state is still met, and its safety checked.
+        qs = (-1,) if q < 0 else automaton.successors(q, label(s) if label is not None else frozenset()) or (-1,)
         edges: list[Edge] = []
         g.succ.append(edges)
         for o in outs:

@@ -215,7 +215,9 @@ class CompactStore(StateStore):
         super().__init__()
         self.kind = kind
         self.keys = FingerprintSet() if kind == "hashcompact" else BitSet(bits)
-        self.flat = True  # heap objects interned one by one: no copy of every distinct heap
+        # Heaps kept as the exact store keeps them (``StateStore._decide``): flat, a step that changes the heap
+        # makes every successor's key long (its objects' numbers), and a lossy store's fingerprint and look-up
+        # are Python's; interning each distinct heap costs some memory instead (benchmarks/README.md).
 
     def key(self, s: State) -> int:  # type: ignore[override]
         return hash(self.numbers(s))

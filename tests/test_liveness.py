@@ -654,3 +654,33 @@ def test_a_bad_formula_is_refused_where_it_is(formula: str, where: str, says: st
     assert main(["check", str(f), "--liveness", "ltl"]) == 2
     err = capsys.readouterr().err
     assert f"m.py{where}" in err and says in err, err
+
+
+DAEMON = """
+import threading
+
+done = False
+
+
+def spinner():
+    while True:
+        pass
+
+
+def worker():
+    global done
+    done = True
+
+
+threading.Thread(target=spinner, daemon=True).start()
+threading.Thread(target=worker).start()
+"""
+
+
+@pytest.mark.parametrize(("fairness", "verdict"), [("weak", "ok"), ("strong", "ok"), ("none", "violation")])
+def test_the_program_ends_with_its_last_non_daemon_thread(fairness: str, verdict: str) -> None:
+    # As in CPython, the interpreter exits once every thread but daemon threads has ended: the daemon spinner
+    # does not spin forever there. Before that, it may (only without fairness: the worker is always enabled).
+    r = _check(DAEMON, liveness="termination", fairness=fairness)
+    assert r.verdict == verdict, [(v.kind, v.message) for v in r.violations]
+    assert _check(DAEMON.replace(", daemon=True", ""), liveness="termination", fairness=fairness).verdict == "violation"

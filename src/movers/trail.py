@@ -340,17 +340,19 @@ def lasso_violation(ts: Any, states: list[Any], steps: list[tuple[int, tuple[int
     if start < len(steps) and states[start] != states[-1]:
         return None  # the cycle does not close
     count = len(states[-1][2])
-    if start == len(steps) and any(ts.enabled(states[-1], t) for t in range(count)):
+    stutter = start == len(steps)
+    ended = stutter and ts.ended(states[-1])  # the program has ended (daemon threads stop with it)
+    if stutter and not ended and any(ts.enabled(states[-1], t) for t in range(count)):
         return None  # no stutter loop where a thread can move
     moved = {t for t, _ in steps[start:]}
     for t in range(count):
-        if t in moved or fairness == "none":
+        if t in moved or fairness == "none" or ended:
             continue
         enabled = [ts.enabled(s, t) for s in cycle]
         if all(enabled) or (fairness == "strong" and any(enabled)):
             return None  # an unfair cycle: t could move and never does
     if liveness == "termination":
-        if start == len(steps) and not any(states[-1][2]):
+        if ended:
             return None
         return f"the program does not terminate under {fairness} fairness: the cycle repeats forever"
     if liveness == "starvation":

@@ -31,6 +31,7 @@ class GhostSystem:
         self.program: Program = inner.program
         self.enabled: Callable[[Any, int], bool] = inner.enabled
         self.deadlock = inner.deadlock
+        self.ended = inner.ended
         self.next_node = inner.next_node
         self.check_state = inner.check_state
         self.guard_reads = inner.guard_reads

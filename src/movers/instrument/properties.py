@@ -83,6 +83,7 @@ class Checked:
         # The questions reductions ask most go straight to the plain system.
         self.enabled = inner.enabled
         self.deadlock = inner.deadlock
+        self.ended = inner.ended
         self.initial = inner.initial
         self.next_node = inner.next_node
         self.guard_reads = inner.guard_reads

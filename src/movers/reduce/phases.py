@@ -95,6 +95,7 @@ class PhaseSystem:
             classification.guard_memo_lengths.add(4)
         self.enabled = inner.enabled
         self.deadlock = inner.deadlock
+        self.ended = inner.ended
         self.next_node = inner.next_node
         self.check_state = inner.check_state
         self.guard_reads = inner.guard_reads

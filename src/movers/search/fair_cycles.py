@@ -118,8 +118,11 @@ def build(ts: Any, automaton: Automaton, label: Callable[[State], frozenset[str]
                 mask |= 1 << o.thread
             steps_of[s] = (outs, mask)
         outs, mask = steps_of[s]
+        ended = ts.ended(s)
+        if ended:  # the program has ended (daemon threads stop with it, as in CPython): the run ends here
+            outs, mask = [], 0
         g.enabled.append(mask)
-        g.done.append(not any(s[2]))
+        g.done.append(ended)
         # Where the automaton has no move, the program goes on without it (automaton state -1, in no cycle the
         # property looks for): every reachable program state is still met, and its safety checked.
         qs = (-1,) if q < 0 else automaton.successors(q, label(s) if label is not None else frozenset()) or (-1,)

@@ -102,6 +102,10 @@ class System(Protocol):
         """An exclusive access predicate of thread ``t`` (and object ``obj``) in ``state``."""
         ...
 
+    def ended(self, state: Any) -> bool:
+        """Whether the program has ended: every thread but daemon threads has (CPython exits then)."""
+        ...
+
     def deadlock(self, state: Any) -> str | None:
         """Who waits on what, when no thread can move and some have not terminated; else None."""
         ...

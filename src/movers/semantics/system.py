@@ -289,18 +289,24 @@ class TransitionSystem:
             pass
         return ctx.reads
 
-    def deadlock(self, state: State) -> str | None:
-        """If no thread can move and some have not terminated, say who waits on what."""
+    def ended(self, state: State) -> bool:
+        """Whether the program has ended at ``state``: as in CPython, when every thread but daemon threads has
+        ended (the interpreter exits then, and the daemon threads with it)."""
         threads = state[2]
         if not any(threads):
-            return None
+            return True
         slot = self.program.daemon_slot
-        if slot is not None:
-            # As in CPython, the program ends when every thread but daemon threads has ended: daemon threads
-            # left blocked then are no deadlock.
-            daemons = unbox(state[0][slot]) or ()
-            if all(not th or t in daemons for t, th in enumerate(threads)):
-                return None
+        if slot is None:
+            return False
+        daemons = unbox(state[0][slot]) or ()
+        return all(not th or t in daemons for t, th in enumerate(threads))
+
+    def deadlock(self, state: State) -> str | None:
+        """If no thread can move and some have not terminated, say who waits on what (daemon threads left
+        blocked once every other thread has ended are no deadlock: the program has ended, ``ended``)."""
+        threads = state[2]
+        if self.ended(state):
+            return None
         waiting = []
         for t, th in enumerate(threads):
             if not th:

@@ -11,39 +11,13 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from test_liveness import LTL_MODEL
 
 from movers.cli import main
 
 EXAMPLES = ROOT / "examples"
 
-LTL = """
-from movers.lang import *
-
-flag = False
-done = False
-
-
-@predicate
-def finished():
-    return done
-
-
-def setter():
-    global flag
-    flag = True
-
-
-def waiter():
-    global done
-    while not flag:
-        pass
-    done = True
-
-
-ltl("<> finished")
-Thread(target=setter).start()
-Thread(target=waiter).start()
-"""
+LTL = LTL_MODEL.replace("FORMULA", "<> finished")
 
 
 def _check_and_replay(model: Path, tmp_path: Path, *flags: str) -> tuple[dict[str, object], int]:

@@ -121,7 +121,9 @@ def _same_as_no_cache(source: str, mp: pytest.MonkeyPatch, names: tuple[str, ...
 @pytest.mark.parametrize("path", EXAMPLES + CORPUS, ids=lambda p: p.stem)
 def test_every_program_searches_as_without_the_cache(path: Path, granularity: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    _same_as_no_cache(path.read_text(), monkeypatch, filename=path.name, granularity=granularity)
+    # The cache as shipped runs in every other test of the suite (against the closures, the naive explorer):
+    # here, the one that clears itself every few answers, the hardest for the numbering.
+    _same_as_no_cache(path.read_text(), monkeypatch, ("tiny",), filename=path.name, granularity=granularity)
 
 
 @pytest.mark.parametrize("granularity", ["access", "statement"])

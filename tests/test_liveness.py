@@ -684,3 +684,11 @@ def test_the_program_ends_with_its_last_non_daemon_thread(fairness: str, verdict
     r = _check(DAEMON, liveness="termination", fairness=fairness)
     assert r.verdict == verdict, [(v.kind, v.message) for v in r.violations]
     assert _check(DAEMON.replace(", daemon=True", ""), liveness="termination", fairness=fairness).verdict == "violation"
+
+
+def test_several_formulas_report_the_largest_graph() -> None:
+    one = LTL_MODEL.replace('ltl("FORMULA")', 'ltl("[] <> raised")')
+    two = LTL_MODEL.replace('ltl("FORMULA")', 'ltl("[] <> raised")\nltl("<> true")')
+    alone, both = _check(one, liveness="ltl"), _check(two, liveness="ltl")
+    assert alone.verdict == both.verdict == "ok"
+    assert both.stats.states == alone.stats.states  # not the smaller product of the formula checked last

@@ -362,11 +362,19 @@ class FairCycles(Strategy):
         self.fairness = search.fairness
 
     def explore(self) -> Found | None:
-        """Each of the run's properties in turn (``ltl``: one per formula), each on its own product graph."""
+        """Each of the run's properties in turn (``ltl``: one per formula), each on its own product graph; the
+        statistics are those of the largest graph built (of the one that failed, if one does)."""
+        search, stats = self.search, self.stats
+        largest: tuple[Any, int, int] | None = None
         for prop in self.props:
             found = self._explore(prop)
             if found is not None:
                 return found
+            if largest is None or len(search._store) > len(largest[0]):
+                largest = (search._store, stats.transitions, stats.max_depth)
+        if largest is not None:
+            search._store, stats.transitions, stats.max_depth = largest
+            stats.moves = stats.transitions
         return None
 
     def _explore(self, prop: Property) -> Found | None:

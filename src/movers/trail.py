@@ -333,6 +333,7 @@ def lasso_violation(ts: Any, states: list[Any], steps: list[tuple[int, tuple[int
     the run's word (each state's true ``@predicate`` functions) falsifies a formula. None: it violates
     nothing (the model changed)."""
     from movers.liveness.ltl import holds_on_lasso, parse
+    from movers.liveness.properties import fairness_text, waiting
 
     if len(states) != len(steps) + 1:
         return None
@@ -354,18 +355,17 @@ def lasso_violation(ts: Any, states: list[Any], steps: list[tuple[int, tuple[int
     if liveness == "termination":
         if ended:
             return None
-        return f"the program does not terminate under {fairness} fairness: the cycle repeats forever"
+        return f"the program does not terminate {fairness_text(fairness)}: the cycle repeats forever"
     if liveness == "starvation":
         for t in range(count):
-            if t not in moved and all(s[2][t] and _next(s, t) is not None and _next(s, t).guard is not None
-                                      for s in cycle):
-                return f"thread {t} starves under {fairness} fairness: waiting at {_at(_next(cycle[0], t))}"
+            if t not in moved and all(waiting(ts, s, t) for s in cycle):
+                return f"thread {t} starves {fairness_text(fairness)}: waiting at {_at(_next(cycle[0], t))}"
         return None
     stem = [ts.atoms(s) for s in states[:start]]
     loop = [ts.atoms(s) for s in cycle]
     for d in ts.program.ltl_formulas:
         if not holds_on_lasso(parse(d.formula), stem, loop):
-            return f"ltl {d.name} `{d.formula}` (line {d.line}) fails under {fairness} fairness"
+            return f"ltl {d.name} `{d.formula}` (line {d.line}) fails {fairness_text(fairness)}"
     return None
 
 

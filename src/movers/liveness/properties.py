@@ -63,7 +63,15 @@ class Target:
 Nodes = Sequence[tuple[State, int]]  # the product graph's nodes: (program state, automaton state)
 
 
-def _fairness_text(fairness: str) -> str:
+def waiting(ts: Any, s: State, t: int) -> bool:
+    """Whether thread ``t`` is *waiting* at ``s``: alive, at a node with a guard (an acquire, a wait, a join…)."""
+    if t >= len(s[2]) or not s[2][t]:
+        return False
+    node = ts.next_node(s, t)
+    return node is not None and node.guard is not None
+
+
+def fairness_text(fairness: str) -> str:
     return "without fairness" if fairness == "none" else f"under {fairness} fairness"
 
 
@@ -115,7 +123,7 @@ class Termination(Property):
         s = entry
         alive = sum(1 << t for t, th in enumerate(s[2]) if th)
         still = alive & ~moved
-        text = (f"the program does not terminate {_fairness_text(fairness)}: a cycle that repeats forever, in which "
+        text = (f"the program does not terminate {fairness_text(fairness)}: a cycle that repeats forever, in which "
                 f"{_threads_text(self.ts, moved & alive)}")
         if still:
             text += "; " + "; ".join(f"thread {t} never moves (at {self._where(s, t)})"
@@ -136,16 +144,13 @@ class Starvation(Property):
                          starved=t)
 
     def _waiting(self, s: State, t: int) -> bool:
-        if t >= len(s[2]) or not s[2][t]:
-            return False
-        node = self.ts.next_node(s, t)
-        return node is not None and node.guard is not None
+        return waiting(self.ts, s, t)
 
     def message(self, entry: State, moved: int, target: Target, fairness: str) -> str:
         t = target.starved
         assert t is not None
         s = entry
-        return (f"thread {t} starves: waiting at {self._where(s, t)}, {_fairness_text(fairness)}, while "
+        return (f"thread {t} starves: waiting at {self._where(s, t)}, {fairness_text(fairness)}, while "
                 f"{_threads_text(self.ts, moved)} forever")
 
 
@@ -166,7 +171,7 @@ class Accepting(Property):
         yield Target(keep_node=lambda n: nodes[n][1] >= 0, acceptance=self.automaton.acceptance)
 
     def message(self, entry: State, moved: int, target: Target, fairness: str) -> str:
-        return (f"{self.what} fails {_fairness_text(fairness)}: a run that repeats a cycle forever, in which "
+        return (f"{self.what} fails {fairness_text(fairness)}: a run that repeats a cycle forever, in which "
                 f"{_threads_text(self.ts, moved)}")
 
 
@@ -199,4 +204,4 @@ def make_properties(name: str | None, ts: Any) -> list[Property]:
 
 
 __all__ = ["PROPERTIES", "STUTTER", "Accepting", "Automaton", "Property", "Starvation", "Target", "Termination",
-           "Trivial", "ltl_properties", "make_properties", "unavailable"]
+           "Trivial", "fairness_text", "ltl_properties", "make_properties", "unavailable", "waiting"]

@@ -692,3 +692,10 @@ def test_several_formulas_report_the_largest_graph() -> None:
     alone, both = _check(one, liveness="ltl"), _check(two, liveness="ltl")
     assert alone.verdict == both.verdict == "ok"
     assert both.stats.states == alone.stats.states  # not the smaller product of the formula checked last
+
+
+def test_a_failing_predicate_is_the_models_runtime_error_not_a_crash() -> None:
+    src = LTL_MODEL.replace("    return done\n", "    return 0\n").replace('ltl("FORMULA")', 'ltl("<> finished")')
+    r = _check(src, liveness="ltl")
+    assert r.verdict == "violation" and r.exit_code == 1
+    assert r.violations[0].kind == "runtime-error" and "predicate finished() returns 0" in r.violations[0].message

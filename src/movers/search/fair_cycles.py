@@ -41,6 +41,7 @@ from movers.liveness.properties import STUTTER, Automaton, Property, Target, Tri
 from movers.search.base import Found, SearchBase, Step, Stop, Strategy
 from movers.search.limits import poll
 from movers.semantics.state import State
+from movers.semantics.system import PredicateError
 
 Edge = tuple[int, int, tuple[Step, ...]]  # (thread or STUTTER, target node, the steps of the edge)
 
@@ -125,7 +126,11 @@ def build(ts: Any, automaton: Automaton, label: Callable[[State], frozenset[str]
         g.done.append(ended)
         # Where the automaton has no move, the program goes on without it (automaton state -1, in no cycle the
         # property looks for): every reachable program state is still met, and its safety checked.
-        qs = (-1,) if q < 0 else automaton.successors(q, label(s) if label is not None else frozenset()) or (-1,)
+        try:
+            letter = label(s) if label is not None and q >= 0 else frozenset()
+        except PredicateError as e:  # the model's predicate fails there: a runtime error of the model, at s
+            return Found("runtime-error", str(e), g.stem(n), s)
+        qs = (-1,) if q < 0 else automaton.successors(q, letter) or (-1,)
         edges: list[Edge] = []
         g.succ.append(edges)
         for o in outs:

@@ -283,6 +283,7 @@ class InfinitelyOften:
 
     initial = (0,)
     acceptance = (frozenset({1}),)
+    atoms = frozenset({"one"})
 
     def successors(self, q: int, true_atoms: frozenset[str]) -> tuple[int, ...]:
         return (1,) if "one" in true_atoms else (0,)
@@ -293,6 +294,7 @@ class EventuallyAlwaysNot:
 
     initial = (0,)
     acceptance = (frozenset({1}),)
+    atoms = frozenset({"one"})
 
     def successors(self, q: int, true_atoms: frozenset[str]) -> tuple[int, ...]:
         if q == 0:

@@ -34,6 +34,9 @@ class Automaton(Protocol):
     @property
     def acceptance(self) -> tuple[frozenset[int], ...]: ...
 
+    @property
+    def atoms(self) -> frozenset[str]: ...
+
     def successors(self, q: int, true_atoms: frozenset[str]) -> tuple[int, ...]: ...
 
 
@@ -89,6 +92,11 @@ class Property:
     name = "property"
     automaton: Automaton = Trivial()
     label: Callable[[State], frozenset[str]] | None = None
+    # The ``@predicate`` names its labels read: a reduction must keep the steps that may change them visible.
+    atoms: frozenset[str] = frozenset()
+    # It reads whether a thread is waiting, and whether a waiting thread moves: a reduction must keep the step
+    # of a thread at a guarded node visible (docs/reductions.md, "Liveness").
+    observes_waiting = False
 
     def __init__(self, ts: Any) -> None:
         self.ts = ts
@@ -133,6 +141,7 @@ class Termination(Property):
 
 class Starvation(Property):
     name = "starvation"
+    observes_waiting = True
 
     def targets(self, nodes: Nodes, done: Sequence[bool]) -> Iterator[Target]:
         count = max((len(s[2]) for s, _ in nodes), default=0)
@@ -166,6 +175,7 @@ class Accepting(Property):
         self.automaton = automaton
         self.label = label
         self.what = what
+        self.atoms = automaton.atoms
 
     def targets(self, nodes: Nodes, done: Sequence[bool]) -> Iterator[Target]:
         yield Target(keep_node=lambda n: nodes[n][1] >= 0, acceptance=self.automaton.acceptance)

@@ -276,6 +276,8 @@ class Visibility:
 
     def __init__(self, program: Program, footprints: Footprints) -> None:
         self.program = program
+        self.footprints = footprints
+        self.waiting = False  # observe(): starvation's propositions
         inv = Footprint()
         for _, code in program.invariants:
             inv = inv | footprints.whole(code)
@@ -292,7 +294,28 @@ class Visibility:
         self._decl_state: Any = None
         self._decls: Any = None
 
+    def observe(self, codes: list[Any], waiting: bool = False) -> None:
+        """--liveness ltl: the formula's ``@predicate`` functions (``codes``) read the state as an invariant does
+        (no arguments: the globals and what they reach), so a step that may change one is visible as a step
+        that may change an invariant is (C2 for LTL-X: the ample set never changes a proposition).
+        ``waiting`` (starvation): the step of a thread at a guarded node is visible. It ends the thread's
+        waiting, or moves a thread that waits on; left ample, it could be put in front of a run in which the
+        thread waits for ever without fairness (Peled's construction inserts an ample step that the run
+        never takes), and the starvation would be lost."""
+        self.waiting = self.waiting or waiting
+        if not codes:
+            return
+        seen = Footprint()
+        for code in codes:
+            seen = seen | self.footprints.whole(code)
+        self.invariants = True
+        self.inv_globals |= {i for i, name in enumerate(self.program.globals) if name in seen.reads}
+        self.inv_fields = self.inv_fields | seen.fields_read
+        self.inv_elements = self.inv_elements or seen.elements_read
+
     def visible(self, view: StepView) -> bool:
+        if self.waiting and view.node is not None and view.node.guard is not None:
+            return True
         return (self.invariants and self.changes_invariant(view)) or (
             self.declared and self.touches_declared(view)
         )
@@ -381,6 +404,10 @@ class Ample(ReductionBase):
 
     def store(self, state: State) -> bool:
         return True
+
+    def observe(self, atoms: frozenset[str], waiting: bool = False) -> None:
+        predicates = self.ts.program.predicates
+        self.visibility.observe([predicates[a] for a in sorted(atoms)], waiting)
 
     # -- Algorithm 2 -----------------------------------------------------------------------------------------
 

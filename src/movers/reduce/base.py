@@ -67,8 +67,9 @@ class Capabilities:
     # It classifies locations (optimistic, transactions): --show-classification, --no-refine and
     # --no-infer-locks mean something with it.
     classifies: bool = False
-    # --liveness: its graph keeps every cycle of the full one, with the threads that move on it (fair cycles,
-    # search/fair_cycles.py). Reductions need a cycle proviso and fairness arguments no one has made yet.
+    # --liveness: a fair cycle of the forbidden shape is in its graph whenever one is in the full graph, under
+    # every --fairness (search/fair_cycles.py builds the graph from its moves; docs/reductions.md, "Liveness",
+    # argues it for each reduction that claims it). One that is not ``plain`` implements ``observe``.
     liveness: bool = False
     # Why it refuses a model (a message), where its theory needs more of the model than the language gives.
     refuses_model: Callable[[Any], str | None] | None = None
@@ -133,6 +134,13 @@ class ReductionBase:
         """(transitions, moves) of expanding ``state`` in this pass, known to be what ``moves`` would give,
         with every state they lead to already found; None: ask ``moves``."""
         return None
+
+    def observe(self, atoms: frozenset[str], waiting: bool = False) -> None:
+        """--liveness: the ``@predicate`` functions named ``atoms`` are propositions of the property (ltl), and with
+        ``waiting`` so is each thread's being at a guarded node and staying there (starvation); every step that
+        may change one must be visible from now on. A reduction that explores every step needs nothing."""
+        if self.capabilities.liveness and not self.capabilities.plain:
+            raise NotImplementedError(f"{self.name} claims liveness but does not say which steps are visible")
 
     def classification_report(self) -> dict[str, str] | None:
         """What the reduction guessed about the program (disciplines per class), for the report, or None."""

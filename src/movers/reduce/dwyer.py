@@ -10,11 +10,14 @@ of the paper's Tables 1-2 (section 8):
 
 The locking columns (WSL, WSL^dom, LD, LD+WSL^dom) are in ``locking.py``. Every configuration preserves
 assertion failures, deadlocks, invariants, declared disciplines and runtime errors (``ample.py`` argues it),
-not atomicity violations (the ample set does not keep ``with atomic():`` blocks whole).
+not atomicity violations (the ample set does not keep ``with atomic():`` blocks whole). (D) and (S) also
+preserve liveness (``--liveness``, every ``--fairness``): the fair-cycle search builds their reduced graph
+breadth first, where DA stores every state anyway (docs/reductions.md, "Liveness").
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from movers.analysis.escape import Sda, StaticThreadLocal, ThreadLocal
@@ -25,6 +28,9 @@ class DwyerD(Ample):
     """(D): Algorithm 2 with Algorithm 3's checkC1."""
 
     name = "dwyer-d"
+    # Liveness under every fairness (docs/reductions.md, "Liveness"): checkC1 makes an ample step independent of
+    # every step of every other thread, enabling and disabling included, which is what keeps fairness.
+    capabilities = replace(Ample.capabilities, liveness=True)
 
     def __init__(self, ts: Any) -> None:
         super().__init__(ts, ThreadLocal(), avoid_storage=False)
@@ -49,6 +55,7 @@ class DwyerS(Ample):
     """(S): Algorithm 2, checkC1 from the static escape analysis (``analysis/static_escape.py``)."""
 
     name = "dwyer-s"
+    capabilities = replace(Ample.capabilities, liveness=True)  # as (D)
 
     def __init__(self, ts: Any, static: Any = None) -> None:
         super().__init__(ts, StaticThreadLocal(static if static is not None else _static(ts)))

@@ -80,14 +80,25 @@ class Lasso:
 
 
 def build(ts: Any, automaton: Automaton, label: Callable[[State], frozenset[str]] | None,
-          max_states: int | None, tick: Callable[[int], None], g: Graph | None = None) -> Graph | Found:
+          max_states: int | None, tick: Callable[[int], None], g: Graph | None = None,
+          red: Any = None) -> Graph | Found:
     """The reachable graph of the product, breadth first (into ``g`` if given, so that a limit that stops it
     leaves what was built to count), or the first safety violation met. Raises ``Stop("max-states")`` past
-    ``max_states`` program states."""
+    ``max_states`` program states.
+
+    ``red``: a reduction that claims liveness and is not the full interleaving (``Capabilities.liveness``):
+    a program state's edges are then its moves, asked once per program state, so that every automaton state
+    paired with it sees the same ample set (the reduced graph is a fixed subgraph of the program's, and the
+    product is taken with it: what Siegel's counterexample to SPIN's scheme lacks). Its cycle proviso asks
+    ``stored``: whether a program state was met before, which makes every cycle of the reduced graph pass a
+    fully expanded state (docs/reductions.md, "Liveness"). Fairness still reads every enabled thread."""
     g = g if g is not None else Graph()
     index: dict[tuple[State, int], int] = {}
     steps_of: dict[State, tuple[list[Any], int]] = {}
     programs: set[State] = set()
+    reduced = red is not None and not red.capabilities.plain
+    if reduced:
+        red.on_stack, red.stored, red.arrived = None, programs.__contains__, None
     init = ts.initial()
 
     def add(s: State, q: int, parent: tuple[int, int], depth: int) -> int:
@@ -113,10 +124,17 @@ def build(ts: Any, automaton: Automaton, label: Callable[[State], frozenset[str]
             bad = _safety(ts, g, n, s)
             if bad is not None:
                 return bad
-            outs = ts.steps(s)
             mask = 0
-            for o in outs:
-                mask |= 1 << o.thread
+            if reduced:
+                outs = red.moves(s)
+                threads = s[2]
+                for t in range(len(threads)):
+                    if threads[t] and ts.enabled(s, t):
+                        mask |= 1 << t
+            else:
+                outs = ts.steps(s)
+                for o in outs:
+                    mask |= 1 << o.thread
             steps_of[s] = (outs, mask)
         outs, mask = steps_of[s]
         ended = ts.ended(s)
@@ -138,8 +156,9 @@ def build(ts: Any, automaton: Automaton, label: Callable[[State], frozenset[str]
                 return Found(o.violation[0], o.violation[1], g.stem(n) + list(o.steps))
             if o.state is None:
                 continue  # an assume pruned it
+            t = o.steps[0][0]
             for q2 in qs:
-                edges.append((o.thread, add(o.state, q2, (n, len(edges)), g.depth[n] + 1), o.steps))
+                edges.append((t, add(o.state, q2, (n, len(edges)), g.depth[n] + 1), o.steps))
         if not outs:  # no thread can move (a state every step of which an assume prunes has no run through it)
             for q2 in qs:
                 edges.append((STUTTER, add(s, q2, (n, len(edges)), g.depth[n] + 1), ()))
@@ -386,8 +405,9 @@ class FairCycles(Strategy):
         search = self.search
         g = Graph()
         search._store = g.nodes  # the states counted, also when a limit stops the build
+        self.red.observe(prop.atoms, prop.observes_waiting)
         try:
-            built = build(self.ts, prop.automaton, prop.label, search.limits.max_states, search.tick, g)
+            built = build(self.ts, prop.automaton, prop.label, search.limits.max_states, search.tick, g, self.red)
         finally:
             # Steps executed (a stutter loop is none), as the other searches count them.
             self.stats.transitions = self.stats.moves = sum(1 for es in g.succ for e in es if e[0] != STUTTER)

@@ -279,6 +279,21 @@ def peak_memory_mb(budget: Budget | None = None) -> float:
     return high if high is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def forget_memos() -> None:
+    """After a check: drop the memos of the hot path that hold states. They are caches, never stores, and a
+    state holds its objects' classes and through them its whole compiled program: a process that checks
+    many models in turn (a test run, a benchmark) kept gigabytes of old programs alive through them."""
+    from movers.analysis.escape import forget_memos as escape_memos
+    from movers.lang.codegen import forget_cover
+    from movers.lang.codegen_calls import forget_memos as call_memos
+    from movers.semantics.state import forget_covers
+
+    forget_covers()
+    forget_cover()
+    escape_memos()
+    call_memos()
+
+
 @dataclass
 class Checker:
     """A configured check of one program: ``Checker(program, Options(reduction="optimistic")).run()``.
@@ -682,3 +697,5 @@ def check(
         if options.store in STORES and type(bits) is int and BITS_RANGE[0] <= bits <= BITS_RANGE[1]:
             result.store = store_report(options.store, 0, options.bits)  # what the search would have used
         return result
+    finally:
+        forget_memos()

@@ -59,6 +59,13 @@ _PRIVATE: dict[tuple[int, int, int, int, bool], tuple[Any, Any, Any, set[int]]] 
 MEMO_LIMIT = 4096
 
 
+def forget_memos() -> None:
+    """Drop both memos (their entries keep states, and so compiled programs, alive): after a check."""
+    _SHARED.clear()
+    _PRIVATE.clear()
+
+
+
 class Locality:
     """Reachability facts of one state (section 5: reachability along object references)."""
 

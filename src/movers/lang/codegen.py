@@ -149,6 +149,10 @@ def _fail() -> None:
 _last_cover: list[tuple[Any, Any, bool]] = [(None, None, False)]
 
 
+def forget_cover() -> None:
+    _last_cover[0] = (None, None, False)
+
+
 def _cover(g: tuple, heap: tuple) -> bool:
     """Whether the globals reach every object (``semantics.state.globals_cover``): then a step that moves
     references only among the top frame's locals, or drops some, needs no canonical walk, and the closures

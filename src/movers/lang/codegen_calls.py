@@ -102,6 +102,12 @@ def _binding(cls: Any, name: str, n: int) -> tuple[Any, Any]:
 _TAILS: dict[Any, tuple[int, tuple[Any, ...]]] = {}
 
 
+def forget_memos() -> None:
+    """Drop the call-shape memos, which keep classes and codes (and so their programs) alive: after a check."""
+    _BOUND.clear()
+    _TAILS.clear()
+
+
 def _frame(k: Any, args: list[Any]) -> tuple[Any, ...]:
     """The callee's fresh frame, ``Ctx.push``'s: ``(k, k.entry, *Code.new_frame_locals(args))``. A call's
     fragment has checked the arity, and its arguments are values as stored (boxed already)."""

@@ -109,6 +109,12 @@ _covers: dict[tuple[tuple, tuple], bool] = {}
 _COVERS_MAX = 1 << 16
 
 
+def forget_covers() -> None:
+    """Drop the memo: its keys hold states, whose objects hold their classes and through them a whole compiled
+    program, so a process that checks many models (a test run) would keep thousands of them alive."""
+    _covers.clear()
+
+
 def globals_cover_memo(g: tuple, heap: tuple) -> bool:
     """``globals_cover``, remembered by value."""
     key = (g, heap)

@@ -263,7 +263,7 @@ class SearchBase:
             return None, "memory"
 
 
-class OrbitSet(set):  # type: ignore[type-arg]
+class OrbitSet(set[State]):
     """States up to a renaming of the threads: each is kept, looked up and removed as its representative
     (semantics/symmetry.py). Bošnački, Dams & Holenderski's proviso for partial-order reduction under
     symmetry ("Symmetric Spin", STTT 2002): the cycle proviso is checked against the stored representatives,
@@ -279,8 +279,8 @@ class OrbitSet(set):  # type: ignore[type-arg]
     def add(self, s: State) -> None:
         set.add(self, self.rep(s))
 
-    def discard(self, s: State) -> None:
-        set.discard(self, self.rep(s))
+    def discard(self, s: object) -> None:
+        set.discard(self, self.rep(s))  # type: ignore[arg-type]
 
     def __contains__(self, s: object) -> bool:
         return set.__contains__(self, self.rep(s))  # type: ignore[arg-type]

@@ -56,17 +56,19 @@ def spin():
 def checker():
     assert False
 
-for k in range(2):
+for k in range(SPINNERS):
     threading.Thread(target=spin).start()
 threading.Thread(target=checker).start()
 """
 
 
+@pytest.mark.parametrize("spinners", [2, 3])
 @pytest.mark.parametrize("granularity", GRANULARITIES)
 @pytest.mark.parametrize("reduction", CLAIMING)
-def test_the_cycle_proviso_sees_orbits_on_the_stack(reduction: str, granularity: str) -> None:
-    off = movers.check(source=IGNORED, reduction=reduction, granularity=granularity)
-    on = movers.check(source=IGNORED, reduction=reduction, granularity=granularity, symmetry="threads")
+def test_the_cycle_proviso_sees_orbits_on_the_stack(reduction: str, granularity: str, spinners: int) -> None:
+    text = IGNORED.replace("SPINNERS", str(spinners))
+    off = movers.check(source=text, reduction=reduction, granularity=granularity)
+    on = movers.check(source=text, reduction=reduction, granularity=granularity, symmetry="threads")
     assert on.symmetry == "threads"
     assert _outcome(on) == _outcome(off) == ("violation", "assertion"), (reduction, on.stats.states)
 

@@ -452,6 +452,8 @@ EXAMPLES_SMOKE = {
     "dining_philosophers_ordered.py": ("ok", "pass"),
     "racy_counter.py": ("violation (assertion)", "racy"),
     "symmetric_workers.py": ("ok", "pass"),
+    "symmetric_local_work.py": ("ok", "pass"),
+    "symmetric_local_work_bug.py": ("violation (assertion)", "racy"),
     "condition_queue.py": ("ok", "pass"),
     "peterson.py": ("ok", "pass"),
     "counter_bench.py": ("ok", "pass"),
@@ -495,6 +497,7 @@ EXAMPLES_SMOKE = {
 # only what a Python developer's threading code imports.
 PLAIN = {"bank_transfer.py", "bank_transfer_deadlock.py", "racy_counter.py", "condition_queue.py",
          "dining_philosophers.py", "dining_philosophers_ordered.py", "peterson.py", "symmetric_workers.py",
+         "symmetric_local_work.py", "symmetric_local_work_bug.py",
          "counter_bench.py", "liveness_peterson.py", "liveness_spinlock.py", "liveness_polite.py",
          "liveness_philosophers.py", "liveness_philosophers_arbiter.py", "liveness_producer_consumer.py"}
 

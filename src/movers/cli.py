@@ -86,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--symmetry", choices=SYMMETRY, default="off",
                    help="threads: remember states up to a renaming of the threads, where the model cannot observe "
                         "thread numbers (no tid(), no .owner, no declared predicates; otherwise a note says why "
-                        "it was not applied); --reduction none only")
+                        "it was not applied); with --reduction none, static-por or dwyer-d/-s/-da/-sda")
     c.add_argument("--workers", type=int, default=1, metavar="N",
                    help="search with N processes, the states partitioned among them (--reduction none, "
                         "depth-first); same states and verdict as one (default 1)")

@@ -384,8 +384,9 @@ class Ample(ReductionBase):
     # The cycle proviso (on the stack, or stored), and DA's count of unstored states on the path (arrived).
     needs_stack = needs_stored = needs_arrival = True
     # Races: checkC1 never picks a thread whose next step conflicts with another's (docs/reductions.md); the
-    # locking configurations (locking.py) declare their own capabilities, without it.
-    capabilities = Capabilities(atomicity=frozenset({"commit"}), classifies=True, races=True)
+    # locking configurations (locking.py) declare their own capabilities, without it. Symmetry: checkC1, checkC2
+    # and checkC3 ask nothing of a thread's number (docs/reductions.md, "Symmetry with ample sets").
+    capabilities = Capabilities(atomicity=frozenset({"commit"}), classifies=True, races=True, symmetry=True)
     preserves = ALL_BUT_ATOMICITY
 
     def __init__(self, ts: Any, independence: Independence, avoid_storage: bool = False) -> None:

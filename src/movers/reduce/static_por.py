@@ -42,7 +42,8 @@ from movers.semantics.state import State
 class StaticPOR(ReductionBase):
     name = "static-por"
     # Races: a persistent set that holds one of two conflicting next steps holds the other (docs/reductions.md).
-    capabilities = Capabilities(races=True)
+    # Symmetry: its footprints are the threads' code positions, never their numbers (docs/reductions.md).
+    capabilities = Capabilities(races=True, symmetry=True)
     stores_all = True  # store() is always True: the search may skip asking
     needs_stack = needs_stored = True  # the cycle proviso
     preserves = ALL_BUT_ATOMICITY

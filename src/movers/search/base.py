@@ -150,6 +150,17 @@ class SearchBase:
         key, find, number = store.key, store.find, store.number
         return (lambda s: key(representative(s, number))), (lambda s: find(representative(s, number)))
 
+    def stack_set(self, store: Any) -> set[State]:
+        """The set of states on the search stack that a reduction's cycle proviso asks about (``on_stack``).
+        Under thread symmetry it answers for the representative, as the visited store does (``OrbitSet``):
+        a successor whose orbit is on the stack closes a cycle of the quotient graph the search walks."""
+        if not self.symmetry:
+            return set()
+        from movers.semantics.symmetry import representative
+
+        number = store.number
+        return OrbitSet(lambda s: representative(s, number))
+
     def counter(self) -> Callable[[State], bool]:
         """``full(s)``: would storing ``s`` exceed --max-states? Counted as ``states`` is (program states, see
         ``_distinct_states``), so that a model with exactly N states completes under --max-states N."""
@@ -252,4 +263,27 @@ class SearchBase:
             return None, "memory"
 
 
-__all__ = ["Enough", "Found", "Limits", "Outcome", "SearchBase", "Step", "Stop", "Strategy", "thaw"]
+class OrbitSet(set[State]):
+    """States up to a renaming of the threads: each is kept, looked up and removed as its representative
+    (semantics/symmetry.py). Bošnački, Dams & Holenderski's proviso for partial-order reduction under
+    symmetry ("Symmetric Spin", STTT 2002): the cycle proviso is checked against the stored representatives,
+    not the states as met. A set subclass, so that the depth-first loop calls ``add``, ``discard`` and ``in``
+    unchanged, and pays for the representative only when symmetry is on."""
+
+    __slots__ = ("rep",)
+
+    def __init__(self, rep: Callable[[State], State]) -> None:
+        super().__init__()
+        self.rep = rep
+
+    def add(self, s: State) -> None:
+        set.add(self, self.rep(s))
+
+    def discard(self, s: object) -> None:
+        set.discard(self, self.rep(s))  # type: ignore[arg-type]
+
+    def __contains__(self, s: object) -> bool:
+        return set.__contains__(self, self.rep(s))  # type: ignore[arg-type]
+
+
+__all__ = ["Enough", "Found", "Limits", "OrbitSet", "Outcome", "SearchBase", "Step", "Stop", "Strategy", "thaw"]

@@ -2,7 +2,9 @@
 
 It asks the reduction for the moves from a state (``Reduction.moves``) and whether a state is stored
 (``Reduction.store``). A reduction with a cycle proviso (Dwyer et al.'s C3, papers/002: a state whose moves
-are reduced must not close a cycle on the stack) gets ``on_stack``; one that wants to know how it got to a
+are reduced must not close a cycle on the stack) gets ``on_stack``, which under ``--symmetry threads`` answers
+for a state's representative, as the visited store does (Bošnački, Dams & Holenderski: the ample set is
+computed on the state as met, the proviso against the orbits on the stack); one that wants to know how it got to a
 state (their DA: the unstored run so far) gets ``arrived``, the move before it is asked for the state's moves.
 The counterexample's steps are the moves on the stack. The bookkeeping is ``base.py``'s; ``plain.py`` is the
 same search, hand-inlined, for the full search.
@@ -41,7 +43,8 @@ class DepthFirst(Strategy):
         if bad:
             return bad
         # Reductions with a cycle proviso ask whether a state is on the stack.
-        self.on_stack: set[State] = set()
+        # Under thread symmetry, by representative (``SearchBase.stack_set``), as the visited store.
+        self.on_stack: set[State] = search.stack_set(store_)
         self.track_stack = red.needs_stack
         if self.track_stack:
             red.on_stack = self.on_stack.__contains__  # type: ignore[attr-defined]

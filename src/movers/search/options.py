@@ -142,16 +142,17 @@ class Options:
                 f"not with {', '.join(why)}")
 
     def _symmetry_problem(self) -> str | None:
-        from movers.reduce import capabilities, names_text, supporting
+        from movers.reduce import capabilities, supporting
 
         if self.symmetry not in SYMMETRY:
             return f"unknown --symmetry '{self.symmetry}' (threads or off)"
         if self.symmetry == "off":
             return None
         if not capabilities(self.reduction).symmetry:
-            return (f"--symmetry threads: only with --reduction {names_text(supporting(lambda c: c.symmetry))} for "
-                    f"now (--reduction {self.reduction} classifies locations by the thread that touches them, which "
-                    "renaming threads changes)")
+            ok = supporting(lambda c: c.symmetry)
+            return (f"--symmetry threads: only with --reduction {', '.join(ok[:-1])} or {ok[-1]} for now (--reduction "
+                    f"{self.reduction} is not shown to decide alike for threads that differ only in their numbers: "
+                    "docs/reductions.md, \"Symmetry with ample sets\")")
         if self.search != "dfs":
             return "--symmetry threads needs --search dfs (the breadth-first search keeps every state)"
         if self.atomicity is not None:

@@ -14,8 +14,11 @@ are (so counterexamples are real runs), but remembers each by a *representative*
 **When the number is observable** (``symmetry_problem``, a static check of the model's source; when in
 doubt, no symmetry): ``tid()`` returns it; reading ``.owner`` (of a lock, an RLock, a condition or a
 monitor) returns it; declared exclusive access predicates (``exclusive(x, lambda t: ...)``) are functions
-of it, and so are the reductions' classifications (the first thread to touch a location owns it), so
-symmetry runs only with ``--reduction none``; and the atomicity instrumentation keeps per-thread phases,
+of it, and so are some reductions' classifications (``optimistic``'s first thread to touch a location owns
+it), so symmetry runs only with the reductions that declare it (``Capabilities.symmetry``: ``none``,
+``static-por`` and the ample sets of Dwyer et al., whose conditions never mention a thread's number; the
+search asks their cycle proviso about orbits, Emerson, Jha & Peled and Bošnački, Dams & Holenderski,
+docs/reductions.md "Symmetry with ample sets"); and the atomicity instrumentation keeps per-thread phases,
 so it is refused there too. Thread numbers in messages (a runtime error, a deadlock) are not the program
 observing them: a violation found is reported as the run that found it.
 

@@ -95,7 +95,6 @@ def _parser() -> argparse.ArgumentParser:
                         "with its own trace (default 1)")
     c.add_argument("--all-violations", dest="max_violations", action="store_const", const=10**9,
                    help="go on after every violation: report each distinct one (SPIN's -e, TLC's -continue)")
-    _hunt_options(c)
     c.add_argument("--format", choices=stdout_formats(), default="text",
                    help="the report: text (default), json (as --json), sarif (SARIF 2.1.0, the trace as a code "
                         "flow: GitHub code scanning) or junit (JUnit XML, for CI test tabs)")
@@ -169,6 +168,7 @@ def _step_options(c: argparse.ArgumentParser, races: bool = True) -> None:
     c.add_argument("--fairness", choices=FAIRNESS,
                    help="which cycles count with --liveness: weak (default; a thread enabled at every state of the "
                         "cycle moves in it), strong (a thread enabled at some state moves in it), none (every cycle)")
+    _hunt_options(c)  # movers check's own, as --races and --liveness are
 
 
 def _hunt_options(c: argparse.ArgumentParser) -> None:

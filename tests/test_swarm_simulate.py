@@ -329,3 +329,48 @@ def test_the_command_line_refuses_with_exit_2(tmp_path: Path, capsys: pytest.Cap
 def test_a_reduced_swarm_finds_the_bug() -> None:
     r = movers.check(RACY, swarm=2, seed=0, reduction="dwyer-d", time_limit=60)
     assert r.verdict == "violation" and r.violations[0].kind == "assertion"
+
+
+@pytest.mark.parametrize("reduction", ["optimistic", "dwyer-wsl"])
+def test_members_refine_a_guessed_classification_as_the_checker_does(reduction: str) -> None:
+    # Both guess (a classification, a locking discipline) and restart when a step refutes the guess: in a
+    # member too, never an internal error.
+    r = movers.check(EXAMPLES / "bank_transfer_deadlock.py", swarm=2, seed=0, reduction=reduction, time_limit=60)
+    assert r.verdict == "violation" and r.violations[0].kind == "deadlock", (r.error, r.notes)
+    r = movers.check(EXAMPLES / "condition_queue.py", swarm=2, seed=0, reduction=reduction, time_limit=60)
+    assert r.verdict == "incomplete" and r.limit == "not-a-proof", (r.error, r.notes)
+
+
+def test_max_states_bounds_each_member() -> None:
+    r = movers.check(SAFE, swarm=2, seed=0, max_states=5)
+    assert r.verdict == "incomplete" and r.limit == "max-states" and r.hunt is not None
+    assert all(m["states"] <= 5 and m["ended"] == "max-states" for m in r.hunt["members"])
+
+
+@pytest.mark.parametrize("mode", [["--simulate"], ["--swarm", "2"]], ids=["simulate", "swarm"])
+def test_ctrl_c_ends_the_run_with_its_coverage(tmp_path: Path, mode: list[str]) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    model = tmp_path / "endless.py"
+    model.write_text(ENDLESS)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent.parent / "src"))
+    p = subprocess.Popen([sys.executable, "-m", "movers", "check", str(model), *mode, "--seed", "1", "--json",
+                          "--time-limit", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # Once the search runs (the swarm's members started), Ctrl-C: the run ends as interrupted, with the coverage
+    # so far.
+    children = Path(f"/proc/{p.pid}/task/{p.pid}/children")
+    deadline = time.monotonic() + 60
+    while mode[0] == "--swarm" and children.exists() and not children.read_text().split():
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.1)
+    time.sleep(2)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=90)
+    assert p.returncode == 3, err
+    d = json.loads(out)
+    assert d["verdict"] == "incomplete" and d["limit"] == "interrupted", d
+    assert d["hunt"]["seed"] == 1

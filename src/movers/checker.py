@@ -429,7 +429,7 @@ class Checker:
             st = Stats(peak_memory_mb=round(peak_memory_mb(), 1))
             return Result("violation", red.name, st, [v], model=self.program.filename)
         if options.simulate or options.swarm is not None:
-            return self._run_hunt(ts, red)
+            return self._run_hunt(ts, red, made.get("classification"))
         if options.workers > 1:
             return self._run_parallel(ts, red)
         notes: list[str] = []
@@ -525,7 +525,7 @@ class Checker:
                         "max depth is not measured there"]
         return result
 
-    def _run_hunt(self, ts: Any, red: Any) -> Result:
+    def _run_hunt(self, ts: Any, red: Any, classification: Classification | None) -> Result:
         """``--simulate`` (search/simulate.py) or ``--swarm N`` (search/swarm.py): bug hunting, never a proof; the
         result says which ran, with its seed and coverage (``hunt``)."""
         options, notes = self.options, []
@@ -548,7 +548,7 @@ class Checker:
         else:
             from movers.search.swarm import swarm_notes, swarm_search
 
-            out, hunt = swarm_search(ts, red, options, self.progress)
+            out, hunt = swarm_search(ts, red, options, self.progress, classification)
             notes += swarm_notes(hunt, out.found is not None)
             # The fullest member's bit array: the lowest hash factor, the least coverage.
             reports = [m["store"] for m in sorted(hunt["members"], key=lambda m: -m["states"]) if m["store"]]

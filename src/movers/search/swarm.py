@@ -38,6 +38,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from movers.analysis.classify import Refine
 from movers.search.base import Found, Outcome, SearchBase, Stop, Strategy
 from movers.search.dfs import DepthFirst
 from movers.search.fingerprints import CompactStore
@@ -119,13 +120,13 @@ class Member(SearchBase):
             raise Stop("stopped")
 
 
-def _member(k: int, seed: int, ts: Any, red: Any, options: Options, status: Any, stop: Any, ppid: int) -> None:
+def _member(k: int, seed: int, ts: Any, red: Any, options: Options, status: Any, stop: Any, ppid: int,
+            classification: Any) -> None:
     _die_with_parent(ppid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C does
     try:
         reorder(red, k, seed)
-        search = Member(ts, red, options, seed, stop)
-        out = search.run("dfs")
+        search, out = _refined_search(ts, red, options, seed, stop, classification)
         f = out.found
         found = (f.kind, f.message, list(f.steps)) if f is not None else None
         s = out.stats
@@ -136,17 +137,37 @@ def _member(k: int, seed: int, ts: Any, red: Any, options: Options, status: Any,
     status.join_thread()
 
 
-def swarm_search(ts: Any, red: Any, options: Options, progress: Callable[[Stats], None] | None = None
-                 ) -> tuple[Outcome, dict[str, Any]]:
+def _refined_search(ts: Any, red: Any, options: Options, seed: int, stop: Any, classification: Any
+                    ) -> tuple[Member, Outcome]:
+    """The member's search, restarted after each refinement of a guessed classification, as the checker's
+    (``Checker._search``; Stoller & Cohen, section 8): each member refines its own copy of the guess."""
+    while True:
+        search = Member(ts, red, options, seed, stop)
+        try:
+            return search, search.run("dfs")
+        except Refine as r:
+            if red.refined(r) is not None:  # the reduction's own guesses (Dwyer et al.'s disciplines)
+                continue
+            if classification is None:
+                raise
+            classification.apply(r)
+            red.reset()
+            ts.reset()
+
+
+def swarm_search(ts: Any, red: Any, options: Options, progress: Callable[[Stats], None] | None = None,
+                 classification: Any = None) -> tuple[Outcome, dict[str, Any]]:
     """Run ``options.swarm`` members (module docstring): what the first violation found, and the coverage (the
-    result's ``hunt`` field)."""
+    result's ``hunt`` field). ``classification``: the reduction's guessed classification, if any, which a
+    member refines as the checker would."""
     n = options.swarm or 1
     seed = options.seed if options.seed is not None else new_seed()
     ctx = mp.get_context("fork")
     status = ctx.Queue()
     stop = ctx.Event()
-    procs = [ctx.Process(target=_member, args=(k, seed + k, ts, red, options, status, stop, os.getpid()),
-                         daemon=True) for k in range(n)]
+    procs = [ctx.Process(target=_member, daemon=True,
+                         args=(k, seed + k, ts, red, options, status, stop, os.getpid(), classification))
+             for k in range(n)]
     start = time.perf_counter()
     stats = Stats()
     ends: dict[int, tuple[Any, ...]] = {}

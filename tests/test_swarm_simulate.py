@@ -259,8 +259,10 @@ def test_the_deep_counter_falls_to_a_simulation() -> None:
 
 
 def test_a_time_limit_ends_a_swarm_on_an_endless_model() -> None:
-    r = movers.check(ENDLESS, swarm=2, seed=0, time_limit=1.5)
+    seen: list[int] = []
+    r = movers.check(ENDLESS, swarm=2, seed=0, time_limit=2.5, progress=lambda s: seen.append(s.states))
     assert r.verdict == "incomplete" and r.limit == "time-limit"
+    assert seen and max(seen) > 0  # the progress line counts the members' states as they go
     assert r.hunt is not None and all(m["ended"] in ("time-limit", "stopped") for m in r.hunt["members"])
 
 

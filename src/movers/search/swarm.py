@@ -103,10 +103,13 @@ def reorder(red: Any, k: int, seed: int) -> None:
 class Member(SearchBase):
     """One member's depth-first search: a seeded bitstate store, and a stop the parent sets."""
 
-    def __init__(self, ts: Any, red: Any, options: Options, seed: int, stop: Any) -> None:
+    def __init__(self, ts: Any, red: Any, options: Options, seed: int, stop: Any, counts: Any = None,
+                 k: int = 0) -> None:
         super().__init__(ts, red, options.but(store="bitstate"), None)
         self.seed = seed
         self.stop = stop
+        # The parent's progress line: the states each member stored so far (written at each tick, unlocked).
+        self.counts, self.k = counts, k
 
     def strategy(self, name: str) -> Strategy:
         return DepthFirst(self)
@@ -116,17 +119,20 @@ class Member(SearchBase):
 
     def tick(self, stored: int) -> None:
         super().tick(stored)
+        if self.counts is not None:
+            self.counts[self.k] = stored
         if self.stop.is_set():
             raise Stop("stopped")
 
 
-def _member(k: int, seed: int, ts: Any, red: Any, options: Options, status: Any, stop: Any, ppid: int,
+def _member(k: int, seed: int, ts: Any, red: Any, options: Options, shared: tuple[Any, Any, Any], ppid: int,
             classification: Any) -> None:
+    status, stop, counts = shared
     _die_with_parent(ppid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C does
     try:
         reorder(red, k, seed)
-        search, out = _refined_search(ts, red, options, seed, stop, classification)
+        search, out = _refined_search(ts, red, options, seed, stop, classification, counts, k)
         f = out.found
         found = (f.kind, f.message, list(f.steps)) if f is not None else None
         s = out.stats
@@ -137,12 +143,12 @@ def _member(k: int, seed: int, ts: Any, red: Any, options: Options, status: Any,
     status.join_thread()
 
 
-def _refined_search(ts: Any, red: Any, options: Options, seed: int, stop: Any, classification: Any
-                    ) -> tuple[Member, Outcome]:
+def _refined_search(ts: Any, red: Any, options: Options, seed: int, stop: Any, classification: Any,
+                    counts: Any = None, k: int = 0) -> tuple[Member, Outcome]:
     """The member's search, restarted after each refinement of a guessed classification, as the checker's
     (``Checker._search``; Stoller & Cohen, section 8): each member refines its own copy of the guess."""
     while True:
-        search = Member(ts, red, options, seed, stop)
+        search = Member(ts, red, options, seed, stop, counts, k)
         try:
             return search, search.run("dfs")
         except Refine as r:
@@ -165,8 +171,9 @@ def swarm_search(ts: Any, red: Any, options: Options, progress: Callable[[Stats]
     ctx = mp.get_context("fork")
     status = ctx.Queue()
     stop = ctx.Event()
+    counts = ctx.Array("q", n, lock=False)
     procs = [ctx.Process(target=_member, daemon=True,
-                         args=(k, seed + k, ts, red, options, status, stop, os.getpid(), classification))
+                         args=(k, seed + k, ts, red, options, (status, stop, counts), os.getpid(), classification))
              for k in range(n)]
     start = time.perf_counter()
     stats = Stats()
@@ -178,7 +185,7 @@ def swarm_search(ts: Any, red: Any, options: Options, progress: Callable[[Stats]
         p.start()
     try:
         try:
-            found, finder = _watch(procs, status, stop, ends, options, progress, stats, start)
+            found, finder = _watch(procs, status, counts, ends, options, progress, stats, start)
         except LimitReached as e:
             limit = e.why
         except KeyboardInterrupt:
@@ -211,7 +218,7 @@ def swarm_search(ts: Any, red: Any, options: Options, progress: Callable[[Stats]
     return Outcome(found, stats, None if found is not None else limit), hunt
 
 
-def _watch(procs: list[Any], status: Any, stop: Any, ends: dict[int, tuple[Any, ...]], options: Options,
+def _watch(procs: list[Any], status: Any, counts: Any, ends: dict[int, tuple[Any, ...]], options: Options,
            progress: Callable[[Stats], None] | None, stats: Stats, start: float) -> tuple[Found | None, int | None]:
     """The parent during the search: the members' ends, its budget, their health and memory, until a member
     finds a violation or every member has ended."""
@@ -238,7 +245,7 @@ def _watch(procs: list[Any], status: Any, stop: Any, ends: dict[int, tuple[Any, 
         now = time.perf_counter()
         if progress is not None and now - last >= 0.5:
             last = now
-            stats.seconds = now - start
+            stats.seconds, stats.states = now - start, sum(counts)
             progress(stats)
     return None, None
 

@@ -68,3 +68,23 @@ def test_example_atomicity_verdict(path) -> None:
             assert r.violations[0].kind == m.group(2)
     if m.group(1) == "violation":
         assert movers.check(path, atomicity="reduction", time_limit=120).verdict == "violation"
+
+
+# Models too large for an exhaustive search (examples/large/: a full state space beyond 10^8 states): their
+# `# Expected:` verdict is what --simulate and --swarm 2 find, with a fixed seed.
+LARGE = sorted((EXAMPLES / "large").glob("*.py"))
+
+
+def test_there_are_large_examples() -> None:
+    assert "deep_counter.py" in {f.name for f in LARGE}
+
+
+@pytest.mark.parametrize("mode", [{"simulate": True}, {"swarm": 2}], ids=["simulate", "swarm"])
+@pytest.mark.parametrize("path", LARGE, ids=lambda p: p.name)
+def test_large_example_verdict_by_bug_hunting(path, mode) -> None:
+    verdict, kind = expected(path)
+    assert re.search(r"^# Smoke test: ", path.read_text(), re.M)
+    r = movers.check(path, seed=0, time_limit=300, **mode)
+    assert r.verdict == verdict, (r.verdict, r.limit, r.notes)
+    if kind:
+        assert r.violations[0].kind == kind

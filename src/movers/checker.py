@@ -376,8 +376,10 @@ class Checker:
                 outer.paused = paused
             thaw()
         result.search = self.search
+        if self.options.simulate or self.options.swarm is not None:
+            result.search = "simulate" if self.options.simulate else "swarm"
         result.granularity = self.program.granularity
-        if self.options.store != "exact" and result.verdict != "error":
+        if self.options.store != "exact" and result.verdict != "error" and result.hunt is None:
             self._lossy(result)
         return result
 
@@ -441,6 +443,8 @@ class Checker:
             v = init_violation(e)
             st = Stats(peak_memory_mb=round(peak_memory_mb(), 1))
             return Result("violation", red.name, st, [v], model=self.program.filename)
+        if options.simulate or options.swarm is not None:
+            return self._run_hunt(ts, red, made.get("classification"))
         if options.workers > 1:
             return self._run_parallel(ts, red)
         notes: list[str] = []
@@ -534,6 +538,44 @@ class Checker:
         split = " / ".join(f"{k:,}" for k in getattr(out, "split", []))
         result.notes = [f"searched by {self.options.workers} processes (--workers; states stored by each: {split}); "
                         "max depth is not measured there"]
+        return result
+
+    def _run_hunt(self, ts: Any, red: Any, classification: Classification | None) -> Result:
+        """``--simulate`` (search/simulate.py) or ``--swarm N`` (search/swarm.py): bug hunting, never a proof; the
+        result says which ran, with its seed and coverage (``hunt``)."""
+        options, notes = self.options, []
+        if options.symmetry == "threads":
+            from movers.semantics.symmetry import symmetry_problem
+
+            why = symmetry_problem(self.program)
+            if why:
+                options = options.but(symmetry="off")
+                notes.append(f"--symmetry threads not applied (the search ran without it): {why}")
+        start = time.perf_counter()
+        hunt: dict[str, Any]
+        if options.simulate:
+            from movers.search.simulate import simulate, walks_note
+
+            out, walks = simulate(ts, red, options, self.progress)
+            hunt = walks.report()
+            notes.append(walks_note(walks, out.found is not None))
+            store: dict[str, Any] = {"kind": "exact"}
+        else:
+            from movers.search.swarm import swarm_notes, swarm_search
+
+            out, hunt = swarm_search(ts, red, options, self.progress, classification)
+            notes += swarm_notes(hunt, out.found is not None)
+            # The fullest member's bit array: the lowest hash factor, the least coverage.
+            reports = [m["store"] for m in sorted(hunt["members"], key=lambda m: -m["states"]) if m["store"]]
+            store = reports[0] if reports else store_report("bitstate", 0, options.bits)
+        settle()  # the verdict is known: replaying its trace is not cut short by the limits
+        result = self._result(ts, red.name, out)
+        result.stats.peak_memory_mb = round(peak_memory_mb(), 1)
+        result.stats.seconds = round(time.perf_counter() - start, 4)
+        result.notes = notes
+        result.store = store
+        result.symmetry = options.symmetry
+        result.hunt = hunt
         return result
 
     def _atomicity_problem(self) -> str | None:
@@ -647,6 +689,9 @@ def check(
     races: bool = False,
     liveness: str | None = None,
     fairness: str | None = None,
+    simulate: bool = False,
+    swarm: int | None = None,
+    seed: int | None = None,
     options: Options | None = None,
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
@@ -662,7 +707,9 @@ def check(
     remembers states up to a renaming of the threads where the model cannot observe thread numbers
     (semantics/symmetry.py; otherwise the search runs without it, and a note says why). ``liveness``
     ("termination", "starvation") checks a liveness property under ``fairness`` ("weak" by default, "strong",
-    "none"): search/fair_cycles.py.
+    "none"): search/fair_cycles.py. ``simulate=True`` runs random walks (search/simulate.py) and ``swarm=N``
+    N diversified bitstate searches in processes (search/swarm.py), from ``seed``: bug hunting, never a proof
+    (verdict "incomplete" when they find nothing).
     """
     name = str(reduction)
     problem = _model_problem(model, source)
@@ -672,7 +719,8 @@ def check(
         options = Options(reduction, search, Limits(max_states, time_limit, max_depth, max_memory), store=store,
                           bits=bits, symmetry=symmetry, workers=workers, atomicity=atomicity,
                           max_violations=max_violations, refine=refine, infer_locks=infer_locks,
-                          granularity=granularity, races=races, liveness=liveness, fairness=fairness)
+                          granularity=granularity, races=races, liveness=liveness, fairness=fairness,
+                          simulate=simulate, swarm=swarm, seed=seed)
     name = str(options.reduction)
     problem = options.problem()
     if problem:

@@ -168,6 +168,23 @@ def _step_options(c: argparse.ArgumentParser, races: bool = True) -> None:
     c.add_argument("--fairness", choices=FAIRNESS,
                    help="which cycles count with --liveness: weak (default; a thread enabled at every state of the "
                         "cycle moves in it), strong (a thread enabled at some state moves in it), none (every cycle)")
+    _hunt_options(c)  # movers check's own, as --races and --liveness are
+
+
+def _hunt_options(c: argparse.ArgumentParser) -> None:
+    """Bug hunting, not proofs (search/simulate.py, search/swarm.py): ``movers check``'s --simulate, --swarm,
+    --seed."""
+    c.add_argument("--simulate", action="store_true",
+                   help="random walks from the initial state (TLC's simulation mode), each to --max-depth (default "
+                        "10,000) or until no thread can move, until a violation, --time-limit, --max-states (steps "
+                        "taken) or Ctrl-C; --reduction none; finding nothing is not a proof (exit 3)")
+    c.add_argument("--swarm", type=int, metavar="N",
+                   help="N diversified depth-first searches over bitstate stores (--bits each), in N processes, each "
+                        "with its own hash seed and thread order (SPIN's swarm verification); the first violation "
+                        "stops all; finding nothing is not a proof (exit 3)")
+    c.add_argument("--seed", type=int, metavar="N",
+                   help="--simulate, --swarm: the random seed (default: drawn and printed); the same seed and model "
+                        "give the same walks, the same members")
 
 
 def _limit_options(p: argparse.ArgumentParser, when: str = "") -> None:
@@ -502,7 +519,8 @@ def options_of(args: argparse.Namespace) -> Options:
                    workers=args.workers, atomicity=args.atomicity, max_violations=args.max_violations,
                    refine=not args.no_refine, infer_locks=args.infer_locks, granularity=args.granularity,
                    races=args.races, liveness=getattr(args, "liveness", None),
-                   fairness=getattr(args, "fairness", None))
+                   fairness=getattr(args, "fairness", None),
+                   simulate=args.simulate, swarm=args.swarm, seed=args.seed)
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -96,7 +96,8 @@ class Result:
     violations: list[Violation] = field(default_factory=list)
     error: str | None = None
     # Why a search is incomplete: "max-states", "time-limit", "max-depth", "memory", "interrupted", or
-    # "coverage" (a lossy store that may have missed more than MAX_OMISSION, search/fingerprints.py).
+    # "coverage" (a lossy store that may have missed more than MAX_OMISSION, search/fingerprints.py), or
+    # "not-a-proof" (every --swarm member ended without finding a violation).
     limit: str | None = None
     model: str = ""
     # Remarks for users: classification refinements and restarts, warnings about preserved properties.
@@ -119,6 +120,8 @@ class Result:
     # An error that refuses the options (for any model, or for this one: ``--atomicity`` without an atomic
     # block), not one of the model: the command line prints it as ``movers: error: …``. Not in the JSON.
     refused: bool = False
+    # ``--simulate`` or ``--swarm N``: the seed(s) and what the walks or the members covered (docs/cli.md).
+    hunt: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -145,6 +148,8 @@ class Result:
         }
         if self.verdict == "incomplete":
             d["limit"] = self.limit  # why: only an incomplete run has one
+        if self.hunt is not None:
+            d["hunt"] = self.hunt
         return d
 
 

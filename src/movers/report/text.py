@@ -22,6 +22,7 @@ LIMIT_TEXT = {
     "memory": "the memory limit (--max-memory) was reached",
     "interrupted": "interrupted",
     "coverage": "the lossy store (--store) may have missed too many states",
+    "not-a-proof": "every swarm member ended without finding one, which proves nothing",
 }
 
 
@@ -105,6 +106,10 @@ def headline(result: Result) -> str:
         return (f"incomplete: no violation found in {n}, but the bitstate store's expected coverage is "
                 f"{_percent(store.get('expected_coverage'))}, below {100 - 100 * MAX_OMISSION:g}% (more --bits "
                 "reach more)")
+    if result.verdict == "incomplete" and result.hunt is not None:
+        what = "random walks" if result.hunt.get("mode") == "simulate" else "the swarm"
+        return (f"incomplete: no violation found by {what} (not a proof); "
+                + LIMIT_TEXT.get(result.limit or "", "stopped early"))
     if result.verdict == "incomplete":
         return "incomplete: " + LIMIT_TEXT.get(result.limit or "", "search stopped early")
     if result.verdict == "error":

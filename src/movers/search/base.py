@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from movers.reduce.base import Reduction
-from movers.search.fingerprints import store_report
+from movers.search.fingerprints import make_store, store_report
 from movers.search.limits import LimitReached, enforce, poll
 from movers.search.options import Limits, Options
 from movers.search.stats import Stats
@@ -140,6 +140,10 @@ class SearchBase:
         return init, (Found(v[0], v[1], [], init) if v else None)
 
     # -- the visited store ------------------------------------------------------------------------------------
+
+    def new_store(self) -> Any:
+        """The visited store of ``--store`` (a swarm member's is seeded: search/swarm.py)."""
+        return make_store(self.store_kind, self.bits)
 
     def keys(self, store: Any) -> tuple[Callable[[State], Any], Callable[[State], Any]]:
         """The store's ``key`` and ``find``; under thread symmetry, of the state's representative."""

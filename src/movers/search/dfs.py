@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Any
 
 from movers.search.base import Found, Step, Stop, Strategy
-from movers.search.fingerprints import make_store
 from movers.semantics.state import State
 
 
@@ -31,7 +30,7 @@ class DepthFirst(Strategy):
         """Store the initial state and set up the loop; what the initial state shows, if anything."""
         search, red = self.search, self.red
         init, bad = search.initial()
-        store_ = make_store(search.store_kind, search.bits)
+        store_ = search.new_store()
         search._store = store_
         self.visited = store_.keys  # the hot loop adds keys (store.py) to this plain set
         self.key, self.find = search.keys(store_)

@@ -80,6 +80,13 @@ class Options:
     # ``--fairness``: which cycles count (None: weak, when --liveness is given).
     liveness: str | None = None
     fairness: str | None = None
+    # -- bug hunting (search/simulate.py, search/swarm.py): not proofs ------------------------------------------
+    # ``--simulate``: random walks from the initial state (TLC's simulation mode) instead of a search;
+    # ``--swarm N``: N diversified depth-first searches over bitstate stores, in processes (SPIN's swarm);
+    # ``--seed``: the walks' random choices, or the swarm members' hash seeds and orders (None: drawn, printed).
+    simulate: bool = False
+    swarm: int | None = None
+    seed: int | None = None
 
     @property
     def fairness_mode(self) -> str:
@@ -104,7 +111,7 @@ class Options:
             return f"unknown granularity '{self.granularity}' (access or statement)"
         return (self.limits.problem() or self._violations_problem() or self._workers_problem()
                 or self._symmetry_problem() or self._store_problem() or self._atomicity_problem()
-                or self._races_problem() or self._liveness_problem())
+                or self._races_problem() or self._liveness_problem() or self._hunt_problem())
 
     def _violations_problem(self) -> str | None:
         from movers.reduce import capabilities
@@ -242,3 +249,53 @@ class Options:
                     f"{names_text(supporting(lambda c: c.liveness))} (exact store, one process) for now, not with "
                     f"{', '.join(why)}")
         return unavailable(self.liveness)
+
+    def _hunt_problem(self) -> str | None:
+        """What ``--simulate`` and ``--swarm N`` refuse. A walk follows every enabled step, so it runs on the
+        full system (``--reduction none``); a swarm member is the usual depth-first search over a bitstate
+        store, with any reduction that runs on one (not an incremental one: its passes need the states)."""
+        from movers.reduce import capabilities, names_text, supporting
+
+        seed = self.seed
+        if seed is not None and (type(seed) is not int or seed < 0):
+            return f"--seed must be a non-negative integer (got {seed!r})"
+        n = self.swarm
+        if not self.simulate and n is None:
+            return "--seed needs --simulate or --swarm N" if seed is not None else None
+        if self.simulate and n is not None:
+            return "--simulate and --swarm: give one (random walks, or diversified depth-first searches)"
+        if n is not None and (type(n) is not int or n < 1):
+            return f"--swarm must be a positive number (got {n!r})"
+        what = "--simulate" if self.simulate else f"--swarm {n}"
+        why = [w for w, bad in (
+            ("--search bfs", self.search != "dfs"),
+            (f"--workers {self.workers}", type(self.workers) is int and self.workers > 1),
+            ("--liveness", self.liveness is not None), ("--atomicity", self.atomicity is not None),
+            ("--max-violations / --all-violations", self.max_violations != 1)) if bad]
+        if self.simulate:
+            why += [w for w, bad in ((f"--reduction {self.reduction}", self.reduction != "none"),
+                                     ("--symmetry threads", self.symmetry != "off"),
+                                     (f"--store {self.store}", self.store != "exact")) if bad]
+        else:
+            caps = capabilities(self.reduction)
+            why += [w for w, bad in ((f"--reduction {self.reduction}", "bitstate" not in caps.stores
+                                      or caps.incremental),
+                                     ("--store hashcompact", self.store == "hashcompact")) if bad]
+        if why:
+            usual = ("random walks over every enabled step (--reduction none, exact identity of states, one "
+                     "process)" if self.simulate else
+                     "depth-first searches over bitstate stores, one per process (--reduction "
+                     f"{names_text(supporting(lambda c: 'bitstate' in c.stores and not c.incremental))})")
+            return f"{what}: {usual}; not with {', '.join(why)}"
+        if n is not None:
+            from movers.search.fingerprints import BITS_RANGE, array_mb
+
+            bits = self.bits
+            if not (type(bits) is int and BITS_RANGE[0] <= bits <= BITS_RANGE[1]):
+                return f"--bits {bits}: the bit array has 2^bits bits; give {BITS_RANGE[0]} to {BITS_RANGE[1]}"
+            # Every member allocates its own bit array: together they must fit.
+            mem = self.limits.max_memory if self.limits.max_memory is not None else default_max_memory_mb()
+            if mem is not None and n * array_mb(bits) > mem:
+                return (f"--swarm {n} --bits {bits}: the members' bit arrays take {n * array_mb(bits):,.0f} MB "
+                        f"together, more than the memory limit ({mem:,.0f} MB): give fewer --bits")
+        return None

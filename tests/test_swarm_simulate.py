@@ -59,14 +59,22 @@ SAFE = src("""
 """)
 
 # Runs for ever, and never repeats a state: no search of it ends by itself.
+# Two counters that grow forever: a grid with no end, so that a bitstate collision, which ends a single
+# chain's search, only cuts one branch here (a swarm member never runs out of states before its time limit).
 ENDLESS = src("""
     import threading
     x = 0
+    y = 0
     def w():
         global x
         while True:
             x += 1
+    def v():
+        global y
+        while True:
+            y += 1
     threading.Thread(target=w).start()
+    threading.Thread(target=v).start()
 """)
 
 KINDS = {

@@ -426,7 +426,7 @@ class Checker:
             v = init_violation(e)
             st = Stats(peak_memory_mb=round(peak_memory_mb(), 1))
             return Result("violation", red.name, st, [v], model=self.program.filename)
-        if options.workers > 1:
+        if options.workers > 1 or options.backend == "ray":
             return self._run_parallel(ts, red)
         notes: list[str] = []
         symmetric = options.symmetry == "threads"
@@ -510,7 +510,12 @@ class Checker:
         from movers.search.parallel import parallel_search
 
         start = time.perf_counter()
-        out = parallel_search(ts, self.options, self.progress)
+        if self.options.backend == "ray":  # R (issue 27): the same partitioned search on Ray actors
+            from movers.search.ray_backend import ray_search
+
+            out = ray_search(ts, self.program, self.options, self.progress)
+        else:
+            out = parallel_search(ts, self.options, self.progress)
         settle()
         result = self._result(ts, red.name, out)
         result.stats.peak_memory_mb = round(peak_memory_mb(), 1)
@@ -519,6 +524,12 @@ class Checker:
         split = " / ".join(f"{k:,}" for k in getattr(out, "split", []))
         result.notes = [f"searched by {self.options.workers} processes (--workers; states stored by each: {split}); "
                         "max depth is not measured there"]
+        if self.options.backend == "ray":
+            result.notes = [f"searched by {self.options.workers} Ray actors (--backend ray; states stored by each: "
+                            f"{split}); max depth is not measured there"]
+            lost = getattr(out, "lost", None)
+            if lost:
+                result.notes.append(f"{lost}; the states counted are those the others stored")
         return result
 
     def _atomicity_problem(self) -> str | None:
@@ -633,6 +644,8 @@ def check(
     liveness: str | None = None,
     fairness: str | None = None,
     options: Options | None = None,
+    backend: str = "processes",
+    address: str | None = None,
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
 
@@ -657,7 +670,8 @@ def check(
         options = Options(reduction, search, Limits(max_states, time_limit, max_depth, max_memory), store=store,
                           bits=bits, symmetry=symmetry, workers=workers, atomicity=atomicity,
                           max_violations=max_violations, refine=refine, infer_locks=infer_locks,
-                          granularity=granularity, races=races, liveness=liveness, fairness=fairness)
+                          granularity=granularity, races=races, liveness=liveness, fairness=fairness,
+                          backend=backend, address=address)
     name = str(options.reduction)
     problem = options.problem()
     if problem:

@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     from movers.reduce import REDUCTIONS
     from movers.report.registry import stdout_formats
     from movers.search.fingerprints import STORES
-    from movers.search.options import ATOMICITY, SEARCHES, SYMMETRY
+    from movers.search.options import ATOMICITY, BACKENDS, SEARCHES, SYMMETRY
     from movers.version import __version__
 
     p = _parser_class()(prog="movers", description="Model checker for multithreaded Python models.")
@@ -90,6 +90,15 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--workers", type=int, default=1, metavar="N",
                    help="search with N processes, the states partitioned among them (--reduction none, "
                         "depth-first); same states and verdict as one (default 1)")
+    # --- R (issue 27): --backend, --address
+    c.add_argument("--backend", choices=BACKENDS, default="processes",
+                   help="where the --workers run: processes (this machine, default) or ray (N Ray actors, on a "
+                        "local Ray started for the run or the cluster at --address; needs pip install "
+                        "'movers[ray]')")
+    c.add_argument("--address", default=None, metavar="ADDR",
+                   help="--backend ray: join the Ray cluster at ADDR (host:port, or 'auto') instead of starting "
+                        "a local one")
+    # --- end R
     c.add_argument("--max-violations", type=int, default=1, metavar="N",
                    help="go on after a violation until N distinct ones (by kind and message) are found, each "
                         "with its own trace (default 1)")
@@ -502,7 +511,8 @@ def options_of(args: argparse.Namespace) -> Options:
                    workers=args.workers, atomicity=args.atomicity, max_violations=args.max_violations,
                    refine=not args.no_refine, infer_locks=args.infer_locks, granularity=args.granularity,
                    races=args.races, liveness=getattr(args, "liveness", None),
-                   fairness=getattr(args, "fairness", None))
+                   fairness=getattr(args, "fairness", None),
+                   backend=getattr(args, "backend", "processes"), address=getattr(args, "address", None))
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ LIMIT_TEXT = {
     "memory": "the memory limit (--max-memory) was reached",
     "interrupted": "interrupted",
     "coverage": "the lossy store (--store) may have missed too many states",
+    "worker-lost": "a worker of the search (a Ray actor) died before the search ended",
 }
 
 

@@ -16,7 +16,8 @@ from movers.search.limits import Budget, default_max_memory_mb, problems
 # What one step is (``--granularity``): lang/granularity.py; the first is the default.
 GRANULARITIES = ("access", "statement")
 
-__all__ = ["ATOMICITY", "FAIRNESS", "GRANULARITIES", "LIVENESS", "Limits", "Options", "SEARCHES", "SYMMETRY"]
+__all__ = ["ATOMICITY", "BACKENDS", "FAIRNESS", "GRANULARITIES", "LIVENESS", "Limits", "Options", "SEARCHES",
+           "SYMMETRY"]
 
 # The searches (``--search``); search/ has one module per strategy.
 SEARCHES = ("dfs", "bfs")
@@ -25,6 +26,8 @@ SYMMETRY = ("threads", "off")
 # ``--liveness`` (liveness/properties.py) and ``--fairness`` (search/fair_cycles.py); weak is the default.
 LIVENESS = ("termination", "starvation", "ltl")
 FAIRNESS = ("weak", "strong", "none")
+# ``--backend`` (R, issue 27): where the workers of the partitioned search run; the first is the default.
+BACKENDS = ("processes", "ray")
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,12 @@ class Options:
     # ``--fairness``: which cycles count (None: weak, when --liveness is given).
     liveness: str | None = None
     fairness: str | None = None
+    # --- R (issue 27): ``--backend``: where the partitioned search's workers run, "processes" (this machine,
+    # search/parallel.py) or "ray" (Ray actors, search/ray_backend.py); ``--address``: the Ray cluster to join
+    # (None: a local one for the run).
+    backend: str = "processes"
+    address: str | None = None
+    # --- end R
 
     @property
     def fairness_mode(self) -> str:
@@ -103,6 +112,7 @@ class Options:
         if self.granularity not in GRANULARITIES:
             return f"unknown granularity '{self.granularity}' (access or statement)"
         return (self.limits.problem() or self._violations_problem() or self._workers_problem()
+                or self._backend_problem()
                 or self._symmetry_problem() or self._store_problem() or self._atomicity_problem()
                 or self._races_problem() or self._liveness_problem())
 
@@ -140,6 +150,30 @@ class Options:
         return (f"--workers {n}: the parallel search is the full search (--reduction "
                 f"{names_text(supporting(lambda c: c.workers))}, depth-first, exact or hashcompact store) for now, "
                 f"not with {', '.join(why)}")
+
+    # --- R (issue 27): --backend ray
+    def _backend_problem(self) -> str | None:
+        from movers.search.ray_backend import INSTALL, have_ray
+
+        if self.backend not in BACKENDS:
+            return f"unknown --backend '{self.backend}' (known: {', '.join(BACKENDS)})"
+        if self.backend != "ray":
+            return f"--address needs --backend ray (got --backend {self.backend})" if self.address else None
+        if self.address is not None and (not isinstance(self.address, str) or not self.address):
+            return f"--address must be a Ray cluster's address, such as 10.0.0.1:6379 (got {self.address!r})"
+        if self.workers == 1:
+            # One actor is still the partitioned search: the refusals of --workers apply.
+            problem = self.but(workers=2)._workers_problem()
+            if problem:
+                return problem.replace("--workers 2", "--backend ray")
+        why = [w for w, bad in (("--races", self.races), ("--liveness", self.liveness is not None),
+                                ("--max-violations / --all-violations", self.max_violations != 1)) if bad]
+        if why:
+            return f"--backend ray: not with {', '.join(why)} (the partitioned search does not do them yet)"
+        if not have_ray():
+            return f"--backend ray needs Ray, which is not installed: {INSTALL}"
+        return None
+    # --- end R
 
     def _symmetry_problem(self) -> str | None:
         from movers.reduce import capabilities, names_text, supporting

@@ -29,9 +29,11 @@ successors; the driver follows them back through the owners (``parents``), makes
 again from the initial state (``parallel._rebuild``), and the trace is replayed as always.
 
 **The program in each actor.** Each actor compiles the model's source itself, as the checker did, and numbers
-the program's code, class and function objects in an order that depends only on the program
-(``number_statics``); states cross between actors with those objects as numbers (``parallel.encode``). The
-driver checks that every actor numbered the same objects, by their names.
+the program's code, class and function objects in an order that depends only on the program and the modules
+of movers imported (the driver's, in every actor: ``number_statics``); states cross between actors with those
+objects as numbers (``parallel.encode``). The driver checks that every actor numbered the same objects, by
+their names. No state crosses to the driver: a violation's state is reported by its ``stable_hash``, which the
+driver's own rebuilt path must reach.
 
 **When an actor dies** (killed, or its node lost), Ray reports the actor's death to whoever waits for its
 result: the search ends as incomplete (limit ``worker-lost``, exit code 3), the states stored so far counted
@@ -146,13 +148,14 @@ def _crc(text: str) -> int:
     return zlib.crc32(text.encode("utf-8", "surrogatepass"))
 
 
+_STATIC_HASH: dict[int, int] = {}
 _NONE, _TRUE, _FALSE, _UNBOUND = _crc("None"), _crc("True"), _crc("False"), _crc("<unbound>")
 
 
 def stable_hash(v: Any) -> int:
-    """A hash of a state's part that is the same in every process (module docstring): statics by their number,
-    references by their index, strings by their CRC. Any value it does not know hashes by its type's name:
-    coarser, never inconsistent, which is all the partition needs."""
+    """A hash of a state's part that is the same in every process (module docstring): the program's code, class
+    and function objects by their names and lines, references by their index, strings by their CRC. Any value
+    it does not know hashes by its type's name: coarser, never inconsistent, which is all the partition needs."""
     t = type(v)
     if t is tuple:
         return hash(tuple([stable_hash(x) for x in v]))
@@ -161,7 +164,10 @@ def stable_hash(v: Any) -> int:
     if t is Ref:
         return -3 - 2 * v.i
     if t in _STATIC_TYPES:
-        return (1 << 40) + parallel._INDEX[id(v)]
+        h = _STATIC_HASH.get(id(v))
+        if h is None:  # the program's objects live as long as the process: their ids are not reused
+            h = _STATIC_HASH[id(v)] = _crc(f"{t.__name__}:{v.name}:{getattr(v, 'line', 0)}")
+        return h
     if t is str:
         return _crc(v)
     if v is None:
@@ -232,6 +238,9 @@ class Partition:
         self.check_state = None if getattr(ts.check_state, "checks_nothing", False) else ts.check_state
         self.owner = _Owner(n)
         self.transitions = 0
+        init = ts.initial()
+        if self.owner(init) == w:  # every actor makes the initial state; its owner starts from it
+            self.pending.append((init, -1, 0))
 
     def names_of_statics(self) -> list[str]:
         return self.names
@@ -289,13 +298,13 @@ class Partition:
                 if self.check_state is not None:
                     v = self.check_state(s)
                     if v is not None:
-                        return (v[0], v[1], parallel.encode([s]), number, None)
+                        return (v[0], v[1], stable_hash(s), number, None)
                 succ = self.expand(s)
                 if not succ:
                     stack.pop()
                     dead = self.deadlock(s)
                     if dead:
-                        return ("deadlock", dead, parallel.encode([s]), number, None)
+                        return ("deadlock", dead, stable_hash(s), number, None)
                     continue
                 entry[2] = succ
             home = s[2][:2]
@@ -308,7 +317,7 @@ class Partition:
                 if type(s2) is not tuple:
                     if s2 is None:  # an assume pruned the step
                         continue
-                    return (s2.violation[0], s2.violation[1], parallel.encode([s]), number, (s2.thread, s2.choices))
+                    return (s2.violation[0], s2.violation[1], stable_hash(s), number, (s2.thread, s2.choices))
                 h = s2[2]
                 # A step of a thread after the first two leaves them as they are: the state stays home.
                 o = w if two and h[0] is home[0] and h[1] is home[1] else owner(s2)
@@ -384,7 +393,6 @@ def ray_search(ts: Any, program: Any, options: Options, progress: Callable[[Stat
     v = ts.check_state(init)
     if v is not None:
         return Outcome(Found(v[0], v[1], [], init), stats, None)
-    names = install_statics(number_statics(program, ts))
     own = _start(ray, options)
     modules = sorted(m for m in sys.modules if m.startswith("movers.") and sys.modules[m] is not None)
     # Each actor takes one CPU and runs its rounds one at a time; SPREAD puts them on different nodes.
@@ -397,15 +405,17 @@ def ray_search(ts: Any, program: Any, options: Options, progress: Callable[[Stat
     stored = [0] * n
     try:
         try:
-            for w, got in enumerate(_get(ray, [a.names_of_statics.remote() for a in actors])):
+            every = _get(ray, [a.names_of_statics.remote() for a in actors])
+            names = every[0]
+            for w, got in enumerate(every):
                 if got != names:
                     at = next((i for i, (x, y) in enumerate(zip(got, names, strict=False)) if x != y),
                               min(len(got), len(names)))
-                    raise RuntimeError(f"--backend ray: actor {w} compiled the model into other objects than the "
-                                       f"driver (a different movers or Python on its node?): object {at} is "
+                    raise RuntimeError(f"--backend ray: actor {w} compiled the model into other objects than actor 0 "
+                                       f"(a different movers or Python on its node?): object {at} is "
                                        f"{got[at] if at < len(got) else 'missing'} there, "
-                                       f"{names[at] if at < len(names) else 'missing'} here")
-            found_v, limit, stored = _rounds(ray, actors, init, options, progress, stats, start)
+                                       f"{names[at] if at < len(names) else 'missing'} in actor 0")
+            found_v, limit = _rounds(ray, actors, options, progress, stats, start, stored)
         except WorkerLost as e:
             lost = str(e)
             limit = "worker-lost"
@@ -424,9 +434,8 @@ def ray_search(ts: Any, program: Any, options: Options, progress: Callable[[Stat
                 lost, limit = str(e), "worker-lost"
         found = None
         if found_v is not None and lost is None:
-            kind, message, data, number, step = found_v
-            state = parallel.decode(data)[0]
-            steps = parallel._rebuild(ts, _chain(ray, actors, number, n), state)
+            kind, message, target, number, step = found_v
+            steps, state = _rebuild(ts, _chain(ray, actors, number, n), target)
             found = (Found(kind, message, steps + [step], None) if step is not None
                      else Found(kind, message, steps, state))
             limit = None
@@ -455,12 +464,19 @@ def _get(ray: Any, refs: list[Any]) -> list[Any]:
     """The results of ``refs``, waiting in short steps so that the time limit and Ctrl-C are heard; an actor's
     death is a WorkerLost, an exception in an actor an internal error."""
     pending = list(refs)
-    while pending:
-        _, pending = ray.wait(pending, num_returns=len(pending), timeout=0.05)
-        if pending:
-            poll()
     try:
+        while pending:
+            _, pending = ray.wait(pending, num_returns=len(pending), timeout=0.05)
+            if pending:
+                poll()
         return list(ray.get(refs))
+    except SystemError as e:
+        # The time limit's alarm or Ctrl-C, raised by their signal handler while Ray's own code ran: Ray hands
+        # it on as the cause of a SystemError.
+        cause = e.__cause__ or e.__context__
+        if isinstance(cause, (LimitReached, KeyboardInterrupt, MemoryError)):
+            raise cause from None
+        raise
     except ray.exceptions.RayActorError as e:
         raise WorkerLost(f"a Ray actor died during the search: {str(e).splitlines()[0]}") from None
     except ray.exceptions.RayTaskError as e:
@@ -477,26 +493,25 @@ def _quotas(options: Options, total: int, busy: list[int]) -> list[int | None]:
     return [q + (1 if i < r else 0) for i in range(len(busy))]
 
 
-def _rounds(ray: Any, actors: list[Any], init: State, options: Options, progress: Callable[[Stats], None] | None,
-            stats: Stats, start: float) -> tuple[tuple[Any, ...] | None, str | None, list[int]]:
+def _rounds(ray: Any, actors: list[Any], options: Options, progress: Callable[[Stats], None] | None,
+            stats: Stats, start: float, stored: list[int]) -> tuple[tuple[Any, ...] | None, str | None]:
     """The rounds (module docstring), until no actor has work and no batch is under way, a violation, or a
-    limit: (the violation, the limit, the states each actor stored)."""
+    limit: (the violation, the limit); ``stored`` follows the states each actor stored (an actor's death
+    leaves it as the last round left it)."""
     n = len(actors)
     inbox: list[list[Any]] = [[] for _ in range(n)]
-    inbox[_Owner(n)(init)].append(ray.put(parallel.encode([(init, -1, 0)])))
-    left = [0] * n  # each actor's work left after its last round
-    stored = [0] * n
+    left = [1] * n  # each actor's work left after its last round (the initial state's owner has it at first)
     cap_mb = options.limits.max_memory
     last = time.perf_counter()
     while True:
         poll()
         busy = [w for w in range(n) if left[w] or inbox[w]]
         if not busy:
-            return None, None, stored
+            return None, None
         total = sum(stored)
         quotas = _quotas(options, total, busy)
         if options.limits.max_states is not None and total >= options.limits.max_states:
-            return None, "max-states", stored
+            return None, "max-states"
         calls = {}
         for w, q in zip(busy, quotas, strict=True):
             calls[w] = actors[w].work.options(num_returns=n + 1).remote(q, *inbox[w])
@@ -513,14 +528,32 @@ def _rounds(ray: Any, actors: list[Any], init: State, options: Options, progress
                 if sent[o]:
                     inbox[o].append(calls[w][1 + o])
         if violation is not None:
-            return violation, None, stored
+            return violation, None
         if cap_mb and rss / 2**20 >= cap_mb:
-            return None, "memory", stored
+            return None, "memory"
         now = time.perf_counter()
         if progress is not None and now - last >= 0.5:
             last = now
             stats.states, stats.seconds = sum(stored), now - start
             progress(stats)
+
+
+def _rebuild(ts: Any, positions: list[int], target: int) -> tuple[list[Any], State]:
+    """The steps of the path that takes, from each state, the successor at the given position, and the state it
+    reaches, made again from the initial state (as ``parallel._rebuild``); the actor reported the state by its
+    ``stable_hash``, which the state reached must have."""
+    expand, steps = parallel._expander(ts), ts.steps
+    s = ts.initial()
+    out: list[Any] = []
+    for p in positions:
+        nxt = expand(s)[p]
+        o = next(o for o in steps(s) if o.violation is None and o.state == nxt)
+        out.extend(o.steps)
+        s = nxt
+    if stable_hash(s) != target:
+        raise RuntimeError("--backend ray: the path rebuilt does not reach the state an actor reported (a bug in "
+                           "movers)")
+    return out, s
 
 
 def _chain(ray: Any, actors: list[Any], number: int, n: int) -> list[int]:

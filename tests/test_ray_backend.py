@@ -44,9 +44,8 @@ def _namespace() -> list[str] | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def cluster() -> dict[str, Any]:
-    """One local two-actor Ray cluster for every check (tests/ray_cluster_checks.py), in a private network
+def _cluster_checks() -> dict[str, Any]:
+    """Run tests/ray_cluster_checks.py: one local two-actor Ray cluster for every check, in a private network
     namespace. The timeout is the guard against a hang (a killed actor must end the run, not stall it)."""
     if not have_ray():
         pytest.skip("Ray is not installed (pip install 'movers[ray]')")
@@ -60,32 +59,30 @@ def cluster() -> dict[str, Any]:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def test_only_loopback_in_the_namespace(cluster: dict[str, Any]) -> None:
-    assert cluster["interfaces_up"] == ["lo"]
+def test_a_two_actor_cluster() -> None:
+    # One test, so that the cluster (seconds to start) runs once whatever pytest-xdist does.
+    cluster = _cluster_checks()
+    assert cluster["interfaces_up"] == ["lo"]  # Ray listened on loopback only
 
-
-def test_the_sequential_state_count(cluster: dict[str, Any]) -> None:
+    # The sequential state count, with both stores.
     for c in cluster["counts"]:
         assert c["one"][0] == "ok" and c["ray"] == c["one"], c
         assert "2 Ray actors" in c["notes"][0], c
     assert {c["store"] for c in cluster["counts"]} == {"exact", "hashcompact"}
 
-
-def test_every_bug_twin_is_found_and_its_trace_replays(cluster: dict[str, Any]) -> None:
+    # Every bug twin's violation, its trace replayed to the same violation.
     bugs = cluster["bugs"]
     assert len(bugs) == len(list(EXAMPLES.glob("*_bug.py"))) >= 5
     for b in bugs:
         assert b["verdict"] == "violation" and b["kind"] == b["expected"], b
         assert b["replayed"] == "violation" and b["replayed_kind"] == b["kind"] and b["same_steps"], b
 
-
-def test_limits(cluster: dict[str, Any]) -> None:
+    # The limits.
     assert cluster["max_states"] == ["incomplete", "max-states", 3_000]
     verdict, limit, states = cluster["time_limit"]
     assert (verdict, limit) == ("incomplete", "time-limit") and states > 0
 
-
-def test_a_killed_actor_ends_the_run_with_exit_code_3(cluster: dict[str, Any]) -> None:
+    # An actor killed during the search: exit code 3 with the error, not a hang.
     killed = cluster["killed"]
     assert killed["exit"] == 3, killed
     assert "incomplete: a worker of the search (a Ray actor) died" in killed["output"], killed

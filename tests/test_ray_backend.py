@@ -155,7 +155,8 @@ def test_statics_are_numbered_alike_in_every_actor() -> None:
     path = EXAMPLES / "dwyer_bounded_buffer_bug.py"
     modules = sorted(m for m in sys.modules if m.startswith("movers.") and sys.modules[m] is not None)
     code = ("from movers.search import ray_backend as rb\nfrom movers.search.options import Options\n"
-            f"p, ts = rb.build_system(open({str(path)!r}).read(), {str(path)!r}, Options(), {modules!r})\n"
+            f"rb.import_modules({modules!r})\nfrom movers.checker import build_system\n"
+            f"p, ts = build_system(open({str(path)!r}).read(), {str(path)!r}, Options())\n"
             "print(repr(rb.install_statics(rb.number_statics(p, ts))))")
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                            env=_env(PYTHONHASHSEED=seed)) for seed in ("1", "2")]

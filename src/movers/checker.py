@@ -279,6 +279,15 @@ def peak_memory_mb(budget: Budget | None = None) -> float:
     return high if high is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def build_system(source: str, filename: str, options: Options) -> tuple[Program, Any]:
+    """The program and the system that ``Checker._run`` searches with ``options`` (the full search of
+    ``--workers``), made from the model's source: each actor of ``--backend ray`` makes its own."""
+    program = compile_source(source, filename, options.granularity)
+    ts = make_reduction(options.reduction, Checker(program, options).system()).system
+    ts.initial()
+    return program, ts
+
+
 @dataclass
 class Checker:
     """A configured check of one program: ``Checker(program, Options(reduction="optimistic")).run()``.
@@ -513,7 +522,7 @@ class Checker:
         if self.options.backend == "ray":  # R (issue 27): the same partitioned search on Ray actors
             from movers.search.ray_backend import ray_search
 
-            out = ray_search(ts, self.program, self.options, self.progress)
+            out = ray_search(ts, self.program, self.options, build_system, self.progress)
         else:
             out = parallel_search(ts, self.options, self.progress)
         settle()

@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     from movers.reduce import REDUCTIONS
     from movers.report.registry import stdout_formats
     from movers.search.fingerprints import STORES
-    from movers.search.options import ATOMICITY, BACKENDS, SEARCHES, SYMMETRY
+    from movers.search.options import ATOMICITY, SEARCHES, SYMMETRY
     from movers.version import __version__
 
     p = _parser_class()(prog="movers", description="Model checker for multithreaded Python models.")
@@ -87,18 +87,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="threads: remember states up to a renaming of the threads, where the model cannot observe "
                         "thread numbers (no tid(), no .owner, no declared predicates; otherwise a note says why "
                         "it was not applied); --reduction none only")
-    c.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="search with N processes, the states partitioned among them (--reduction none, "
-                        "depth-first); same states and verdict as one (default 1)")
-    # --- R (issue 27): --backend, --address
-    c.add_argument("--backend", choices=BACKENDS, default="processes",
-                   help="where the --workers run: processes (this machine, default) or ray (N Ray actors, on a "
-                        "local Ray started for the run or the cluster at --address; needs pip install "
-                        "'movers[ray]')")
-    c.add_argument("--address", default=None, metavar="ADDR",
-                   help="--backend ray: join the Ray cluster at ADDR (host:port, or 'auto') instead of starting "
-                        "a local one")
-    # --- end R
+    _parallel_options(c)  # --workers; R (issue 27): --backend, --address
     c.add_argument("--max-violations", type=int, default=1, metavar="N",
                    help="go on after a violation until N distinct ones (by kind and message) are found, each "
                         "with its own trace (default 1)")
@@ -152,6 +141,24 @@ def _parser() -> argparse.ArgumentParser:
                    help="also write the comparison as one self-contained HTML page: the table and a bar chart "
                         "of states and seconds per reduction")
     return p
+
+
+def _parallel_options(c: argparse.ArgumentParser) -> None:
+    """``movers check``'s options of the partitioned search: how many workers, and where they run."""
+    from movers.search.options import BACKENDS
+
+    c.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="search with N processes, the states partitioned among them (--reduction none, "
+                        "depth-first); same states and verdict as one (default 1)")
+    # --- R (issue 27): --backend, --address
+    c.add_argument("--backend", choices=BACKENDS, default="processes",
+                   help="where the --workers run: processes (this machine, default) or ray (N Ray actors, on a "
+                        "local Ray started for the run or the cluster at --address; needs pip install "
+                        "'movers[ray]')")
+    c.add_argument("--address", default=None, metavar="ADDR",
+                   help="--backend ray: join the Ray cluster at ADDR (host:port, or 'auto') instead of starting "
+                        "a local one")
+    # --- end R
 
 
 def _step_options(c: argparse.ArgumentParser, races: bool = True) -> None:

@@ -28,6 +28,14 @@ LIVENESS = ("termination", "starvation", "ltl")
 FAIRNESS = ("weak", "strong", "none")
 # ``--backend`` (R, issue 27): where the workers of the partitioned search run; the first is the default.
 BACKENDS = ("processes", "ray")
+RAY_INSTALL = "pip install 'movers[ray]'"
+
+
+def have_ray() -> bool:
+    """Whether Ray is installed, without importing it (the plain install never imports Ray)."""
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
 
 
 @dataclass(frozen=True)
@@ -153,8 +161,6 @@ class Options:
 
     # --- R (issue 27): --backend ray
     def _backend_problem(self) -> str | None:
-        from movers.search.ray_backend import INSTALL, have_ray
-
         if self.backend not in BACKENDS:
             return f"unknown --backend '{self.backend}' (known: {', '.join(BACKENDS)})"
         if self.backend != "ray":
@@ -171,7 +177,7 @@ class Options:
         if why:
             return f"--backend ray: not with {', '.join(why)} (the partitioned search does not do them yet)"
         if not have_ray():
-            return f"--backend ray needs Ray, which is not installed: {INSTALL}"
+            return f"--backend ray needs Ray, which is not installed: {RAY_INSTALL}"
         return None
     # --- end R
 

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import gc
 import importlib
-import importlib.util
 import os
 import sys
 import time
@@ -60,11 +59,11 @@ from movers.search import parallel
 from movers.search.base import Found, Outcome
 from movers.search.fingerprints import make_store
 from movers.search.limits import LimitReached, poll, settle
-from movers.search.options import Options
+from movers.search.options import RAY_INSTALL, Options, have_ray
 from movers.search.stats import Stats
 from movers.semantics.state import State
 
-INSTALL = "pip install 'movers[ray]'"
+INSTALL = RAY_INSTALL
 SLICE = 0.25  # seconds an actor searches in a round
 # The actors of the search running now (driver side), for a test that kills one.
 CURRENT: list[Any] = []
@@ -73,11 +72,6 @@ _STATIC_TYPES = (Code, ClassInfo, Func)
 
 class WorkerLost(Exception):
     """An actor died during the search (killed, or its node lost): the search is incomplete."""
-
-
-def have_ray() -> bool:
-    """Whether Ray is installed, without importing it (the plain install never imports Ray)."""
-    return importlib.util.find_spec("ray") is not None
 
 
 # -- the program's objects, numbered alike in every actor ----------------------------------------------------------
@@ -202,29 +196,24 @@ class _Owner:
 # -- an actor ---------------------------------------------------------------------------------------------------
 
 
-def build_system(source: str, filename: str, options: Options, modules: list[str]) -> tuple[Any, Any]:
-    """The program and the system searched, made as the checker makes them (checker.Checker._run)."""
-    from movers.checker import Checker, compile_source
-    from movers.reduce import make_reduction
-
-    for m in modules:  # movers' modules as the driver has them: the builtin classes numbered alike
+def import_modules(modules: list[str]) -> None:
+    """Import movers' modules as the driver has them, so that their builtin classes are numbered alike."""
+    for m in modules:
         try:
             importlib.import_module(m)
         except ImportError:
             pass
-    program = compile_source(source, filename, options.granularity)
-    ts = make_reduction(options.reduction, Checker(program, options).system()).system
-    ts.initial()
-    return program, ts
 
 
 class Partition:
     """One actor: the states it owns, their parent pointers, its depth-first stack (module docstring)."""
 
-    def __init__(self, w: int, n: int, source: str, filename: str, options: Options, modules: list[str]) -> None:
+    def __init__(self, w: int, n: int, build: Callable[[str, str, Options], tuple[Any, Any]], source: str,
+                 filename: str, options: Options, modules: list[str]) -> None:
         gc.disable()  # as in the sequential search: states are acyclic, and the collector would rescan them
         self.w, self.n = w, n
-        program, ts = build_system(source, filename, options, modules)
+        import_modules(modules)
+        program, ts = build(source, filename, options)
         self.names = install_statics(number_statics(program, ts))
         self.kind = options.store
         self.store = make_store(options.store)
@@ -382,8 +371,10 @@ def _start(ray: Any, options: Options) -> bool:
     return True
 
 
-def ray_search(ts: Any, program: Any, options: Options, progress: Callable[[Stats], None] | None = None) -> Outcome:
-    """Search ``ts`` (the system of ``program``) with ``options.workers`` Ray actors (module docstring)."""
+def ray_search(ts: Any, program: Any, options: Options, build: Callable[[str, str, Options], tuple[Any, Any]],
+               progress: Callable[[Stats], None] | None = None) -> Outcome:
+    """Search ``ts`` (the system of ``program``) with ``options.workers`` Ray actors (module docstring); each
+    actor makes its own with ``build(source, filename, options)`` (``checker.build_system``)."""
     import ray
 
     n = options.workers
@@ -397,7 +388,8 @@ def ray_search(ts: Any, program: Any, options: Options, progress: Callable[[Stat
     modules = sorted(m for m in sys.modules if m.startswith("movers.") and sys.modules[m] is not None)
     # Each actor takes one CPU and runs its rounds one at a time; SPREAD puts them on different nodes.
     actor_class: Any = ray.remote(num_cpus=1, max_restarts=0, scheduling_strategy="SPREAD")(Partition)
-    actors: list[Any] = [actor_class.remote(w, n, program.source, program.filename, options, modules) for w in range(n)]
+    actors: list[Any] = [actor_class.remote(w, n, build, program.source, program.filename, options, modules)
+                         for w in range(n)]
     CURRENT[:] = actors
     limit: str | None = None
     lost: str | None = None

@@ -11,6 +11,7 @@ import io
 import json
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -83,6 +84,18 @@ def main() -> None:
                                                                     else [])])
         bugs.append(item)
     out["bugs"] = bugs
+
+    # Another process joins this cluster with --address (here as a user would: the command line).
+    address = ray.get_runtime_context().gcs_address
+    p = subprocess.run([sys.executable, "-m", "movers", "check", "--backend", "ray", "--address", address,
+                        "--workers", "2", "--json", str(EXAMPLES / "dwyer_deadlock_bug.py")],
+                       capture_output=True, text=True, timeout=300)
+    joined = json.loads(p.stdout) if p.stdout.startswith("{") else {}
+    out["address"] = {"exit": p.returncode, "verdict": joined.get("verdict"), "notes": joined.get("notes"),
+                      "stderr": p.stderr[-2000:]}
+    p = subprocess.run([sys.executable, "-m", "movers", "check", "--backend", "ray", "--address", "127.0.0.1:1",
+                        str(EXAMPLES / "racy_counter.py")], capture_output=True, text=True, timeout=300)
+    out["no_cluster"] = {"exit": p.returncode, "output": p.stdout + p.stderr}
 
     # --max-states is never passed; the time limit ends the search.
     r = movers.check(source=BIG, workers=2, backend="ray", max_states=3_000, time_limit=300)

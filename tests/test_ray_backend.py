@@ -77,6 +77,13 @@ def test_a_two_actor_cluster() -> None:
         assert b["verdict"] == "violation" and b["kind"] == b["expected"], b
         assert b["replayed"] == "violation" and b["replayed_kind"] == b["kind"] and b["same_steps"], b
 
+    # --address: a second process joins the cluster; an address where none answers is exit code 2, at once.
+    joined = cluster["address"]
+    assert joined["exit"] == 1 and joined["verdict"] == "violation", joined
+    assert "2 Ray actors" in joined["notes"][0], joined
+    assert cluster["no_cluster"]["exit"] == 2, cluster["no_cluster"]
+    assert "no Ray cluster answers there" in cluster["no_cluster"]["output"], cluster["no_cluster"]
+
     # The limits.
     assert cluster["max_states"] == ["incomplete", "max-states", 3_000]
     verdict, limit, states = cluster["time_limit"]

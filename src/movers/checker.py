@@ -520,9 +520,12 @@ class Checker:
 
         start = time.perf_counter()
         if self.options.backend == "ray":  # R (issue 27): the same partitioned search on Ray actors
-            from movers.search.ray_backend import ray_search
+            from movers.search.ray_backend import ClusterUnavailable, ray_search
 
-            out = ray_search(ts, self.program, self.options, build_system, self.progress)
+            try:
+                out = ray_search(ts, self.program, self.options, build_system, self.progress)
+            except ClusterUnavailable as e:
+                return Result("error", red.name, error=str(e))
         else:
             out = parallel_search(ts, self.options, self.progress)
         settle()

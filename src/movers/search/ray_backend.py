@@ -46,6 +46,7 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import socket
 import sys
 import time
 import types
@@ -72,6 +73,11 @@ _STATIC_TYPES = (Code, ClassInfo, Func)
 
 class WorkerLost(Exception):
     """An actor died during the search (killed, or its node lost): the search is incomplete."""
+
+
+class ClusterUnavailable(Exception):
+    """No Ray cluster to run on: ``--address`` names none that answers, or a local one could not start (the
+    command line's error, exit code 2)."""
 
 
 # -- the program's objects, numbered alike in every actor ----------------------------------------------------------
@@ -363,11 +369,23 @@ def _start(ray: Any, options: Options) -> bool:
         return False
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR",
                               "configure_logging": True}
-    if options.address:
-        ray.init(address=options.address, **kwargs)
-    else:
-        # A local cluster with a CPU per actor, whatever the machine has: the actors share its cores.
-        ray.init(num_cpus=max(options.workers, os.cpu_count() or 1), **kwargs)
+    address = options.address
+    if address and address != "auto":
+        # Ray retries an address that does not answer for minutes: ask once, briefly, first.
+        host, _, port = address.rpartition("://")[2].rpartition(":")
+        try:
+            socket.create_connection((host or "127.0.0.1", int(port)), timeout=10).close()
+        except (OSError, ValueError) as e:
+            raise ClusterUnavailable(f"--address {address}: no Ray cluster answers there ({e})") from None
+    try:
+        if address:
+            ray.init(address=address, **kwargs)
+        else:
+            # A local cluster with a CPU per actor, whatever the machine has: the actors share its cores.
+            ray.init(num_cpus=max(options.workers, os.cpu_count() or 1), **kwargs)
+    except (ConnectionError, RuntimeError, ValueError, OSError) as e:
+        where = f"the Ray cluster at --address {address}" if address else "a local Ray"
+        raise ClusterUnavailable(f"--backend ray: cannot start or join {where}: {str(e).splitlines()[0]}") from None
     return True
 
 
@@ -558,4 +576,5 @@ def _chain(ray: Any, actors: list[Any], number: int, n: int) -> list[int]:
     return positions
 
 
-__all__ = ["INSTALL", "Partition", "WorkerLost", "have_ray", "number_statics", "ray_search", "stable_hash"]
+__all__ = ["INSTALL", "ClusterUnavailable", "Partition", "WorkerLost", "have_ray", "number_statics", "ray_search",
+           "stable_hash"]

@@ -9,6 +9,7 @@ import contextlib
 import fcntl
 import io
 import json
+import signal
 import socket
 import struct
 import subprocess
@@ -54,10 +55,11 @@ def main() -> None:
 
     # The sequential state count, with both stores the partitioned search takes.
     counts = []
-    for name in ("symmetric_workers", "atomicity_acquire2", "dining_philosophers_ordered"):
+    for name, stores in (("symmetric_workers", ("exact", "hashcompact")), ("atomicity_acquire2", ("exact",)),
+                         ("dining_philosophers_ordered", ("hashcompact",))):
         path = EXAMPLES / f"{name}.py"
         one = movers.check(path)
-        for store in ("exact", "hashcompact"):
+        for store in stores:
             many = movers.check(path, workers=2, backend="ray", store=store, time_limit=300)
             counts.append({"model": name, "store": store, "one": [one.verdict, one.stats.states, one.stats.transitions],
                            "ray": [many.verdict, many.stats.states, many.stats.transitions],
@@ -96,6 +98,18 @@ def main() -> None:
     p = subprocess.run([sys.executable, "-m", "movers", "check", "--backend", "ray", "--address", "127.0.0.1:1",
                         str(EXAMPLES / "racy_counter.py")], capture_output=True, text=True, timeout=300)
     out["no_cluster"] = {"exit": p.returncode, "output": p.stdout + p.stderr}
+
+    # Ctrl-C (SIGINT) during the search: exit code 3, "interrupted", the actors stopped.
+    huge = Path("/tmp/movers-ray-huge.py")
+    huge.write_text((EXAMPLES / "counter_bench.py").read_text().replace("K = 3", "K = 6").replace("L = 4", "L = 5"))
+    p = subprocess.Popen([sys.executable, "-m", "movers", "check", "--backend", "ray", "--address", address,
+                          "--workers", "2", "--time-limit", "300", str(huge)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(6)
+    p.send_signal(signal.SIGINT)
+    stdout, _ = p.communicate(timeout=120)
+    huge.unlink()
+    out["interrupted"] = {"exit": p.returncode, "output": stdout}
 
     # --max-states is never passed; the time limit ends the search.
     r = movers.check(source=BIG, workers=2, backend="ray", max_states=3_000, time_limit=300)

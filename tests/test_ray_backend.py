@@ -84,6 +84,10 @@ def test_a_two_actor_cluster() -> None:
     assert cluster["no_cluster"]["exit"] == 2, cluster["no_cluster"]
     assert "no Ray cluster answers there" in cluster["no_cluster"]["output"], cluster["no_cluster"]
 
+    # Ctrl-C.
+    interrupted = cluster["interrupted"]
+    assert interrupted["exit"] == 3 and interrupted["output"].startswith("incomplete: interrupted"), interrupted
+
     # The limits.
     assert cluster["max_states"] == ["incomplete", "max-states", 3_000]
     verdict, limit, states = cluster["time_limit"]

@@ -59,7 +59,7 @@ from movers.ir.program import UNBOUND, Bool, ClassInfo, Code, Func, Ref
 from movers.search import parallel
 from movers.search.base import Found, Outcome
 from movers.search.fingerprints import make_store
-from movers.search.limits import LimitReached, poll, settle
+from movers.search.limits import LimitReached, default_max_memory_mb, poll, settle
 from movers.search.options import RAY_INSTALL, Options, have_ray
 from movers.search.stats import Stats
 from movers.semantics.state import State
@@ -237,8 +237,12 @@ class Partition:
         if self.owner(init) == w:  # every actor makes the initial state; its owner starts from it
             self.pending.append((init, -1, 0))
 
-    def names_of_statics(self) -> list[str]:
-        return self.names
+    def describe(self) -> tuple[list[str], str, float | None]:
+        """The names of the objects numbered (the driver checks that every actor has the same), the node this
+        actor runs on, and the memory ceiling there (75% of it, as ``--max-memory``'s default)."""
+        import ray
+
+        return self.names, ray.get_runtime_context().get_node_id(), default_max_memory_mb()
 
     def work(self, quota: int | None, *batches: bytes) -> tuple[Any, ...]:
         """One round: take the batches sent, search for up to SLICE seconds, storing at most ``quota`` new
@@ -415,9 +419,13 @@ def ray_search(ts: Any, program: Any, options: Options, build: Callable[[str, st
     stored = [0] * n
     try:
         try:
-            every = _get(ray, [a.names_of_statics.remote() for a in actors])
-            names = every[0]
-            for w, got in enumerate(every):
+            every = _get(ray, [a.describe.remote() for a in actors])
+            names = every[0][0]
+            # Each actor's share of its node's memory ceiling: an actor that outgrows it ends the search
+            # (limit "memory") before the node's out-of-memory killer ends the actor.
+            nodes = [node for _, node, _ in every]
+            caps = [mb / nodes.count(node) if mb else None for _, node, mb in every]
+            for w, (got, _, _) in enumerate(every):
                 if got != names:
                     at = next((i for i, (x, y) in enumerate(zip(got, names, strict=False)) if x != y),
                               min(len(got), len(names)))
@@ -425,7 +433,7 @@ def ray_search(ts: Any, program: Any, options: Options, build: Callable[[str, st
                                        f"(a different movers or Python on its node?): object {at} is "
                                        f"{got[at] if at < len(got) else 'missing'} there, "
                                        f"{names[at] if at < len(names) else 'missing'} in actor 0")
-            found_v, limit = _rounds(ray, actors, options, progress, stats, start, stored)
+            found_v, limit = _rounds(ray, actors, options, progress, stats, start, stored, caps)
         except WorkerLost as e:
             lost = str(e)
             limit = "worker-lost"
@@ -504,10 +512,11 @@ def _quotas(options: Options, total: int, busy: list[int]) -> list[int | None]:
 
 
 def _rounds(ray: Any, actors: list[Any], options: Options, progress: Callable[[Stats], None] | None,
-            stats: Stats, start: float, stored: list[int]) -> tuple[tuple[Any, ...] | None, str | None]:
+            stats: Stats, start: float, stored: list[int],
+            caps: list[float | None]) -> tuple[tuple[Any, ...] | None, str | None]:
     """The rounds (module docstring), until no actor has work and no batch is under way, a violation, or a
     limit: (the violation, the limit); ``stored`` follows the states each actor stored (an actor's death
-    leaves it as the last round left it)."""
+    leaves it as the last round left it); ``caps``: each actor's memory ceiling in MB (None: unknown)."""
     n = len(actors)
     inbox: list[list[Any]] = [[] for _ in range(n)]
     left = [1] * n  # each actor's work left after its last round (the initial state's owner has it at first)
@@ -529,9 +538,12 @@ def _rounds(ray: Any, actors: list[Any], options: Options, progress: Callable[[S
         statuses = _get(ray, [calls[w][0] for w in busy])
         violation = None
         rss = 0
+        over = False
         for w, st in zip(busy, statuses, strict=True):
             stored[w], left[w], transitions, mem, v, sent = st
             rss += mem
+            cap = caps[w]
+            over = over or (cap is not None and mem / 2**20 >= cap)
             if v is not None and violation is None:
                 violation = v
             for o in range(n):
@@ -539,7 +551,7 @@ def _rounds(ray: Any, actors: list[Any], options: Options, progress: Callable[[S
                     inbox[o].append(calls[w][1 + o])
         if violation is not None:
             return violation, None
-        if cap_mb and rss / 2**20 >= cap_mb:
+        if over or (cap_mb and rss / 2**20 >= cap_mb):
             return None, "memory"
         now = time.perf_counter()
         if progress is not None and now - last >= 0.5:

@@ -541,7 +541,7 @@ class Checker:
                             f"{split}); max depth is not measured there"]
             lost = getattr(out, "lost", None)
             if lost:
-                result.notes.append(f"{lost}; the states counted are those the others stored")
+                result.notes.append(f"{lost}; the states counted are those stored until the last round")
         return result
 
     def _atomicity_problem(self) -> str | None:

@@ -14,7 +14,9 @@ search's. Actors are separate interpreters, maybe on other machines, so the hash
 object hashes by its address, a string by the process's seed) but ``stable_hash``: the same in every process.
 
 **Rounds.** The driver (the checker's process) runs the search in rounds: each actor with work searches for a
-time slice (``SLICE`` seconds, or until it has no work), and returns its batches, one per owner, as object
+time slice (``SLICE`` seconds, or until it has no work; the first rounds are shorter, ``FIRST_ROUND``
+expansions and twice as many each round, so that the actors begin in step and a violation close to the
+initial state costs few states), and returns its batches, one per owner, as object
 references; the driver hands each owner the references of its batches for the next round (the states travel
 from actor to actor through Ray's object store, not through the driver). The search is over when no actor
 has work and no batch is under way: the driver sees both after each round, so no counter is needed, and no
@@ -66,6 +68,8 @@ from movers.semantics.state import State
 
 INSTALL = RAY_INSTALL
 SLICE = 0.25  # seconds an actor searches in a round
+FIRST_ROUND = 16  # expansions in the first round; each round may make twice as many as the last
+NEVER = 1 << 62
 # The actors of the search running now (driver side), for a test that kills one.
 CURRENT: list[Any] = []
 _STATIC_TYPES = (Code, ClassInfo, Func)
@@ -244,16 +248,16 @@ class Partition:
 
         return self.names, ray.get_runtime_context().get_node_id(), default_max_memory_mb()
 
-    def work(self, quota: int | None, *batches: bytes) -> tuple[Any, ...]:
-        """One round: take the batches sent, search for up to SLICE seconds, storing at most ``quota`` new
-        states. Returns the round's status (states stored, work left, memory, the violation found, or None)
-        and, per actor, the batch for it (b"" for none)."""
+    def work(self, quota: int | None, steps: int, *batches: bytes) -> tuple[Any, ...]:
+        """One round: take the batches sent, search for up to SLICE seconds or ``steps`` expansions, storing at
+        most ``quota`` new states. Returns the round's status (states stored, work left, memory, the violation
+        found, or None) and, per actor, the batch for it (b"" for none)."""
         for data in batches:
             if data:
                 self.pending.extend(parallel.decode(data))
         out: list[list[Any]] = [[] for _ in range(self.n)]
         self.quota = quota
-        violation = self._search(out, time.perf_counter() + SLICE)
+        violation = self._search(out, time.perf_counter() + SLICE, steps)
         status = (len(self.parent_of), len(self.stack) + len(self.pending), self.transitions, _rss(), violation,
                   [len(b) for b in out])
         return (status, *[parallel.encode(b) if b else b"" for b in out])
@@ -275,7 +279,7 @@ class Partition:
         self.position.append(pos)
         return (len(self.parent_of) - 1) * self.n + self.w
 
-    def _search(self, out: list[list[Any]], deadline: float) -> tuple[Any, ...] | None:
+    def _search(self, out: list[list[Any]], deadline: float, steps: int) -> tuple[Any, ...] | None:
         stack, pending = self.stack, self.pending
         while pending:
             s, parent, pos = pending[-1]
@@ -289,7 +293,7 @@ class Partition:
         count = 0
         while stack:
             count += 1
-            if count & 63 == 0 and time.perf_counter() > deadline:
+            if count > steps or (count & 63 == 0 and time.perf_counter() > deadline):
                 break
             entry = stack[-1]
             s, number, succ, i = entry
@@ -520,6 +524,9 @@ def _rounds(ray: Any, actors: list[Any], options: Options, progress: Callable[[S
     n = len(actors)
     inbox: list[list[Any]] = [[] for _ in range(n)]
     left = [1] * n  # each actor's work left after its last round (the initial state's owner has it at first)
+    # The first rounds are short, then each twice the last, up to SLICE seconds: the actors start in step, so
+    # that a violation a few states from the start costs few states (module docstring).
+    steps = FIRST_ROUND
     cap_mb = options.limits.max_memory
     last = time.perf_counter()
     while True:
@@ -533,8 +540,9 @@ def _rounds(ray: Any, actors: list[Any], options: Options, progress: Callable[[S
             return None, "max-states"
         calls = {}
         for w, q in zip(busy, quotas, strict=True):
-            calls[w] = actors[w].work.options(num_returns=n + 1).remote(q, *inbox[w])
+            calls[w] = actors[w].work.options(num_returns=n + 1).remote(q, steps, *inbox[w])
         inbox = [[] for _ in range(n)]
+        steps = min(2 * steps, NEVER)
         statuses = _get(ray, [calls[w][0] for w in busy])
         violation = None
         rss = 0

@@ -294,6 +294,15 @@ def forget_memos() -> None:
     call_memos()
 
 
+def build_system(source: str, filename: str, options: Options) -> tuple[Program, Any]:
+    """The program and the system that ``Checker._run`` searches with ``options`` (the full search of
+    ``--workers``), made from the model's source: each actor of ``--backend ray`` makes its own."""
+    program = compile_source(source, filename, options.granularity)
+    ts = make_reduction(options.reduction, Checker(program, options).system()).system
+    ts.initial()
+    return program, ts
+
+
 @dataclass
 class Checker:
     """A configured check of one program: ``Checker(program, Options(reduction="optimistic")).run()``.
@@ -445,7 +454,7 @@ class Checker:
             return Result("violation", red.name, st, [v], model=self.program.filename)
         if options.simulate or options.swarm is not None:
             return self._run_hunt(ts, red, made.get("classification"))
-        if options.workers > 1:
+        if options.workers > 1 or options.backend == "ray":
             return self._run_parallel(ts, red)
         notes: list[str] = []
         symmetric = options.symmetry == "threads"
@@ -529,7 +538,15 @@ class Checker:
         from movers.search.parallel import parallel_search
 
         start = time.perf_counter()
-        out = parallel_search(ts, self.options, self.progress)
+        if self.options.backend == "ray":  # R (issue 27): the same partitioned search on Ray actors
+            from movers.search.ray_backend import ClusterUnavailable, ray_search
+
+            try:
+                out = ray_search(ts, self.program, self.options, build_system, self.progress)
+            except ClusterUnavailable as e:
+                return Result("error", red.name, error=str(e))
+        else:
+            out = parallel_search(ts, self.options, self.progress)
         settle()
         result = self._result(ts, red.name, out)
         result.stats.peak_memory_mb = round(peak_memory_mb(), 1)
@@ -538,6 +555,12 @@ class Checker:
         split = " / ".join(f"{k:,}" for k in getattr(out, "split", []))
         result.notes = [f"searched by {self.options.workers} processes (--workers; states stored by each: {split}); "
                         "max depth is not measured there"]
+        if self.options.backend == "ray":
+            result.notes = [f"searched by {self.options.workers} Ray actors (--backend ray; states stored by each: "
+                            f"{split}); max depth is not measured there"]
+            lost = getattr(out, "lost", None)
+            if lost:
+                result.notes.append(f"{lost}; the states counted are those stored until the last round")
         return result
 
     def _run_hunt(self, ts: Any, red: Any, classification: Classification | None) -> Result:
@@ -693,6 +716,8 @@ def check(
     swarm: int | None = None,
     seed: int | None = None,
     options: Options | None = None,
+    backend: str = "processes",
+    address: str | None = None,
 ) -> Result:
     """Check a model and return its Result (the fields of ``--json``); never raises for bad input.
 
@@ -720,7 +745,7 @@ def check(
                           bits=bits, symmetry=symmetry, workers=workers, atomicity=atomicity,
                           max_violations=max_violations, refine=refine, infer_locks=infer_locks,
                           granularity=granularity, races=races, liveness=liveness, fairness=fairness,
-                          simulate=simulate, swarm=swarm, seed=seed)
+                          simulate=simulate, swarm=swarm, seed=seed, backend=backend, address=address)
     name = str(options.reduction)
     problem = options.problem()
     if problem:

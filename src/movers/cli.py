@@ -87,9 +87,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="threads: remember states up to a renaming of the threads, where the model cannot observe "
                         "thread numbers (no tid(), no .owner, no declared predicates; otherwise a note says why "
                         "it was not applied); with --reduction none, static-por or dwyer-d/-s/-da/-sda")
-    c.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="search with N processes, the states partitioned among them (--reduction none, "
-                        "depth-first); same states and verdict as one (default 1)")
+    _parallel_options(c)  # --workers; R (issue 27): --backend, --address
     c.add_argument("--max-violations", type=int, default=1, metavar="N",
                    help="go on after a violation until N distinct ones (by kind and message) are found, each "
                         "with its own trace (default 1)")
@@ -143,6 +141,24 @@ def _parser() -> argparse.ArgumentParser:
                    help="also write the comparison as one self-contained HTML page: the table and a bar chart "
                         "of states and seconds per reduction")
     return p
+
+
+def _parallel_options(c: argparse.ArgumentParser) -> None:
+    """``movers check``'s options of the partitioned search: how many workers, and where they run."""
+    from movers.search.options import BACKENDS
+
+    c.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="search with N processes, the states partitioned among them (--reduction none, "
+                        "depth-first); same states and verdict as one (default 1)")
+    # --- R (issue 27): --backend, --address
+    c.add_argument("--backend", choices=BACKENDS, default="processes",
+                   help="where the --workers run: processes (this machine, default) or ray (N Ray actors, on a "
+                        "local Ray started for the run or the cluster at --address; needs pip install "
+                        "'movers[ray]')")
+    c.add_argument("--address", default=None, metavar="ADDR",
+                   help="--backend ray: join the Ray cluster at ADDR (host:port, or 'auto') instead of starting "
+                        "a local one")
+    # --- end R
 
 
 def _step_options(c: argparse.ArgumentParser, races: bool = True) -> None:
@@ -520,7 +536,8 @@ def options_of(args: argparse.Namespace) -> Options:
                    refine=not args.no_refine, infer_locks=args.infer_locks, granularity=args.granularity,
                    races=args.races, liveness=getattr(args, "liveness", None),
                    fairness=getattr(args, "fairness", None),
-                   simulate=args.simulate, swarm=args.swarm, seed=args.seed)
+                   simulate=args.simulate, swarm=args.swarm, seed=args.seed,
+                   backend=getattr(args, "backend", "processes"), address=getattr(args, "address", None))
 
 
 def _check(args: argparse.Namespace) -> int:

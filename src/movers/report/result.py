@@ -95,9 +95,10 @@ class Result:
     stats: Stats = field(default_factory=Stats)
     violations: list[Violation] = field(default_factory=list)
     error: str | None = None
-    # Why a search is incomplete: "max-states", "time-limit", "max-depth", "memory", "interrupted", or
-    # "coverage" (a lossy store that may have missed more than MAX_OMISSION, search/fingerprints.py), or
-    # "not-a-proof" (every --swarm member ended without finding a violation).
+    # Why a search is incomplete: "max-states", "time-limit", "max-depth", "memory", "interrupted",
+    # "coverage" (a lossy store that may have missed more than MAX_OMISSION, search/fingerprints.py),
+    # "not-a-proof" (every --swarm member ended without finding a violation), or "worker-lost" (--backend ray:
+    # an actor died, search/ray_backend.py).
     limit: str | None = None
     model: str = ""
     # Remarks for users: classification refinements and restarts, warnings about preserved properties.

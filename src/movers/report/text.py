@@ -23,6 +23,7 @@ LIMIT_TEXT = {
     "interrupted": "interrupted",
     "coverage": "the lossy store (--store) may have missed too many states",
     "not-a-proof": "every swarm member ended without finding one, which proves nothing",
+    "worker-lost": "a worker of the search (a Ray actor) died before the search ended",
 }
 
 

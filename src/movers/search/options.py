@@ -16,7 +16,8 @@ from movers.search.limits import Budget, default_max_memory_mb, problems
 # What one step is (``--granularity``): lang/granularity.py; the first is the default.
 GRANULARITIES = ("access", "statement")
 
-__all__ = ["ATOMICITY", "FAIRNESS", "GRANULARITIES", "LIVENESS", "Limits", "Options", "SEARCHES", "SYMMETRY"]
+__all__ = ["ATOMICITY", "BACKENDS", "FAIRNESS", "GRANULARITIES", "LIVENESS", "Limits", "Options", "SEARCHES",
+           "SYMMETRY"]
 
 # The searches (``--search``); search/ has one module per strategy.
 SEARCHES = ("dfs", "bfs")
@@ -25,6 +26,16 @@ SYMMETRY = ("threads", "off")
 # ``--liveness`` (liveness/properties.py) and ``--fairness`` (search/fair_cycles.py); weak is the default.
 LIVENESS = ("termination", "starvation", "ltl")
 FAIRNESS = ("weak", "strong", "none")
+# ``--backend`` (R, issue 27): where the workers of the partitioned search run; the first is the default.
+BACKENDS = ("processes", "ray")
+RAY_INSTALL = "pip install 'movers[ray]'"
+
+
+def have_ray() -> bool:
+    """Whether Ray is installed, without importing it (the plain install never imports Ray)."""
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,12 @@ class Options:
     simulate: bool = False
     swarm: int | None = None
     seed: int | None = None
+    # --- R (issue 27): ``--backend``: where the partitioned search's workers run, "processes" (this machine,
+    # search/parallel.py) or "ray" (Ray actors, search/ray_backend.py); ``--address``: the Ray cluster to join
+    # (None: a local one for the run).
+    backend: str = "processes"
+    address: str | None = None
+    # --- end R
 
     @property
     def fairness_mode(self) -> str:
@@ -110,6 +127,7 @@ class Options:
         if self.granularity not in GRANULARITIES:
             return f"unknown granularity '{self.granularity}' (access or statement)"
         return (self.limits.problem() or self._violations_problem() or self._workers_problem()
+                or self._backend_problem()
                 or self._symmetry_problem() or self._store_problem() or self._atomicity_problem()
                 or self._races_problem() or self._liveness_problem() or self._hunt_problem())
 
@@ -147,6 +165,28 @@ class Options:
         return (f"--workers {n}: the parallel search is the full search (--reduction "
                 f"{names_text(supporting(lambda c: c.workers))}, depth-first, exact or hashcompact store) for now, "
                 f"not with {', '.join(why)}")
+
+    # --- R (issue 27): --backend ray
+    def _backend_problem(self) -> str | None:
+        if self.backend not in BACKENDS:
+            return f"unknown --backend '{self.backend}' (known: {', '.join(BACKENDS)})"
+        if self.backend != "ray":
+            return f"--address needs --backend ray (got --backend {self.backend})" if self.address else None
+        if self.address is not None and (not isinstance(self.address, str) or not self.address):
+            return f"--address must be a Ray cluster's address, such as 10.0.0.1:6379 (got {self.address!r})"
+        if self.workers == 1:
+            # One actor is still the partitioned search: the refusals of --workers apply.
+            problem = self.but(workers=2)._workers_problem()
+            if problem:
+                return problem.replace("--workers 2", "--backend ray")
+        why = [w for w, bad in (("--races", self.races), ("--liveness", self.liveness is not None),
+                                ("--max-violations / --all-violations", self.max_violations != 1)) if bad]
+        if why:
+            return f"--backend ray: not with {', '.join(why)} (the partitioned search does not do them yet)"
+        if not have_ray():
+            return f"--backend ray needs Ray, which is not installed: {RAY_INSTALL}"
+        return None
+    # --- end R
 
     def _symmetry_problem(self) -> str | None:
         from movers.reduce import capabilities, supporting
@@ -270,6 +310,7 @@ class Options:
         why = [w for w, bad in (
             ("--search bfs", self.search != "dfs"),
             (f"--workers {self.workers}", type(self.workers) is int and self.workers > 1),
+            ("--backend ray", self.backend == "ray"),  # the members are processes of this machine, for now
             ("--liveness", self.liveness is not None), ("--atomicity", self.atomicity is not None),
             ("--max-violations / --all-violations", self.max_violations != 1)) if bad]
         if self.simulate:

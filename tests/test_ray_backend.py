@@ -69,6 +69,7 @@ def test_a_two_actor_cluster() -> None:
         assert c["one"][0] == "ok" and c["ray"] == c["one"], c
         assert "2 Ray actors" in c["notes"][0], c
     assert {c["store"] for c in cluster["counts"]} == {"exact", "hashcompact"}
+    assert len({c["model"] for c in cluster["counts"]}) >= 30  # every example verified within 20,000 states
 
     # Every bug twin's violation, its trace replayed to the same violation.
     bugs = cluster["bugs"]

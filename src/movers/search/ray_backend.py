@@ -61,7 +61,7 @@ from movers.ir.program import UNBOUND, Bool, ClassInfo, Code, Func, Ref
 from movers.search import parallel
 from movers.search.base import Found, Outcome
 from movers.search.fingerprints import make_store
-from movers.search.limits import LimitReached, default_max_memory_mb, poll, settle
+from movers.search.limits import LimitReached, default_max_memory_mb, poll, settle, stop_reason
 from movers.search.options import RAY_INSTALL, Options, have_ray
 from movers.search.stats import Stats
 from movers.semantics.state import State
@@ -441,12 +441,8 @@ def ray_search(ts: Any, program: Any, options: Options, build: Callable[[str, st
         except WorkerLost as e:
             lost = str(e)
             limit = "worker-lost"
-        except LimitReached as e:
-            limit = e.why
-        except KeyboardInterrupt:
-            limit = "interrupted"
-        except MemoryError:
-            limit = "memory"
+        except (LimitReached, KeyboardInterrupt, MemoryError) as e:
+            limit = stop_reason(e)
         settle()
         reports: list[Any] = []
         if lost is None:

@@ -36,7 +36,7 @@ from typing import Any
 
 from movers.search.base import Found, Outcome
 from movers.search.fingerprints import make_store
-from movers.search.limits import LimitReached, poll
+from movers.search.limits import LimitReached, poll, stop_reason
 from movers.search.options import Options
 from movers.search.stats import Stats
 
@@ -87,12 +87,8 @@ def simulate(ts: Any, red: Any, options: Options, progress: Callable[[Stats], No
         found = _walk(ts, red, options.limits.max_states, cov, random.Random(seed), stats, start, progress)
         if found is None:
             limit = "max-states"
-    except LimitReached as e:
-        limit = e.why
-    except KeyboardInterrupt:
-        limit = "interrupted"
-    except MemoryError:
-        limit = "memory"
+    except (LimitReached, KeyboardInterrupt, MemoryError) as e:
+        limit = stop_reason(e)
     stats.seconds = time.perf_counter() - start
     stats.states, stats.transitions, stats.moves, stats.max_depth = cov.distinct, cov.steps, cov.steps, cov.deepest
     out = Outcome(found, stats, None if found is not None else limit)

@@ -42,7 +42,7 @@ from movers.analysis.classify import Refine
 from movers.search.base import Found, Outcome, SearchBase, Stop, Strategy
 from movers.search.dfs import DepthFirst
 from movers.search.fingerprints import CompactStore
-from movers.search.limits import LimitReached, poll
+from movers.search.limits import LimitReached, poll, stop_reason
 from movers.search.options import Options
 from movers.search.parallel import _die_with_parent, _memory_check
 from movers.search.simulate import new_seed
@@ -186,12 +186,8 @@ def swarm_search(ts: Any, red: Any, options: Options, progress: Callable[[Stats]
     try:
         try:
             found, finder = _watch(procs, status, counts, ends, options, progress, stats, start)
-        except LimitReached as e:
-            limit = e.why
-        except KeyboardInterrupt:
-            limit = "interrupted"
-        except MemoryError:
-            limit = "memory"
+        except (LimitReached, KeyboardInterrupt, MemoryError) as e:
+            limit = stop_reason(e)
         stop.set()
         _collect(procs, status, ends, n)
     finally:

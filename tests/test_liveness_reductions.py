@@ -4,10 +4,10 @@ formulas under every fairness, on the examples and on random models whose thread
 locals and objects (where the ample sets are smaller than the enabled set, and an invisible step may loop
 forever: the case the fairness argument is about), and their lassos must replay.
 
-The side conditions the docs argue are tested where they can fail: a step that changes a formula's atom is
-visible (C2), so a formula about a global that only an ample-looking step writes is still checked; a thread
-that spins on its own locals forever is not a fair run's excuse for starving the others (C3: every cycle of
-the reduced graph passes a fully expanded state)."""
+Each side condition the docs argue has a test that fails without it: the cycle proviso (a thread spinning on
+its own locals must not hide the others' moves), the visibility of a waiting thread's step (starvation
+without fairness), and ``observe`` making a step that changes a formula's atom visible (checked on the step
+itself: under (D) and (S) C1 already keeps such steps out of ample sets, so no verdict shows it)."""
 
 from __future__ import annotations
 
@@ -128,6 +128,45 @@ def test_a_thread_spinning_on_its_locals_does_not_hide_the_others(reduction: str
     none = movers.check(src, liveness="ltl", fairness="weak")
     reduced = movers.check(src, liveness="ltl", fairness="weak", reduction=reduction)
     assert reduced.stats.states < none.stats.states
+    # Without the proviso the spinner's steps would be ample at every state, and the worker would never set
+    # ``done`` in the reduced graph: a formula that only its move violates would hold there.
+    never = src.replace('ltl("<> finished")', 'ltl("[] !finished")')
+    for fairness in FAIRNESS:
+        r = movers.check(never, liveness="ltl", fairness=fairness, reduction=reduction)
+        assert r.verdict == "violation" and r.violations[0].kind == "liveness", fairness
+
+
+WAITER = """
+    import threading
+
+    limit = 5
+
+    def waiter():
+        i = 0
+        while True:
+            i = (i + 1) % 3
+            wait_until(limit != 2)
+
+    def spinner():
+        j = 0
+        while True:
+            j = (j + 1) % 3
+
+    threading.Thread(target=waiter).start()
+    threading.Thread(target=spinner).start()
+"""
+
+
+@pytest.mark.parametrize("reduction", REDUCED)
+def test_the_step_of_a_waiting_thread_is_visible(reduction: str) -> None:
+    # The waiter's wait_until reads a global no step writes, so its step is independent of everything and would
+    # be ample; without fairness the waiter starves at it while the spinner runs, and an ample wait_until step
+    # put in front of that run would end the waiting the violation needs (Peled's construction inserts it).
+    src = "from movers.lang import *\n" + textwrap.dedent(WAITER)
+    for fairness, want in (("none", "violation"), ("weak", "ok"), ("strong", "ok")):
+        assert movers.check(src, liveness="starvation", fairness=fairness).verdict == want, fairness
+        r = movers.check(src, liveness="starvation", fairness=fairness, reduction=reduction)
+        assert r.verdict == want, fairness
 
 
 INVISIBLE_LOOKING = """
@@ -164,13 +203,39 @@ INVISIBLE_LOOKING = """
 
 
 @pytest.mark.parametrize("reduction", REDUCED)
-def test_a_step_that_changes_an_atom_is_visible(reduction: str) -> None:
-    # The writer's steps touch an object only it uses; were they invisible, an ample set could hide the state
-    # where the atom holds. The predicate reads box.v, so they are visible and the violation is found.
+def test_a_violation_through_an_object_is_found(reduction: str) -> None:
+    # The writer reaches the global box through a local; the state where the atom holds is in the reduced graph.
     src = textwrap.dedent(INVISIBLE_LOOKING)
     for fairness in FAIRNESS:
         r = movers.check(src, liveness="ltl", fairness=fairness, reduction=reduction)
         assert r.verdict == "violation" and r.violations[0].kind == "liveness", fairness
+
+
+@pytest.mark.parametrize("reduction", REDUCED)
+def test_observe_makes_a_step_that_changes_an_atom_visible(reduction: str) -> None:
+    # C2 for the formula's atoms, on one step. Under (D) and (S) an ample step touches only objects no global
+    # reaches, which no predicate can read, so C1 already keeps such a step out of an ample set and no verdict
+    # shows C2: this asks checkC2 itself, before and after ``observe``.
+    from movers.analysis.escape import Locality
+    from movers.reduce import make_reduction
+    from movers.semantics.system import TransitionSystem
+
+    ts = TransitionSystem(movers.load(source=textwrap.dedent(INVISIBLE_LOOKING)))
+    red: Any = make_reduction(reduction, ts)
+    state = ts.initial()
+    writer = 0
+    while True:  # on to the writer's step that sets box.v
+        outs = red.current(state, writer)
+        after = outs[0].state
+        if ts.atoms(after) == {"set_once"}:
+            break
+        state = after
+    view = red.view(state, writer, outs, Locality.of(ts, state))
+    assert red.checkC2(view)  # no invariant, no declaration: invisible to safety
+    red.observe(frozenset({"set_once"}))
+    assert not red.checkC2(view)
+    red.observe(frozenset())  # observing nothing more keeps what was observed
+    assert not red.checkC2(view)
 
 
 # ------------------------------------------------------------------------------------------- random models
@@ -245,6 +310,42 @@ def test_random_models_agree_with_none_on_termination_and_starvation(source: str
     source = _finish(source, None)
     note(source)
     for prop in PROPERTIES:
+        for fairness in FAIRNESS:
+            _agree(source, liveness=prop, fairness=fairness, granularity=granularity)
+
+
+_SYNC = ["i = (i + 1) % 3", "k.append(i)", "x = (x + 1) % 3", "b = not b", "ev.set()", "ev.wait()",
+         "with cv:\n    x = (x + 1) % 3\n    cv.notify_all()",
+         "with cv:\n    while x == 0:\n        cv.wait()\n    x = x - 1",
+         "h = threading.Thread(target=helper)\nh.start()\nh.join()", "with m:\n    b = True", "y = len(k) % 2"]
+
+
+@st.composite
+def sync_models(draw: st.DrawFn) -> str:
+    """2-3 threads that also wait: on an Event, on a Condition (``wait`` in a loop, ``notify_all``), for a
+    helper thread they start and join; each with its own locals, and sometimes a loop forever."""
+    lines = ["from movers.lang import *", "import threading", "", "m = threading.Lock()", "cv = threading.Condition()",
+             "ev = threading.Event()", f"x = {draw(st.integers(0, 2))}", "y = 0", f"b = {draw(st.booleans())}", "",
+             "def helper():", "    global y", "    y = 1 - y", ""]
+    for t in range(draw(st.integers(2, 3))):
+        body = [line for s in draw(st.lists(st.sampled_from(_SYNC), min_size=1, max_size=4)) for line in s.split("\n")]
+        if draw(st.integers(0, 3)) == 0:
+            body = ["while True:", *("    " + line for line in body)]
+        lines += [f"def t{t}():", "    global x, y, b", "    i = 0", "    k = [0]",
+                  *("    " + line for line in body), ""]
+    for name, expr in PREDICATES.items():
+        lines += ["@predicate", f"def {name}():", f"    return {expr}", ""]
+    return "\n".join(lines)
+
+
+@settings(max_examples=12, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(sync_models(), liveness_formulas(), st.sampled_from(["access", "statement"]))
+def test_random_models_that_wait_agree_with_none(source: str, formula: str, granularity: str) -> None:
+    # Events, Conditions and joins: steps that enable or disable other threads, which an ample step must never be.
+    source = _finish(source, formula)
+    note(source)
+    for prop in ("ltl", *PROPERTIES):
         for fairness in FAIRNESS:
             _agree(source, liveness=prop, fairness=fairness, granularity=granularity)
 

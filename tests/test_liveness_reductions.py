@@ -246,7 +246,7 @@ def test_an_ample_step_enables_and_disables_no_other_thread(reduction: str) -> N
     """The fact the fairness argument rests on (docs/reductions.md, "Liveness with ample sets", fact 3): an
     ample step disables no other thread, and enables none but in the two permanent ways the argument allows:
     a ``start`` enables the thread it starts, and a thread's last step enables a ``join`` on it. Checked at
-    every state of the examples and of the corpus's idiomatic programs (the first 1,500 states of each),
+    every state of the examples and of the corpus's idiomatic programs (the first 800 states of each),
     breadth first as the liveness search builds its graph."""
     from collections import deque
 
@@ -260,7 +260,7 @@ def test_an_ample_step_enables_and_disables_no_other_thread(reduction: str) -> N
         init = ts.initial()
         seen, queue = {init}, deque([init])
         red.on_stack, red.stored, red.arrived = None, seen.__contains__, None
-        while queue and len(seen) < 1500:
+        while queue and len(seen) < 800:
             s = queue.popleft()
             enabled = red.enabled(s)
             if enabled and not ts.ended(s):

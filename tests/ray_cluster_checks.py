@@ -109,7 +109,12 @@ def main() -> None:
     p = subprocess.Popen([sys.executable, "-m", "movers", "check", "--backend", "ray", "--address", address,
                           "--workers", "2", "--time-limit", "300", str(huge)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(6)
+    # Once the search runs: its first progress line on stderr (after LOG_EVERY seconds of search), however long
+    # the start took on a loaded machine. Ray's own warnings come on stderr too, and are passed over.
+    assert p.stderr is not None
+    for line in p.stderr:
+        if line.startswith("movers: "):
+            break
     p.send_signal(signal.SIGINT)
     stdout, _ = p.communicate(timeout=120)
     huge.unlink()

@@ -538,7 +538,7 @@ class Checker:
         from movers.search.parallel import parallel_search
 
         start = time.perf_counter()
-        if self.options.backend == "ray":  # R (issue 27): the same partitioned search on Ray actors
+        if self.options.backend == "ray":  # the same partitioned search, on Ray actors
             from movers.search.ray_backend import ClusterUnavailable, ray_search
 
             try:

@@ -87,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="threads: remember states up to a renaming of the threads, where the model cannot observe "
                         "thread numbers (no tid(), no .owner, no declared predicates; otherwise a note says why "
                         "it was not applied); with --reduction none, static-por or dwyer-d/-s/-da/-sda")
-    _parallel_options(c)  # --workers; R (issue 27): --backend, --address
+    _parallel_options(c)  # --workers, --backend, --address
     c.add_argument("--max-violations", type=int, default=1, metavar="N",
                    help="go on after a violation until N distinct ones (by kind and message) are found, each "
                         "with its own trace (default 1)")
@@ -150,7 +150,6 @@ def _parallel_options(c: argparse.ArgumentParser) -> None:
     c.add_argument("--workers", type=int, default=1, metavar="N",
                    help="search with N processes, the states partitioned among them (--reduction none, "
                         "depth-first); same states and verdict as one (default 1)")
-    # --- R (issue 27): --backend, --address
     c.add_argument("--backend", choices=BACKENDS, default="processes",
                    help="where the --workers run: processes (this machine, default) or ray (N Ray actors, on a "
                         "local Ray started for the run or the cluster at --address; needs pip install "
@@ -158,7 +157,6 @@ def _parallel_options(c: argparse.ArgumentParser) -> None:
     c.add_argument("--address", default=None, metavar="ADDR",
                    help="--backend ray: join the Ray cluster at ADDR (host:port, or 'auto') instead of starting "
                         "a local one")
-    # --- end R
 
 
 def _step_options(c: argparse.ArgumentParser, races: bool = True) -> None:

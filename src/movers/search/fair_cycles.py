@@ -156,9 +156,9 @@ def build(ts: Any, automaton: Automaton, label: Callable[[State], frozenset[str]
                 return Found(o.violation[0], o.violation[1], g.stem(n) + list(o.steps))
             if o.state is None:
                 continue  # an assume pruned it
-            t = o.steps[0][0]
+            steps = o.steps  # a move is one thread's steps (an Outcome makes this tuple on each call)
             for q2 in qs:
-                edges.append((t, add(o.state, q2, (n, len(edges)), g.depth[n] + 1), o.steps))
+                edges.append((steps[0][0], add(o.state, q2, (n, len(edges)), g.depth[n] + 1), steps))
         if not outs:  # no thread can move (a state every step of which an assume prunes has no run through it)
             for q2 in qs:
                 edges.append((STUTTER, add(s, q2, (n, len(edges)), g.depth[n] + 1), ()))

@@ -26,7 +26,7 @@ SYMMETRY = ("threads", "off")
 # ``--liveness`` (liveness/properties.py) and ``--fairness`` (search/fair_cycles.py); weak is the default.
 LIVENESS = ("termination", "starvation", "ltl")
 FAIRNESS = ("weak", "strong", "none")
-# ``--backend`` (R, issue 27): where the workers of the partitioned search run; the first is the default.
+# ``--backend``: where the workers of the partitioned search run; the first is the default.
 BACKENDS = ("processes", "ray")
 RAY_INSTALL = "pip install 'movers[ray]'"
 
@@ -98,12 +98,11 @@ class Options:
     simulate: bool = False
     swarm: int | None = None
     seed: int | None = None
-    # --- R (issue 27): ``--backend``: where the partitioned search's workers run, "processes" (this machine,
+    # ``--backend``: where the partitioned search's workers run, "processes" (this machine,
     # search/parallel.py) or "ray" (Ray actors, search/ray_backend.py); ``--address``: the Ray cluster to join
     # (None: a local one for the run).
     backend: str = "processes"
     address: str | None = None
-    # --- end R
 
     @property
     def fairness_mode(self) -> str:
@@ -166,7 +165,6 @@ class Options:
                 f"{names_text(supporting(lambda c: c.workers))}, depth-first, exact or hashcompact store) for now, "
                 f"not with {', '.join(why)}")
 
-    # --- R (issue 27): --backend ray
     def _backend_problem(self) -> str | None:
         if self.backend not in BACKENDS:
             return f"unknown --backend '{self.backend}' (known: {', '.join(BACKENDS)})"
@@ -186,7 +184,6 @@ class Options:
         if not have_ray():
             return f"--backend ray needs Ray, which is not installed: {RAY_INSTALL}"
         return None
-    # --- end R
 
     def _symmetry_problem(self) -> str | None:
         from movers.reduce import capabilities, supporting
